@@ -1,0 +1,166 @@
+"""Login endpoints: OAuth 2.0 token (password, client_credentials), SOAP login, identity."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+from typing import Any
+from urllib.parse import parse_qs
+
+from fastapi import Request, Response
+
+from app.api.deps import ConnectionDep, RawBodyDep, SessionDep, StateDep
+from app.api.routing import SalesforceJSONResponse, SlashRouter, public_base_url
+from app.api.soap import login_fault, login_response, parse_login_request
+from app.errors import NotFound, SalesforceError
+from app.services.auth import ORG_ID, LoginFailed, Session, login
+from app.services.org import parse_version
+
+router = SlashRouter()
+SUPPORTED_GRANTS = {"password", "client_credentials"}
+
+
+def _oauth_error(error: str, description: str) -> SalesforceJSONResponse:
+    return SalesforceJSONResponse(
+        {"error": error, "error_description": description}, status_code=400
+    )
+
+
+def _basic_credentials(request: Request) -> tuple[str, str] | None:
+    scheme, _, encoded = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        client_id, _, secret = base64.b64decode(encoded).decode().partition(":")
+    except ValueError:
+        return None
+    return client_id, secret
+
+
+def _token_response(base_url: str, session: Session, issued_at: int) -> dict[str, Any]:
+    identity = f"{base_url}/id/{ORG_ID}/{session.user_id}"
+    signature = hmac.new(
+        session.token.encode(), f"{identity}{issued_at}".encode(), hashlib.sha256
+    ).digest()
+    return {
+        "access_token": session.token,
+        "instance_url": base_url,
+        "id": identity,
+        "token_type": "Bearer",
+        "issued_at": str(issued_at),
+        "signature": base64.b64encode(signature).decode(),
+        "scope": "api web full",
+    }
+
+
+@router.post("/services/oauth2/token")
+def oauth_token(
+    request: Request, raw: RawBodyDep, state: StateDep, conn: ConnectionDep
+) -> SalesforceJSONResponse:
+    form = {key: values[0] for key, values in parse_qs(raw.decode("utf-8", "replace")).items()}
+    grant_type = form.get("grant_type", "")
+    if grant_type not in SUPPORTED_GRANTS:
+        return _oauth_error("unsupported_grant_type", "grant type not supported")
+    now = state.clock()
+    credentials = state.credentials
+    if grant_type == "password":
+        username, password = form.get("username", ""), form.get("password", "")
+    else:
+        # client_credentials runs as the configured user; in strict mode the client id and
+        # secret must be that user's username and password.
+        client_id, secret = _basic_credentials(request) or (
+            form.get("client_id", ""),
+            form.get("client_secret", ""),
+        )
+        if credentials is not None and not credentials.accept(client_id, secret):
+            return _oauth_error("invalid_client", "invalid client credentials")
+        username, password, credentials = state.settings.username, "", None
+    try:
+        session = login(
+            conn,
+            state.tables,
+            username=username,
+            password=password,
+            credentials=credentials,
+            now=now,
+        )
+    except LoginFailed:
+        return _oauth_error("invalid_grant", "authentication failure")
+    state.sessions[session.token] = session
+    return SalesforceJSONResponse(
+        _token_response(public_base_url(request), session, int(now.timestamp() * 1000))
+    )
+
+
+@router.post("/services/oauth2/revoke")
+def oauth_revoke(raw: RawBodyDep, state: StateDep) -> Response:
+    form = parse_qs(raw.decode("utf-8", "replace"))
+    for token in form.get("token", []):
+        state.sessions.pop(token, None)
+    return Response(status_code=200)
+
+
+def _soap_login(
+    version: str, request: Request, raw: bytes, state: StateDep, conn: ConnectionDep
+) -> Response:
+    try:
+        api_version = parse_version("v" + version)
+    except NotFound:
+        return login_fault("UNSUPPORTED_API_VERSION", f"Unsupported API version: {version}")
+    parsed = parse_login_request(raw)
+    if parsed is None:
+        return login_fault(
+            "INVALID_LOGIN", "Invalid username, password, security token; or user locked out."
+        )
+    username, password = parsed
+    try:
+        session = login(
+            conn,
+            state.tables,
+            username=username,
+            password=password,
+            credentials=state.credentials,
+            now=state.clock(),
+        )
+    except SalesforceError as error:
+        return login_fault(error.error_code, error.message)
+    state.sessions[session.token] = session
+    return login_response(public_base_url(request), api_version, session)
+
+
+@router.post("/services/Soap/u/{version}")
+def soap_login_partner(
+    version: str, request: Request, raw: RawBodyDep, state: StateDep, conn: ConnectionDep
+) -> Response:
+    return _soap_login(version, request, raw, state, conn)
+
+
+@router.post("/services/Soap/c/{version}")
+def soap_login_enterprise(
+    version: str, request: Request, raw: RawBodyDep, state: StateDep, conn: ConnectionDep
+) -> Response:
+    return _soap_login(version, request, raw, state, conn)
+
+
+@router.get("/id/{org_id}/{user_id}")
+def identity(org_id: str, user_id: str, request: Request, session: SessionDep) -> dict[str, Any]:
+    if org_id != ORG_ID or user_id != session.user_id:
+        raise NotFound()
+    base = public_base_url(request)
+    return {
+        "id": f"{base}/id/{ORG_ID}/{session.user_id}",
+        "asserted_user": True,
+        "user_id": session.user_id,
+        "organization_id": ORG_ID,
+        "username": session.username,
+        "urls": {
+            "rest": f"{base}/services/data/v{{version}}/",
+            "sobjects": f"{base}/services/data/v{{version}}/sobjects/",
+            "query": f"{base}/services/data/v{{version}}/query/",
+            "search": f"{base}/services/data/v{{version}}/search/",
+            "partner": f"{base}/services/Soap/u/{{version}}/{ORG_ID}",
+        },
+        "active": True,
+        "user_type": "STANDARD",
+    }

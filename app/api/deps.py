@@ -1,0 +1,83 @@
+"""Dependencies: the request's transaction, its session, and the context services take."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated, cast
+
+from fastapi import Depends, Request
+from sqlalchemy import Connection
+
+from app.api.state import AppState
+from app.errors import InvalidSession
+from app.services.auth import Session, find_session
+from app.services.context import OrgContext
+from app.services.org import parse_version
+
+
+def get_state(request: Request) -> AppState:
+    return cast(AppState, request.app.state.localforce)
+
+
+StateDep = Annotated[AppState, Depends(get_state)]
+
+
+def get_connection(state: StateDep) -> Iterator[Connection]:
+    """One connection and transaction per request: committed on success, rolled back on error."""
+    with state.engine.begin() as conn:
+        yield conn
+
+
+ConnectionDep = Annotated[Connection, Depends(get_connection, scope="function")]
+
+
+def bearer_token(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() in {"bearer", "oauth"} and token.strip():
+        return token.strip()
+    return None
+
+
+def get_session(request: Request, state: StateDep, conn: ConnectionDep) -> Session:
+    token = bearer_token(request)
+    if token is None:
+        raise InvalidSession()
+    session = state.sessions.get(token)
+    if session is None:
+        session = find_session(conn, token)
+        if session is None:
+            raise InvalidSession()
+        state.sessions[token] = session
+    return session
+
+
+SessionDep = Annotated[Session, Depends(get_session)]
+
+
+def get_api_version(version: str) -> str:
+    return parse_version(version)
+
+
+ApiVersionDep = Annotated[str, Depends(get_api_version)]
+
+
+def get_org_context(state: StateDep, session: SessionDep, api_version: ApiVersionDep) -> OrgContext:
+    return OrgContext(
+        registry=state.registry,
+        tables=state.tables,
+        user_id=session.user_id,
+        now=state.clock(),
+        base_path=f"/services/data/v{api_version}",
+    )
+
+
+OrgContextDep = Annotated[OrgContext, Depends(get_org_context)]
+
+
+async def read_body(request: Request) -> bytes:
+    """The raw body, read here so that routes can stay synchronous (run in the thread pool)."""
+    return await request.body()
+
+
+RawBodyDep = Annotated[bytes, Depends(read_body)]

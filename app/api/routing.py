@@ -1,0 +1,31 @@
+"""Routing helpers: every route answers with and without a trailing slash, never redirecting."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+
+class SalesforceJSONResponse(JSONResponse):
+    media_type = "application/json;charset=UTF-8"
+
+
+class SlashRouter(APIRouter):
+    """An APIRouter that registers each path twice: `/x` and `/x/`."""
+
+    def add_api_route(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        super().add_api_route(path, endpoint, **kwargs)
+        alternate = path[:-1] if path.endswith("/") else path + "/"
+        super().add_api_route(alternate, endpoint, **{**kwargs, "include_in_schema": False})
+
+
+def public_base_url(request: Request) -> str:
+    """scheme://host[:port] as the client reached us, honouring proxy headers."""
+    scheme = request.headers.get("x-forwarded-proto", request.url.scheme).split(",")[0].strip()
+    host = request.headers.get("x-forwarded-host") or request.headers.get("host")
+    if not host:
+        host = request.url.netloc
+    return f"{scheme}://{host.split(',')[0].strip()}"

@@ -1,0 +1,135 @@
+"""The `localforce` command: serve an org, or (re)build its data."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import uvicorn
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from app.config import Settings
+from app.main import build_state, create_app
+from app.seeding.bootstrap import ensure_database
+from app.seeding.pipeline import ProgressCallback, SeedResult, seed_org
+from app.storage.database import migrate_platform
+
+cli = typer.Typer(
+    help="localforce: a Salesforce org on your machine, for agents and their benchmarks.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+console = Console(stderr=True)
+
+DataDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--data-dir",
+        help="Where the embedded SQLite database lives [env: LOCALFORCE_DATA_DIR; default: ./data]",
+        show_default=False,
+    ),
+]
+
+
+def _settings(data_dir: Path | None, **overrides: object) -> Settings:
+    values = {key: value for key, value in overrides.items() if value is not None}
+    if data_dir is not None:
+        values["data_dir"] = data_dir
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+def _report(result: SeedResult) -> None:
+    rows = sum(result.counts.values())
+    console.print(
+        f"Seeded org [bold]{result.org}[/] with seed {result.seed}: {rows:,} records "
+        f"in {result.seconds:.2f}s"
+    )
+    # The hash goes to stdout so scripts can compare runs.
+    print(f"content hash: {result.content_hash}")  # noqa: T201
+
+
+def _with_progress(run: Callable[[ProgressCallback], SeedResult | None]) -> SeedResult | None:
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("Seeding", total=None)
+
+        def on_progress(sobject: str, done: int, total: int) -> None:
+            progress.update(task, description=f"Seeding {sobject}", completed=done, total=total)
+
+        return run(on_progress)
+
+
+@cli.command()
+def serve(
+    host: Annotated[
+        str | None,
+        typer.Option(
+            help="Interface to listen on [env: LOCALFORCE_HOST; default: 127.0.0.1]",
+            show_default=False,
+        ),
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(
+            help="Port to listen on [env: LOCALFORCE_PORT; default: 8000]", show_default=False
+        ),
+    ] = None,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Serve the org over HTTP, creating and seeding the database on first run."""
+    settings = _settings(data_dir, host=host, port=port)
+    state = build_state(settings)
+    result = _with_progress(
+        lambda on_progress: ensure_database(
+            state.engine, state.registry, state.tables, settings, on_progress
+        )
+    )
+    if result is not None:
+        _report(result)
+    state.engine.dispose()
+    console.print(f"localforce serving on http://{settings.host}:{settings.port}")
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
+
+
+@cli.command()
+def seed(
+    seed_value: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="Random seed: same seed, same data [env: LOCALFORCE_SEED; default: 42]",
+            show_default=False,
+        ),
+    ] = None,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Rebuild the org's data from scratch (drops every record) and print its content hash."""
+    settings = _settings(data_dir, seed=seed_value)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    state = build_state(settings)
+    migrate_platform(state.engine)
+    result = _with_progress(
+        lambda on_progress: seed_org(
+            state.engine,
+            state.registry,
+            state.tables,
+            org=settings.org,
+            seed=settings.seed,
+            on_progress=on_progress,
+        )
+    )
+    assert result is not None
+    _report(result)
+    state.engine.dispose()
+
+
+def main() -> None:
+    cli()

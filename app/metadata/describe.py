@@ -1,0 +1,207 @@
+"""Renders describeGlobal and describe JSON from sObject definitions, with every key read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.metadata.model import FieldDef, FieldType, SObjectDef
+
+SOAP_TYPES = {
+    FieldType.ID: "tns:ID",
+    FieldType.REFERENCE: "tns:ID",
+    FieldType.BOOLEAN: "xsd:boolean",
+    FieldType.INT: "xsd:int",
+    FieldType.DOUBLE: "xsd:double",
+    FieldType.CURRENCY: "xsd:double",
+    FieldType.PERCENT: "xsd:double",
+    FieldType.DATE: "xsd:date",
+    FieldType.DATETIME: "xsd:dateTime",
+    FieldType.TIME: "xsd:time",
+    FieldType.JUNCTIONIDLIST: "tns:ID",
+}
+# Long text can't be filtered, grouped or sorted on in Salesforce.
+_LONG_TEXT = 255
+
+
+def _urls(sobject: SObjectDef, base: str) -> dict[str, str]:
+    root = f"{base}/sobjects/{sobject.name}"
+    return {
+        "compactLayouts": f"{root}/describe/compactLayouts",
+        "rowTemplate": f"{root}/{{ID}}",
+        "approvalLayouts": f"{root}/describe/approvalLayouts",
+        "defaultValues": f"{root}/defaultValues?recordTypeId&fields",
+        "listviews": f"{root}/listviews",
+        "describe": f"{root}/describe",
+        "quickActions": f"{root}/quickActions",
+        "layouts": f"{root}/describe/layouts",
+        "sobject": root,
+    }
+
+
+def _object_flags(sobject: SObjectDef) -> dict[str, Any]:
+    return {
+        "activateable": False,
+        "associateEntityType": None,
+        "associateParentEntity": None,
+        "createable": sobject.createable,
+        "custom": sobject.custom,
+        "customSetting": False,
+        "deepCloneable": False,
+        "deletable": sobject.deletable,
+        "deprecatedAndHidden": False,
+        "feedEnabled": False,
+        "hasSubtypes": False,
+        "isInterface": False,
+        "isSubtype": False,
+        "keyPrefix": sobject.key_prefix,
+        "label": sobject.label,
+        "labelPlural": sobject.label_plural,
+        "layoutable": True,
+        "mergeable": sobject.name in {"Account", "Contact", "Case"},
+        "mruEnabled": True,
+        "name": sobject.name,
+        "queryable": True,
+        "replicateable": True,
+        "retrieveable": True,
+        "searchable": sobject.searchable,
+        "triggerable": True,
+        "undeletable": sobject.deletable,
+        "updateable": sobject.updateable,
+    }
+
+
+def global_entry(sobject: SObjectDef, base: str) -> dict[str, Any]:
+    """The entry for one object in describeGlobal (`GET /sobjects`)."""
+    return {**_object_flags(sobject), "urls": _urls(sobject, base)}
+
+
+def describe_global(objects: list[SObjectDef], base: str) -> dict[str, Any]:
+    return {
+        "encoding": "UTF-8",
+        "maxBatchSize": 200,
+        "sobjects": [global_entry(sobject, base) for sobject in objects],
+    }
+
+
+def _byte_length(field: FieldDef) -> int:
+    # Salesforce reports 3 bytes per character (UTF-8 worst case) for text.
+    return field.length * 3 if field.length else 0
+
+
+def describe_field(field: FieldDef) -> dict[str, Any]:
+    text = field.is_text
+    long_text = field.type is FieldType.TEXTAREA and field.length > _LONG_TEXT
+    numeric = field.type in {FieldType.DOUBLE, FieldType.CURRENCY, FieldType.PERCENT}
+    return {
+        "aggregatable": not long_text and field.type is not FieldType.BOOLEAN,
+        "aiPredictionField": False,
+        "autoNumber": field.auto_number,
+        "byteLength": _byte_length(field),
+        "calculated": field.calculated,
+        "calculatedFormula": None,
+        "cascadeDelete": field.cascade_delete,
+        "caseSensitive": False,
+        "compoundFieldName": None,
+        "controllerName": None,
+        "createable": field.createable,
+        "custom": field.custom,
+        "defaultValue": field.default if field.type is FieldType.BOOLEAN else None,
+        "defaultValueFormula": None,
+        "defaultedOnCreate": field.default is not None or field.system,
+        "dependentPicklist": False,
+        "deprecatedAndHidden": False,
+        "digits": field.digits,
+        "displayLocationInDecimal": False,
+        "encrypted": False,
+        "externalId": field.external_id,
+        "extraTypeInfo": "richtextarea" if field.html_formatted else None,
+        "filterable": not long_text,
+        "filteredLookupInfo": None,
+        "formulaTreatNullNumberAsZero": False,
+        "groupable": not long_text and not numeric,
+        "highScaleNumber": False,
+        "htmlFormatted": field.html_formatted,
+        "idLookup": field.type is FieldType.ID or field.external_id,
+        "inlineHelpText": None,
+        "label": field.label,
+        "length": field.length if text or field.type in {FieldType.ID, FieldType.REFERENCE} else 0,
+        "mask": None,
+        "maskType": None,
+        "name": field.name,
+        "nameField": field.name_field,
+        "namePointing": len(field.reference_to) > 1,
+        "nillable": field.nillable,
+        "permissionable": field.nillable and not field.system,
+        "picklistValues": [
+            {
+                "active": True,
+                "defaultValue": entry.default,
+                "label": entry.label,
+                "validFor": None,
+                "value": entry.value,
+            }
+            for entry in field.picklist
+        ],
+        "polymorphicForeignKey": len(field.reference_to) > 1,
+        "precision": field.precision,
+        "queryByDistance": False,
+        "referenceTargetField": None,
+        "referenceTo": list(field.reference_to),
+        "relationshipName": field.relationship_name,
+        "relationshipOrder": None,
+        "restrictedDelete": False,
+        "restrictedPicklist": field.restricted_picklist,
+        "scale": field.scale,
+        "searchPrefilterable": field.type is FieldType.REFERENCE,
+        "soapType": SOAP_TYPES.get(field.type, "xsd:string"),
+        "sortable": not long_text,
+        "type": field.type.value,
+        "unique": field.unique,
+        "updateable": field.updateable,
+        "writeRequiresMasterRead": False,
+    }
+
+
+def describe_sobject(sobject: SObjectDef, base: str) -> dict[str, Any]:
+    """The full describe (`GET /sobjects/{T}/describe`)."""
+    return {
+        **_object_flags(sobject),
+        "actionOverrides": [],
+        "childRelationships": [
+            {
+                "cascadeDelete": child.cascade_delete,
+                "childSObject": child.child_sobject,
+                "deprecatedAndHidden": False,
+                "field": child.field,
+                "junctionIdListNames": [],
+                "junctionReferenceTo": [],
+                "relationshipName": child.relationship_name,
+                "restrictedDelete": False,
+            }
+            for child in sobject.child_relationships
+        ],
+        "compactLayoutable": True,
+        "fields": [describe_field(field) for field in sobject.fields],
+        "listviewable": None,
+        "lookupLayoutable": None,
+        "namedLayoutInfos": [],
+        "networkScopeFieldName": None,
+        "recordTypeInfos": [
+            {
+                "active": True,
+                "available": True,
+                "defaultRecordTypeMapping": True,
+                "developerName": "Master",
+                "master": True,
+                "name": "Master",
+                "recordTypeId": "012000000000000AAA",
+                "urls": {
+                    "layout": f"{base}/sobjects/{sobject.name}/describe/layouts/012000000000000AAA"
+                },
+            }
+        ],
+        "searchLayoutable": True,
+        "sobjectDescribeOption": "FULL",
+        "supportedScopes": [{"label": "All " + sobject.label_plural.lower(), "name": "everything"}],
+        "urls": _urls(sobject, base),
+    }

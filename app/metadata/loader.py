@@ -1,0 +1,182 @@
+"""Reads an org's object definitions (seed/orgs/<org>/objects/*.yaml) into frozen SObjectDefs.
+
+The YAML holds only what differs between objects; the loader adds the system fields every
+object has (Id, IsDeleted and the audit fields) and fills in describe defaults.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from app.metadata.model import (
+    CompoundName,
+    FieldDef,
+    FieldType,
+    PicklistValue,
+    SObjectDef,
+)
+
+DEFAULT_LENGTHS = {
+    FieldType.STRING: 255,
+    FieldType.PICKLIST: 255,
+    FieldType.MULTIPICKLIST: 4099,
+    FieldType.COMBOBOX: 255,
+    FieldType.EMAIL: 80,
+    FieldType.PHONE: 40,
+    FieldType.URL: 255,
+    FieldType.TEXTAREA: 32000,
+    FieldType.ID: 18,
+    FieldType.REFERENCE: 18,
+}
+
+
+def _system_fields_before() -> list[FieldDef]:
+    return [
+        FieldDef(
+            name="Id",
+            type=FieldType.ID,
+            label="Record ID",
+            length=18,
+            nillable=False,
+            createable=False,
+            updateable=False,
+            system=True,
+        )
+    ]
+
+
+def _audit_reference(name: str, label: str, relationship: str) -> FieldDef:
+    return FieldDef(
+        name=name,
+        type=FieldType.REFERENCE,
+        label=label,
+        length=18,
+        nillable=False,
+        createable=False,
+        updateable=False,
+        reference_to=("User",),
+        relationship_name=relationship,
+        system=True,
+    )
+
+
+def _audit_datetime(name: str, label: str) -> FieldDef:
+    return FieldDef(
+        name=name,
+        type=FieldType.DATETIME,
+        label=label,
+        nillable=False,
+        createable=False,
+        updateable=False,
+        system=True,
+    )
+
+
+def _system_fields_after() -> list[FieldDef]:
+    return [
+        FieldDef(
+            name="IsDeleted",
+            type=FieldType.BOOLEAN,
+            label="Deleted",
+            nillable=False,
+            createable=False,
+            updateable=False,
+            default=False,
+            system=True,
+        ),
+        _audit_datetime("CreatedDate", "Created Date"),
+        _audit_reference("CreatedById", "Created By ID", "CreatedBy"),
+        _audit_datetime("LastModifiedDate", "Last Modified Date"),
+        _audit_reference("LastModifiedById", "Last Modified By ID", "LastModifiedBy"),
+        _audit_datetime("SystemModstamp", "System Modstamp"),
+    ]
+
+
+def label_from_name(name: str) -> str:
+    """A describe-style label from an API name: `ShippingCity` -> `Shipping City`."""
+    base = re.sub(r"__c$", "", name).replace("_", " ")
+    if base.endswith("Id") and len(base) > 2:
+        base = base[:-2] + " ID"
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", base).strip()
+
+
+def _picklist(raw: list[Any] | None, default: Any) -> tuple[PicklistValue, ...]:
+    values = []
+    for entry in raw or []:
+        if isinstance(entry, dict):
+            value, label = str(entry["value"]), str(entry.get("label", entry["value"]))
+        else:
+            value = label = str(entry)
+        values.append(PicklistValue(value=value, label=label, default=value == default))
+    return tuple(values)
+
+
+def _field(name: str, spec: dict[str, Any]) -> FieldDef:
+    field_type = FieldType(spec["type"])
+    calculated = bool(spec.get("calculated", False))
+    auto_number = bool(spec.get("autoNumber", False))
+    derived = calculated or auto_number
+    precision = int(spec.get("precision", 0))
+    return FieldDef(
+        name=name,
+        type=field_type,
+        label=spec.get("label") or label_from_name(name),
+        length=int(spec.get("length", DEFAULT_LENGTHS.get(field_type, 0))),
+        precision=precision,
+        scale=int(spec.get("scale", 0)),
+        digits=int(spec.get("digits", 0)),
+        nillable=bool(spec.get("nillable", True)) or derived,
+        createable=bool(spec.get("createable", True)) and not derived,
+        updateable=bool(spec.get("updateable", True)) and not derived,
+        default=spec.get("default"),
+        picklist=_picklist(spec.get("picklist"), spec.get("default")),
+        restricted_picklist=bool(spec.get("restricted", False)),
+        reference_to=tuple(spec.get("referenceTo", ())),
+        relationship_name=spec.get("relationshipName"),
+        child_relationship_name=spec.get("childRelationshipName"),
+        cascade_delete=bool(spec.get("cascadeDelete", False)),
+        external_id=bool(spec.get("externalId", False)),
+        unique=bool(spec.get("unique", False)),
+        custom=bool(spec.get("custom", name.endswith("__c"))),
+        calculated=calculated,
+        auto_number=auto_number,
+        auto_number_format=spec.get("autoNumberFormat", "{0:08d}"),
+        html_formatted=bool(spec.get("htmlFormatted", False)),
+    )
+
+
+def load_object(raw: dict[str, Any]) -> SObjectDef:
+    name = raw["name"]
+    declared = [_field(field_name, spec) for field_name, spec in raw["fields"].items()]
+    name_field = raw.get("nameField")
+    declared = [
+        FieldDef(**{**f.__dict__, "name_field": True}) if f.name == name_field else f
+        for f in declared
+    ]
+    compound = raw.get("compoundName")
+    return SObjectDef(
+        name=name,
+        label=raw.get("label", name),
+        label_plural=raw.get("labelPlural", raw.get("label", name) + "s"),
+        key_prefix=str(raw["keyPrefix"]),
+        custom=bool(raw.get("custom", name.endswith("__c"))),
+        name_field=name_field,
+        fields=tuple(_system_fields_before() + declared + _system_fields_after()),
+        compound_name=(
+            CompoundName(parts=tuple(compound["parts"]), always=bool(compound["always"]))
+            if compound
+            else None
+        ),
+    )
+
+
+def load_org(objects_dir: Path) -> list[SObjectDef]:
+    """Every object definition in `objects_dir`, in file-name order."""
+    return [
+        load_object(yaml.safe_load(path.read_text(encoding="utf-8")))
+        for path in sorted(objects_dir.glob("*.yaml"))
+    ]

@@ -1,0 +1,149 @@
+"""sObject definitions as frozen data: what describe reports and storage derives tables from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class FieldType(StrEnum):
+    ID = "id"
+    STRING = "string"
+    TEXTAREA = "textarea"
+    PICKLIST = "picklist"
+    MULTIPICKLIST = "multipicklist"
+    COMBOBOX = "combobox"
+    EMAIL = "email"
+    PHONE = "phone"
+    URL = "url"
+    BOOLEAN = "boolean"
+    INT = "int"
+    DOUBLE = "double"
+    CURRENCY = "currency"
+    PERCENT = "percent"
+    DATE = "date"
+    DATETIME = "datetime"
+    TIME = "time"
+    REFERENCE = "reference"
+    JUNCTIONIDLIST = "junctionidlist"
+
+
+TEXT_TYPES = frozenset(
+    {
+        FieldType.STRING,
+        FieldType.TEXTAREA,
+        FieldType.PICKLIST,
+        FieldType.MULTIPICKLIST,
+        FieldType.COMBOBOX,
+        FieldType.EMAIL,
+        FieldType.PHONE,
+        FieldType.URL,
+    }
+)
+NUMBER_TYPES = frozenset({FieldType.INT, FieldType.DOUBLE, FieldType.CURRENCY, FieldType.PERCENT})
+ID_TYPES = frozenset({FieldType.ID, FieldType.REFERENCE})
+
+
+@dataclass(frozen=True)
+class PicklistValue:
+    value: str
+    label: str
+    default: bool = False
+
+
+@dataclass(frozen=True)
+class FieldDef:
+    name: str
+    type: FieldType
+    label: str
+    length: int = 0
+    precision: int = 0
+    scale: int = 0
+    digits: int = 0
+    nillable: bool = True
+    createable: bool = True
+    updateable: bool = True
+    default: Any = None
+    picklist: tuple[PicklistValue, ...] = ()
+    restricted_picklist: bool = False
+    reference_to: tuple[str, ...] = ()
+    relationship_name: str | None = None
+    child_relationship_name: str | None = None
+    cascade_delete: bool = False
+    external_id: bool = False
+    unique: bool = False
+    custom: bool = False
+    calculated: bool = False
+    auto_number: bool = False
+    # How an auto-number renders its sequence number, e.g. "{0:08d}".
+    auto_number_format: str = "{0:08d}"
+    name_field: bool = False
+    html_formatted: bool = False
+    # A system field the platform maintains (Id, audit fields, IsDeleted).
+    system: bool = False
+
+    @property
+    def is_text(self) -> bool:
+        return self.type in TEXT_TYPES
+
+    def allows_picklist_value(self, value: str) -> bool:
+        return any(entry.value == value for entry in self.picklist)
+
+    @property
+    def required(self) -> bool:
+        """What REQUIRED_FIELD_MISSING enforces on create: not nillable, settable, no default."""
+        return (
+            not self.nillable
+            and self.createable
+            and self.default is None
+            and self.type is not FieldType.BOOLEAN
+        )
+
+
+@dataclass(frozen=True)
+class ChildRelationship:
+    child_sobject: str
+    field: str
+    relationship_name: str | None
+    cascade_delete: bool
+
+
+@dataclass(frozen=True)
+class CompoundName:
+    """Name built from parts: always (Contact, User) or only when Name is not given (Account)."""
+
+    parts: tuple[str, ...]
+    always: bool
+
+
+@dataclass(frozen=True)
+class SObjectDef:
+    name: str
+    label: str
+    label_plural: str
+    key_prefix: str
+    custom: bool
+    name_field: str | None
+    fields: tuple[FieldDef, ...]
+    compound_name: CompoundName | None = None
+    searchable: bool = True
+    createable: bool = True
+    updateable: bool = True
+    deletable: bool = True
+    child_relationships: tuple[ChildRelationship, ...] = ()
+    _by_lower_name: dict[str, FieldDef] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_lower_name.update({f.name.lower(): f for f in self.fields})
+
+    def field(self, name: str) -> FieldDef | None:
+        """The field named `name`, whatever its letter case."""
+        return self._by_lower_name.get(name.lower())
+
+    def field_by_relationship(self, relationship_name: str) -> FieldDef | None:
+        wanted = relationship_name.lower()
+        for candidate in self.fields:
+            if candidate.relationship_name and candidate.relationship_name.lower() == wanted:
+                return candidate
+        return None

@@ -1,0 +1,78 @@
+"""Field values on the wire: how each field type is written to JSON and read from it.
+
+Datetimes are kept as naive UTC and written as Salesforce writes them,
+`2020-12-22T11:00:00.000+0000`.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from app.metadata.model import FieldDef, FieldType
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# Salesforce accepts ISO-8601 with Z, +hh:mm or +hhmm offsets, and optional fractions.
+_DATETIME = re.compile(
+    r"^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?"
+    r"(Z|[+-]\d{2}:?\d{2})?)?$"
+)
+
+
+def format_datetime(value: datetime) -> str:
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}+0000"
+
+
+def format_time(value: time) -> str:
+    return value.strftime("%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def parse_date(text: str) -> date | None:
+    if not _DATE.match(text):
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def parse_datetime(text: str) -> datetime | None:
+    """An ISO-8601 datetime (or bare date) as naive UTC, or None when it is not one."""
+    match = _DATETIME.match(text.strip())
+    if match is None:
+        return None
+    day, hour, minute, second, fraction, offset = match.groups()
+    try:
+        parsed = datetime.fromisoformat(
+            f"{day}T{hour or '00'}:{minute or '00'}:{second or '00'}"
+            f".{(fraction or '0')[:6].ljust(6, '0')}"
+        )
+    except ValueError:
+        return None
+    if offset and offset != "Z":
+        sign = 1 if offset[0] == "+" else -1
+        digits = offset[1:].replace(":", "")
+        minutes = int(digits[:2]) * 60 + int(digits[2:])
+        parsed = parsed.replace(tzinfo=None)
+
+        parsed -= sign * timedelta(minutes=minutes)
+    # Salesforce keeps milliseconds.
+    return parsed.replace(microsecond=parsed.microsecond // 1000 * 1000)
+
+
+def to_json(field: FieldDef, value: Any) -> Any:
+    """The JSON value of a stored field value."""
+    if value is None:
+        return False if field.type is FieldType.BOOLEAN else None
+    if field.type is FieldType.DATETIME:
+        return format_datetime(value)
+    if field.type is FieldType.DATE:
+        return value.isoformat()
+    if field.type is FieldType.TIME:
+        return format_time(value)
+    if field.type in {FieldType.DOUBLE, FieldType.CURRENCY, FieldType.PERCENT}:
+        return float(value)
+    return value

@@ -1,0 +1,108 @@
+"""Logins and sessions: who a bearer token belongs to.
+
+By default any username and password log in (a local org should just work). With
+LOCALFORCE_USERNAME and LOCALFORCE_PASSWORD set, only that pair does; the password may carry a
+security token appended, as Salesforce allows.
+"""
+
+from __future__ import annotations
+
+import secrets
+import string
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Connection, func, insert, select
+
+from app.errors import SalesforceError
+from app.storage.ids import make_id
+from app.storage.platform import AuthSession
+from app.storage.tables import TableSet
+
+ORG_ID = make_id("00D", 1)
+SESSION_SECONDS_VALID = 7200
+_TOKEN_ALPHABET = string.ascii_letters + string.digits
+SESSIONS = AuthSession.__table__  # type: ignore[attr-defined]
+
+
+class LoginFailed(SalesforceError):
+    error_code = "INVALID_LOGIN"
+    status_code = 400
+
+    def __init__(self) -> None:
+        super().__init__("Invalid username, password, security token; or user locked out.")
+
+
+@dataclass(frozen=True)
+class Session:
+    token: str
+    username: str
+    user_id: str
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """The configured login, or None for "anyone may log in"."""
+
+    username: str
+    password: str
+
+    def accept(self, username: str, password: str) -> bool:
+        # Salesforce appends the security token to the password; accept it with or without.
+        return username.lower() == self.username.lower() and password.startswith(self.password)
+
+
+def new_token() -> str:
+    """A token shaped like Salesforce's: `<org id 15>!<opaque letters and digits>`."""
+    opaque = "".join(secrets.choice(_TOKEN_ALPHABET) for _ in range(96))
+    return f"{ORG_ID[:15]}!AQ{opaque}"
+
+
+def _login_user(conn: Connection, tables: TableSet, username: str) -> tuple[str, str]:
+    """The User a login acts as: the one with that Username, else the org's first user."""
+    users = tables["User"]
+    row = conn.execute(
+        select(users.c.Id, users.c.Username).where(
+            func.lower(users.c.Username) == username.lower(), users.c.IsDeleted.is_(False)
+        )
+    ).first()
+    if row is None:
+        row = conn.execute(
+            select(users.c.Id, users.c.Username)
+            .where(users.c.IsDeleted.is_(False))
+            .order_by(users.c.Id)
+            .limit(1)
+        ).first()
+    if row is None:
+        return make_id("005", 0), username
+    return str(row[0]), username or str(row[1])
+
+
+def login(
+    conn: Connection,
+    tables: TableSet,
+    *,
+    username: str,
+    password: str,
+    credentials: Credentials | None,
+    now: datetime,
+) -> Session:
+    if credentials is not None and not credentials.accept(username, password):
+        raise LoginFailed()
+    user_id, username = _login_user(conn, tables, username)
+    session = Session(token=new_token(), username=username, user_id=user_id)
+    conn.execute(
+        insert(SESSIONS).values(
+            token=session.token, username=session.username, user_id=user_id, created_at=now
+        )
+    )
+    return session
+
+
+def find_session(conn: Connection, token: str) -> Session | None:
+    row = conn.execute(
+        select(SESSIONS.c.token, SESSIONS.c.username, SESSIONS.c.user_id).where(
+            SESSIONS.c.token == token
+        )
+    ).first()
+    return Session(token=row[0], username=row[1], user_id=row[2]) if row else None

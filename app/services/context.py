@@ -1,0 +1,23 @@
+"""What a service needs besides the connection: the org's schema, its tables, who and when."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.metadata.model import SObjectDef
+from app.metadata.registry import SchemaRegistry
+from app.storage.tables import TableSet
+
+
+@dataclass(frozen=True)
+class OrgContext:
+    registry: SchemaRegistry
+    tables: TableSet
+    user_id: str
+    now: datetime
+    # e.g. "/services/data/v59.0": the versioned root that URLs in responses are built on.
+    base_path: str
+
+    def record_url(self, sobject: SObjectDef, record_id: str) -> str:
+        return f"{self.base_path}/sobjects/{sobject.name}/{record_id}"

@@ -1,0 +1,109 @@
+"""Request bodies as Salesforce reads them: a JSON object, with Jackson-style parser errors.
+
+Salesforce's errors name the line and column where the parser stood, so the parsed body keeps
+its raw text to find where each field's value ends.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from app.errors import JsonParserError
+
+_JSON_TOKEN_NAMES = {
+    dict: "START_OBJECT",
+    list: "START_ARRAY",
+    str: "VALUE_STRING",
+    bool: "VALUE_TRUE",
+    int: "VALUE_NUMBER_INT",
+    float: "VALUE_NUMBER_FLOAT",
+}
+
+
+def _line_column(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return line, column
+
+
+def token_name(value: Any) -> str:
+    if value is False:
+        return "VALUE_FALSE"
+    if value is None:
+        return "VALUE_NULL"
+    return _JSON_TOKEN_NAMES.get(type(value), "VALUE_STRING")
+
+
+def token_text(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{"
+    if isinstance(value, list):
+        return "["
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class JsonBody:
+    text: str
+    data: dict[str, Any]
+
+    def value_end(self, key: str) -> tuple[int, int]:
+        """Line and column just after the value of top-level `key` (Jackson's error location)."""
+        match = re.search(r'"' + re.escape(key) + r'"\s*:\s*', self.text)
+        if match is None:
+            return 1, 1
+        try:
+            _, end = json.JSONDecoder().raw_decode(self.text, match.end())
+        except ValueError:
+            end = match.end()
+        return _line_column(self.text, end)
+
+    def cannot_deserialize(self, key: str, type_name: str) -> JsonParserError:
+        value = self.data[key]
+        line, column = self.value_end(key)
+        return JsonParserError(
+            f"Cannot deserialize instance of {type_name} from {token_name(value)} value "
+            f"{token_text(value)} or request may be missing a required field at "
+            f"[line:{line}, column:{column}]"
+        )
+
+
+def _describe_decode_error(error: json.JSONDecodeError) -> str:
+    at = f"at [line:{error.lineno}, column:{error.colno}]"
+    if error.pos >= len(error.doc):
+        return f"Unexpected end-of-input: expected close marker for OBJECT {at}"
+    char = error.doc[error.pos]
+    if error.msg.startswith("Expecting property name"):
+        reason = "was expecting double-quote to start field name"
+    elif error.msg.startswith("Expecting ':'"):
+        reason = "was expecting a colon to separate field name and value"
+    elif error.msg.startswith("Expecting ',' delimiter"):
+        reason = "was expecting comma to separate Object entries"
+    else:
+        reason = "expected a valid value (number, String, array, object, 'true', 'false' or 'null')"
+    return f"Unexpected character ('{char}' (code {ord(char)})): {reason} {at}"
+
+
+def parse_object(raw: bytes, type_name: str) -> JsonBody:
+    """The body as a JSON object, or the JSON_PARSER_ERROR Salesforce would answer."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise JsonParserError("Invalid UTF-8 middle byte at [line:1, column:1]") from None
+    if not text.strip():
+        raise JsonParserError("No content to map to Object due to end of input")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise JsonParserError(_describe_decode_error(error)) from None
+    if not isinstance(data, dict):
+        raise JsonParserError(
+            f"Cannot deserialize instance of {type_name} from {token_name(data)} value "
+            f"{token_text(data)} or request may be missing a required field at [line:1, column:1]"
+        )
+    return JsonBody(text=text, data=data)

@@ -1,0 +1,193 @@
+"""sObject record CRUD: create, retrieve, update and (soft) delete, as the REST API does them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection
+
+from app.errors import EntityIsDeleted, FieldError, NotFound, SalesforceError
+from app.metadata.model import SObjectDef
+from app.metadata.values import to_json
+from app.services.context import OrgContext
+from app.services.json_body import JsonBody
+from app.services.validation import (
+    check_references,
+    missing_required,
+    not_writable,
+    required_error,
+    validate_body,
+)
+from app.storage.derived import apply_auto_numbers, apply_derived
+from app.storage.ids import make_id, normalize_id
+from app.storage.records import (
+    child_ids,
+    fetch_row,
+    insert_rows,
+    next_record_number,
+    update_row,
+)
+
+
+def resolve_sobject(ctx: OrgContext, name: str) -> SObjectDef:
+    sobject = ctx.registry.get(name)
+    if sobject is None:
+        raise NotFound()
+    return sobject
+
+
+def _live_row(
+    conn: Connection, ctx: OrgContext, sobject: SObjectDef, raw_id: str
+) -> dict[str, Any]:
+    """The stored row behind a record id in a URL, with Salesforce's errors when there is none."""
+    record_id = normalize_id(raw_id)
+    if record_id is None:
+        # Salesforce reads a segment that is not an id as an external-id field name.
+        raise NotFound(f"Provided external ID field does not exist or is not accessible: {raw_id}")
+    row = fetch_row(conn, ctx.tables[sobject.name], record_id)
+    if row is None:
+        raise NotFound()
+    if row["IsDeleted"]:
+        raise EntityIsDeleted()
+    return row
+
+
+def _platform_rules(
+    conn: Connection, ctx: OrgContext, sobject: SObjectDef, row: dict[str, Any], before: str | None
+) -> None:
+    """Behaviour of particular standard objects that the field definitions can't express."""
+    if sobject.name == "Case":
+        closing = row.get("Status") == "Closed"
+        if closing and before != "Closed":
+            row["ClosedDate"] = ctx.now
+        elif not closing:
+            row["ClosedDate"] = None
+    elif sobject.name == "PricebookEntry" and row.get("Product2Id"):
+        product = fetch_row(conn, ctx.tables["Product2"], row["Product2Id"])
+        row["Name"] = product["Name"] if product else None
+    elif sobject.name == "OrderItem" and row.get("PricebookEntryId") and not row.get("Product2Id"):
+        entry = fetch_row(conn, ctx.tables["PricebookEntry"], row["PricebookEntryId"])
+        row["Product2Id"] = entry["Product2Id"] if entry else None
+
+
+def create_record(conn: Connection, ctx: OrgContext, sobject: SObjectDef, body: JsonBody) -> str:
+    """Insert a record from a REST body; returns its 18-character id."""
+    if "Id" in body.data or "id" in body.data:
+        raise FieldError(
+            "INVALID_FIELD_FOR_INSERT_UPDATE",
+            "Record ID: cannot specify Id in an insert call",
+            ["Id"],
+        )
+    values = validate_body(ctx, sobject, body, creating=True)
+    row: dict[str, Any] = {field.name: field.default for field in sobject.fields}
+    row.update(values)
+    if sobject.field("OwnerId") is not None and row.get("OwnerId") is None:
+        row["OwnerId"] = ctx.user_id
+    missing = missing_required(sobject, row)
+    if missing:
+        raise required_error(missing)
+    check_references(conn, ctx, values)
+    number = next_record_number(conn, sobject.name)
+    row.update(
+        Id=make_id(sobject.key_prefix, number),
+        IsDeleted=False,
+        CreatedDate=ctx.now,
+        CreatedById=ctx.user_id,
+        LastModifiedDate=ctx.now,
+        LastModifiedById=ctx.user_id,
+        SystemModstamp=ctx.now,
+    )
+    apply_auto_numbers(sobject, row, number)
+    _platform_rules(conn, ctx, sobject, row, before=None)
+    apply_derived(sobject, row)
+    insert_rows(conn, ctx.tables[sobject.name], [row])
+    return str(row["Id"])
+
+
+def update_record(
+    conn: Connection, ctx: OrgContext, sobject: SObjectDef, raw_id: str, body: JsonBody
+) -> None:
+    row = _live_row(conn, ctx, sobject, raw_id)
+    body_id = body.data.get("Id", body.data.get("id"))
+    if body_id is not None:
+        if normalize_id(body_id) != row["Id"]:
+            raise not_writable(["Id"])
+        body = JsonBody(body.text, {k: v for k, v in body.data.items() if k.lower() != "id"})
+    values = validate_body(ctx, sobject, body, creating=False)
+    before = row.get("Status")
+    row.update(values)
+    missing = [name for name in missing_required(sobject, row) if name in values]
+    if missing:
+        raise required_error(missing)
+    check_references(conn, ctx, values)
+    row.update(LastModifiedDate=ctx.now, LastModifiedById=ctx.user_id, SystemModstamp=ctx.now)
+    _platform_rules(conn, ctx, sobject, row, before=before)
+    apply_derived(sobject, row)
+    update_row(conn, ctx.tables[sobject.name], row["Id"], row)
+
+
+def delete_record(conn: Connection, ctx: OrgContext, sobject: SObjectDef, raw_id: str) -> None:
+    """Move a record (and the children that cascade with it) to the recycle bin."""
+    row = _live_row(conn, ctx, sobject, raw_id)
+    if not sobject.deletable:
+        raise SalesforceError(
+            "insufficient access rights on object id", error_code="INSUFFICIENT_ACCESS_OR_READONLY"
+        )
+    _soft_delete(conn, ctx, sobject, [row["Id"]])
+
+
+def _soft_delete(conn: Connection, ctx: OrgContext, sobject: SObjectDef, ids: list[str]) -> None:
+    table = ctx.tables[sobject.name]
+    audit = {
+        "IsDeleted": True,
+        "LastModifiedDate": ctx.now,
+        "LastModifiedById": ctx.user_id,
+        "SystemModstamp": ctx.now,
+    }
+    for record_id in ids:
+        update_row(conn, table, record_id, audit)
+    for child in sobject.child_relationships:
+        if not child.cascade_delete:
+            continue
+        child_sobject = ctx.registry.get(child.child_sobject)
+        if child_sobject is None:
+            continue
+        children = child_ids(conn, ctx.tables[child_sobject.name], child.field, ids)
+        if children:
+            _soft_delete(conn, ctx, child_sobject, children)
+
+
+def get_record(
+    conn: Connection,
+    ctx: OrgContext,
+    sobject: SObjectDef,
+    raw_id: str,
+    field_names: list[str] | None,
+) -> dict[str, Any]:
+    """The record as JSON: attributes, then all fields or the requested ones (then Id)."""
+    if field_names is None:
+        fields = list(sobject.fields)
+    else:
+        fields = []
+        for name in field_names:
+            field = sobject.field(name)
+            if field is None:
+                raise SalesforceError(
+                    f"No such column '{name}' on entity '{sobject.name}'. If you are attempting "
+                    "to use a custom field, be sure to append the '__c' after the custom field "
+                    "name. Please reference your WSDL or the describe call for the appropriate "
+                    "names.",
+                    error_code="INVALID_FIELD",
+                )
+            if field not in fields:
+                fields.append(field)
+        id_field = sobject.field("Id")
+        if id_field is not None and id_field not in fields:
+            fields.append(id_field)
+    row = _live_row(conn, ctx, sobject, raw_id)
+    record: dict[str, Any] = {
+        "attributes": {"type": sobject.name, "url": ctx.record_url(sobject, row["Id"])}
+    }
+    for field in fields:
+        record[field.name] = to_json(field, row[field.name])
+    return record

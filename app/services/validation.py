@@ -1,0 +1,222 @@
+"""Checks a create or update body against the object's fields, with Salesforce's errors.
+
+The order matches Salesforce's: unknown fields, then fields that can't be written, then each
+value's type, then value rules (length, picklist, email, ids), then references that must exist.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sqlalchemy import Connection
+
+from app.errors import EntityIsDeleted, FeatureNotSupported, FieldError, SalesforceError
+from app.metadata.model import ID_TYPES, FieldDef, FieldType, SObjectDef
+from app.metadata.values import parse_date, parse_datetime
+from app.services.context import OrgContext
+from app.services.json_body import JsonBody
+from app.storage.ids import normalize_id
+from app.storage.records import fetch_row
+
+# Key prefixes of standard objects outside the org's registry that lookups may point at.
+EXTERNAL_KEY_PREFIXES = {
+    "Group": "00G",
+    "RecordType": "012",
+    "LiveChatVisitor": "571",
+    "ProductCatalog": "0ZS",
+    "Knowledge__ka": "kA0",
+    "Lead": "00Q",
+    "Profile": "00e",
+}
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_TYPE_NAMES = {
+    FieldType.BOOLEAN: "boolean",
+    FieldType.INT: "int",
+    FieldType.DOUBLE: "double",
+    FieldType.CURRENCY: "double",
+    FieldType.PERCENT: "double",
+    FieldType.DATE: "date",
+    FieldType.DATETIME: "datetime",
+    FieldType.TIME: "time",
+}
+
+
+def unknown_field(name: str, sobject: SObjectDef) -> SalesforceError:
+    return SalesforceError(
+        f"No such column '{name}' on sobject of type {sobject.name}", error_code="INVALID_FIELD"
+    )
+
+
+def not_writable(names: list[str]) -> FieldError:
+    return FieldError(
+        "INVALID_FIELD_FOR_INSERT_UPDATE",
+        f"Unable to create/update fields: {', '.join(names)}. Please check the security "
+        "settings of this field and verify that it is read/write for your profile or "
+        "permission set.",
+        names,
+    )
+
+
+def _coerce(body: JsonBody, key: str, field: FieldDef) -> Any:
+    """The Python value of JSON value body[key] for `field`, or JSON_PARSER_ERROR."""
+    value = body.data[key]
+    if value is None:
+        return None
+    type_name = _TYPE_NAMES.get(field.type, "string")
+    kind = field.type
+    if field.is_text or kind in ID_TYPES:
+        if isinstance(value, dict | list):
+            raise body.cannot_deserialize(key, type_name)
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value)
+    if kind is FieldType.BOOLEAN:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in {"true", "false"}:
+            return value.lower() == "true"
+        raise body.cannot_deserialize(key, type_name)
+    if kind in {FieldType.INT, FieldType.DOUBLE, FieldType.CURRENCY, FieldType.PERCENT}:
+        number: float
+        if isinstance(value, bool | dict | list):
+            raise body.cannot_deserialize(key, type_name)
+        if isinstance(value, str):
+            if not _NUMBER.match(value.strip()):
+                raise body.cannot_deserialize(key, type_name)
+            number = float(value)
+        else:
+            number = float(value)
+        if kind is FieldType.INT:
+            if number != int(number):
+                raise body.cannot_deserialize(key, type_name)
+            return int(number)
+        return number
+    if kind is FieldType.JUNCTIONIDLIST:
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise body.cannot_deserialize(key, "List")
+        return value
+    if not isinstance(value, str):
+        raise body.cannot_deserialize(key, type_name)
+    parsed = parse_date(value) if kind is FieldType.DATE else parse_datetime(value)
+    if parsed is None:
+        raise body.cannot_deserialize(key, type_name)
+    return parsed
+
+
+def _check_id(ctx: OrgContext, field: FieldDef, value: str) -> str:
+    """A lookup's canonical id: well-formed and of an object the lookup may point at."""
+    normalized = normalize_id(value)
+    allowed = set()
+    for target in field.reference_to:
+        target_def = ctx.registry.get(target)
+        prefix = target_def.key_prefix if target_def else EXTERNAL_KEY_PREFIXES.get(target)
+        if prefix:
+            allowed.add(prefix)
+    if normalized is None or (allowed and normalized[:3] not in allowed):
+        raise FieldError(
+            "MALFORMED_ID", f"{field.label}: id value of incorrect type: {value}", [field.name]
+        )
+    return normalized
+
+
+def _check_value(ctx: OrgContext, field: FieldDef, value: Any) -> Any:
+    if value is None:
+        return None
+    if field.type is FieldType.REFERENCE:
+        return _check_id(ctx, field, value)
+    if field.type is FieldType.JUNCTIONIDLIST:
+        return [_check_id(ctx, field, item) for item in value]
+    if not isinstance(value, str):
+        return value
+    if field.length and len(value) > field.length:
+        raise FieldError(
+            "STRING_TOO_LONG",
+            f"{field.label}: data value too large: {value} (max length={field.length})",
+            [field.name],
+        )
+    restricted = field.type is FieldType.PICKLIST and field.restricted_picklist
+    if restricted and not field.allows_picklist_value(value):
+        raise FieldError(
+            "INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST",
+            f"{field.label}: bad value for restricted picklist field: {value}",
+            [field.name],
+        )
+    if field.type is FieldType.EMAIL and not _EMAIL.match(value):
+        raise FieldError(
+            "INVALID_EMAIL_ADDRESS",
+            f"{field.label}: invalid email address: {value}",
+            [field.name],
+        )
+    return value
+
+
+def check_references(conn: Connection, ctx: OrgContext, values: dict[str, Any]) -> None:
+    """Every lookup in `values` that points into the org must name a live record."""
+    sobject_by_prefix = {o.key_prefix: o for o in ctx.registry}
+    for value in values.values():
+        ids = value if isinstance(value, list) else [value]
+        for candidate in ids:
+            if not isinstance(candidate, str) or len(candidate) != 18:
+                continue
+            target = sobject_by_prefix.get(candidate[:3])
+            if target is None:
+                continue
+            row = fetch_row(conn, ctx.tables[target.name], candidate)
+            if row is None:
+                raise SalesforceError(
+                    "invalid cross reference id",
+                    error_code="INVALID_CROSS_REFERENCE_KEY",
+                    fields=[],
+                )
+            if row["IsDeleted"]:
+                error = EntityIsDeleted()
+                error.status_code = 400
+                raise error
+
+
+def validate_body(
+    ctx: OrgContext, sobject: SObjectDef, body: JsonBody, *, creating: bool
+) -> dict[str, Any]:
+    """The body's writable values, keyed by canonical field name and typed for storage."""
+    fields: dict[str, FieldDef] = {}
+    for key in body.data:
+        if key == "attributes":
+            continue
+        field = sobject.field(key)
+        if field is None:
+            if sobject.field_by_relationship(key) is not None:
+                raise FeatureNotSupported("setting a lookup through the parent's external id")
+            raise unknown_field(key, sobject)
+        fields[key] = field
+    locked = [
+        field.name
+        for field in fields.values()
+        if not (field.createable if creating else field.updateable)
+    ]
+    if locked:
+        raise not_writable(locked)
+    return {
+        field.name: _check_value(ctx, field, _coerce(body, key, field))
+        for key, field in fields.items()
+    }
+
+
+def missing_required(sobject: SObjectDef, row: dict[str, Any]) -> list[str]:
+    """Required fields that are empty in the full row that would be written."""
+    missing = []
+    for field in sobject.fields:
+        if not field.required or row.get(field.name) not in (None, ""):
+            continue
+        compound = sobject.compound_name
+        if field.name == "Name" and compound is not None and row.get(compound.parts[-1]):
+            continue  # a person account's Name comes from its last name
+        missing.append(field.name)
+    return missing
+
+
+def required_error(missing: list[str]) -> FieldError:
+    return FieldError(
+        "REQUIRED_FIELD_MISSING", f"Required fields are missing: [{', '.join(missing)}]", missing
+    )

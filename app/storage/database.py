@@ -1,0 +1,50 @@
+"""Engines, and bringing a database to the current schema (platform migrations, sObject tables)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event, inspect, text
+
+from app.config import REPO_ROOT
+from app.storage.tables import TableSet
+
+
+def _sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    # WAL lets readers run while a request writes; NORMAL sync is safe with WAL.
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def create_db_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def migrate_platform(engine: Engine) -> None:
+    """Run Alembic to head on the platform tables."""
+    config = Config(str(REPO_ROOT / "alembic.ini"))
+    config.set_main_option("script_location", str(REPO_ROOT / "migrations"))
+    with engine.begin() as connection:
+        if engine.dialect.name == "postgresql":
+            connection.execute(text("CREATE EXTENSION IF NOT EXISTS citext"))
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+
+
+def data_tables_exist(engine: Engine, tables: TableSet) -> bool:
+    existing = set(inspect(engine).get_table_names())
+    return all(table.name in existing for _, table in tables.items())
+
+
+def recreate_data_tables(engine: Engine, tables: TableSet) -> None:
+    with engine.begin() as connection:
+        tables.metadata.drop_all(connection)
+        tables.metadata.create_all(connection)

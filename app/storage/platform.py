@@ -1,0 +1,46 @@
+"""Platform tables (not sObjects): login sessions and per-object id sequences.
+
+Alembic owns their schema (migrations/); this module is the single definition both Alembic and
+the code read.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Column, DateTime
+from sqlmodel import Field, SQLModel
+
+
+class AuthSession(SQLModel, table=True):
+    """A bearer token handed out by OAuth or SOAP login."""
+
+    __tablename__ = "lf_auth_session"
+
+    token: str = Field(primary_key=True, max_length=120)
+    username: str = Field(max_length=255)
+    user_id: str = Field(max_length=18)
+    created_at: datetime = Field(sa_column=Column(DateTime(), nullable=False))
+
+
+class IdSequence(SQLModel, table=True):
+    """The last record number handed out per sObject, so new ids never collide with seeded ones."""
+
+    __tablename__ = "lf_id_sequence"
+
+    sobject: str = Field(primary_key=True, max_length=80)
+    last_number: int
+
+
+class OrgInfo(SQLModel, table=True):
+    """One row: which org and seed the data holds, and the content hash of the seeding."""
+
+    __tablename__ = "lf_org_info"
+
+    org: str = Field(primary_key=True, max_length=40)
+    seed: int
+    content_hash: str = Field(max_length=64)
+    seeded_at: datetime = Field(sa_column=Column(DateTime(), nullable=False))
+
+
+PLATFORM_METADATA = SQLModel.metadata

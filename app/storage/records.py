@@ -1,0 +1,71 @@
+"""Row-level DML on sObject tables, with no validation: the services layer validates first.
+
+Functions take the connection first and never commit: the caller owns the transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import Connection, Table, insert, select, update
+
+from app.storage.platform import IdSequence
+
+ID_SEQUENCE = IdSequence.__table__  # type: ignore[attr-defined]
+
+
+def next_record_number(conn: Connection, sobject: str) -> int:
+    """Take the next number of the object's id sequence, inside the caller's transaction."""
+    result = conn.execute(
+        update(ID_SEQUENCE)
+        .where(ID_SEQUENCE.c.sobject == sobject)
+        .values(last_number=ID_SEQUENCE.c.last_number + 1)
+        .returning(ID_SEQUENCE.c.last_number)
+    ).scalar_one_or_none()
+    if result is not None:
+        return int(result)
+    conn.execute(insert(ID_SEQUENCE).values(sobject=sobject, last_number=1))
+    return 1
+
+
+def set_sequences(conn: Connection, last_numbers: dict[str, int]) -> None:
+    conn.execute(ID_SEQUENCE.delete())
+    if last_numbers:
+        conn.execute(
+            insert(ID_SEQUENCE),
+            [{"sobject": name, "last_number": n} for name, n in last_numbers.items()],
+        )
+
+
+def insert_rows(conn: Connection, table: Table, rows: Iterable[dict[str, Any]]) -> None:
+    batch = list(rows)
+    if batch:
+        conn.execute(insert(table), batch)
+
+
+def fetch_row(conn: Connection, table: Table, record_id: str) -> dict[str, Any] | None:
+    row = conn.execute(select(table).where(table.c.Id == record_id)).mappings().first()
+    return dict(row) if row is not None else None
+
+
+def update_row(conn: Connection, table: Table, record_id: str, values: dict[str, Any]) -> None:
+    conn.execute(update(table).where(table.c.Id == record_id).values(**values))
+
+
+def ids_exist(conn: Connection, table: Table, record_ids: Iterable[str]) -> set[str]:
+    """Which of `record_ids` name live (not deleted) rows of `table`."""
+    wanted = list(record_ids)
+    if not wanted:
+        return set()
+    rows = conn.execute(
+        select(table.c.Id).where(table.c.Id.in_(wanted), table.c.IsDeleted.is_(False))
+    )
+    return {row[0] for row in rows}
+
+
+def child_ids(conn: Connection, table: Table, field: str, parent_ids: list[str]) -> list[str]:
+    rows = conn.execute(
+        select(table.c.Id).where(table.c[field].in_(parent_ids), table.c.IsDeleted.is_(False))
+    )
+    return [row[0] for row in rows]

@@ -1,0 +1,63 @@
+"""Salesforce field type -> SQLAlchemy column type, the same on SQLite and PostgreSQL.
+
+Text compares and sorts case-insensitively, as in Salesforce: NOCASE collation on SQLite,
+citext on PostgreSQL (which also makes LIKE case-insensitive there).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import Boolean, Date, DateTime, Dialect, Float, Integer, String, Text, Time
+from sqlalchemy.dialects.postgresql import CITEXT
+from sqlalchemy.types import TypeDecorator, TypeEngine
+
+from app.metadata.model import FieldDef, FieldType
+
+
+class CaseInsensitiveText(TypeDecorator[str]):
+    """Text whose =, <, ORDER BY (and LIKE) ignore letter case."""
+
+    impl = Text
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name == "postgresql":
+            return dialect.type_descriptor(CITEXT())
+        return dialect.type_descriptor(Text(collation="NOCASE"))
+
+
+class IdList(TypeDecorator[list[str]]):
+    """A junction id list (EmailMessage.ToIds), kept as a JSON array in a text column."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: list[str] | None, dialect: Dialect) -> str | None:
+        return None if value is None else json.dumps(value)
+
+    def process_result_value(self, value: str | None, dialect: Dialect) -> list[str] | None:
+        return None if value is None else list(json.loads(value))
+
+
+_TYPES: dict[FieldType, TypeEngine[Any]] = {
+    FieldType.ID: String(18),
+    FieldType.REFERENCE: String(18),
+    FieldType.BOOLEAN: Boolean(),
+    FieldType.INT: Integer(),
+    FieldType.DOUBLE: Float(),
+    FieldType.CURRENCY: Float(),
+    FieldType.PERCENT: Float(),
+    FieldType.DATE: Date(),
+    FieldType.DATETIME: DateTime(),
+    FieldType.TIME: Time(),
+    FieldType.JUNCTIONIDLIST: IdList(),
+}
+
+
+def column_type(field: FieldDef) -> TypeEngine[Any]:
+    """The column type that stores `field`."""
+    if field.is_text:
+        return CaseInsensitiveText()
+    return _TYPES[field.type]

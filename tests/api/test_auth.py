@@ -1,0 +1,182 @@
+"""OAuth and SOAP login, in the default open mode and in strict mode."""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterator
+from xml.dom import minidom
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.conftest import API, open_client
+from tests.databases import DatabaseFactory
+
+SOAP_LOGIN = """<?xml version="1.0" encoding="utf-8" ?>
+<env:Envelope xmlns:xsd="http://www.w3.org/2001/XMLSchema"
+    xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
+    xmlns:env="http://schemas.xmlsoap.org/soap/envelope/"
+    xmlns:urn="urn:partner.soap.sforce.com">
+  <env:Header><urn:CallOptions><urn:client>simple-salesforce</urn:client></urn:CallOptions></env:Header>
+  <env:Body><n1:login xmlns:n1="urn:partner.soap.sforce.com">
+    <n1:username>{username}</n1:username><n1:password>{password}</n1:password>
+  </n1:login></env:Body>
+</env:Envelope>"""
+TOKEN = re.compile(r"^(00D\w{12,15})![.\w]*$")  # what @salesforce/core accepts as a token
+
+
+def soap_login(
+    client: TestClient, username: str, password: str, version: str = "59.0"
+) -> httpx.Response:
+    response: httpx.Response = client.post(
+        f"/services/Soap/u/{version}",
+        content=SOAP_LOGIN.format(username=username, password=password),
+        headers={"Content-Type": "text/xml; charset=UTF-8", "SOAPAction": "login"},
+    )
+    return response
+
+
+def tag(document: minidom.Document, name: str) -> str:
+    node = document.getElementsByTagName(name)[0].firstChild
+    return node.nodeValue if node is not None else ""  # type: ignore[return-value]
+
+
+def test_oauth_password_grant(client: TestClient) -> None:
+    response = client.post(
+        "/services/oauth2/token/",
+        data={
+            "grant_type": "password",
+            "username": "any@one.com",
+            "password": "pw",
+            "client_id": "x",
+        },
+        headers={"X-Forwarded-Proto": "https", "X-Forwarded-Host": "org.example.com:8443"},
+    )
+    assert response.status_code == 200
+    body = response.json()
+    assert set(body) == {
+        "access_token",
+        "instance_url",
+        "id",
+        "token_type",
+        "issued_at",
+        "signature",
+        "scope",
+    }
+    assert TOKEN.match(body["access_token"])
+    assert body["instance_url"] == "https://org.example.com:8443"
+    assert re.fullmatch(r"https://org\.example\.com:8443/id/00D\w{15}/005\w{15}", body["id"])
+    assert body["token_type"] == "Bearer"
+    assert body["issued_at"].isdigit()
+    works = client.get(
+        f"{API}/sobjects", headers={"Authorization": f"Bearer {body['access_token']}"}
+    )
+    assert works.status_code == 200
+    legacy = client.get(
+        f"{API}/sobjects", headers={"Authorization": f"OAuth {body['access_token']}"}
+    )
+    assert legacy.status_code == 200
+
+
+def test_oauth_client_credentials_with_basic_auth(client: TestClient) -> None:
+    basic = base64.b64encode(b"key:secret").decode()
+    response = client.post(
+        "/services/oauth2/token",
+        data={"grant_type": "client_credentials"},
+        headers={"Authorization": f"Basic {basic}"},
+    )
+    assert response.status_code == 200
+    assert TOKEN.match(response.json()["access_token"])
+
+
+def test_oauth_unsupported_grant(client: TestClient) -> None:
+    for data in ({"grant_type": "magic"}, {}):
+        response = client.post("/services/oauth2/token", data=data)
+        assert response.status_code == 400
+        assert response.json() == {
+            "error": "unsupported_grant_type",
+            "error_description": "grant type not supported",
+        }
+
+
+def test_soap_login_returns_a_working_session(client: TestClient) -> None:
+    response = soap_login(client, "agent@example.com", "secret&token")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/xml")
+    document = minidom.parseString(response.text)
+    session_id = tag(document, "sessionId")
+    assert TOKEN.match(session_id)
+    assert tag(document, "serverUrl").startswith("https://testserver/services/Soap/u/59.0/00D")
+    assert tag(document, "passwordExpired") == "false"
+    assert tag(document, "userId").startswith("005")
+    assert tag(document, "organizationId").startswith("00D")
+    works = client.get(f"{API}/limits", headers={"Authorization": f"Bearer {session_id}"})
+    assert works.status_code == 200
+
+
+def test_soap_login_rejects_garbage_with_a_fault(client: TestClient) -> None:
+    response = client.post(
+        "/services/Soap/u/59.0", content=b"<not xml", headers={"SOAPAction": "login"}
+    )
+    assert response.status_code == 500
+    document = minidom.parseString(response.text)
+    assert tag(document, "sf:exceptionCode") == "INVALID_LOGIN"
+
+
+def test_revoked_token_stops_working(client: TestClient) -> None:
+    token = client.post(
+        "/services/oauth2/token", data={"grant_type": "password", "username": "a", "password": "b"}
+    ).json()["access_token"]
+    assert client.post("/services/oauth2/revoke", data={"token": token}).status_code == 200
+    response = client.get(f"{API}/sobjects", headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 401
+
+
+@pytest.fixture(scope="module")
+def strict_client(database_factory: DatabaseFactory, seeded_template: str) -> Iterator[TestClient]:
+    yield from open_client(
+        database_factory, seeded_template, username="admin@localforce.test", password="s3cret"
+    )
+
+
+def test_strict_login_accepts_only_the_configured_user(strict_client: TestClient) -> None:
+    ok = strict_client.post(
+        "/services/oauth2/token",
+        data={
+            "grant_type": "password",
+            "username": "Admin@localforce.test",
+            "password": "s3cretTOKEN",
+        },
+    )
+    assert ok.status_code == 200
+    bad = strict_client.post(
+        "/services/oauth2/token",
+        data={"grant_type": "password", "username": "admin@localforce.test", "password": "wrong"},
+    )
+    assert bad.status_code == 400
+    assert bad.json() == {"error": "invalid_grant", "error_description": "authentication failure"}
+    basic = base64.b64encode(b"someone:else").decode()
+    bad_client = strict_client.post(
+        "/services/oauth2/token",
+        data={"grant_type": "client_credentials"},
+        headers={"Authorization": f"Basic {basic}"},
+    )
+    assert bad_client.status_code == 400
+    assert bad_client.json() == {
+        "error": "invalid_client",
+        "error_description": "invalid client credentials",
+    }
+
+
+def test_strict_soap_login_fault(strict_client: TestClient) -> None:
+    response = soap_login(strict_client, "admin@localforce.test", "nope")
+    assert response.status_code == 500
+    document = minidom.parseString(response.text)
+    assert tag(document, "faultcode") == "sf:INVALID_LOGIN"
+    assert tag(document, "sf:exceptionCode") == "INVALID_LOGIN"
+    assert tag(document, "sf:exceptionMessage") == (
+        "Invalid username, password, security token; or user locked out."
+    )
+    assert soap_login(strict_client, "admin@localforce.test", "s3cret").status_code == 200

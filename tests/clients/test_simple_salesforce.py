@@ -1,0 +1,116 @@
+"""simple-salesforce, unmodified, against a running localforce server.
+
+simple-salesforce only speaks https to `*.salesforce.com` for login and to the instance after;
+the test's requests session reroutes those URLs to the local plain-http server, as a proxy or
+hosts entry would in real use.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+import requests
+import uvicorn
+from requests.adapters import HTTPAdapter
+from simple_salesforce.api import Salesforce
+from simple_salesforce.exceptions import SalesforceMalformedRequest, SalesforceResourceNotFound
+
+from app.main import create_app
+from tests.conftest import make_settings
+from tests.databases import DatabaseFactory
+
+
+class LocalRedirectAdapter(HTTPAdapter):
+    """Sends every https request to the local server over plain http."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__()
+        self.port = port
+
+    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:  # type: ignore[override]
+        parts = urlsplit(request.url or "")
+        request.url = urlunsplit(("http", f"127.0.0.1:{self.port}", parts.path, parts.query, ""))
+        request.headers["Host"] = f"127.0.0.1:{self.port}"
+        return super().send(request, **kwargs)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server_port(database_factory: DatabaseFactory, seeded_template: str) -> Iterator[int]:
+    url = database_factory.new_url(template=seeded_template)
+    port = free_port()
+    app = create_app(make_settings(url, database_factory.workdir))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.05)
+    yield port
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture
+def session(server_port: int) -> requests.Session:
+    http = requests.Session()
+    http.mount("https://", LocalRedirectAdapter(server_port))
+    return http
+
+
+def test_soap_login_and_crud(session: requests.Session, server_port: int) -> None:
+    sf: Any = Salesforce(
+        username="agent@example.com", password="pw", security_token="tok", session=session
+    )
+    assert sf.sf_instance == f"127.0.0.1:{server_port}"
+    created = sf.Contact.create({"FirstName": "Grace", "LastName": "Hopper"})
+    assert created["success"] is True
+    record_id = created["id"]
+    assert sf.Contact.get(record_id)["Name"] == "Grace Hopper"
+    assert sf.Contact.get(record_id[:15])["Id"] == record_id
+    assert sf.Contact.update(record_id, {"LastName": "Murray Hopper"}) == 204
+    assert sf.Contact.get(record_id)["Name"] == "Grace Murray Hopper"
+    assert sf.Contact.delete(record_id) == 204
+    with pytest.raises(SalesforceResourceNotFound) as deleted:
+        sf.Contact.get(record_id)
+    content: Any = deleted.value.content
+    assert content[0]["errorCode"] == "ENTITY_IS_DELETED"
+
+
+def test_direct_session_describe_and_errors(session: requests.Session, server_port: int) -> None:
+    token = session.post(
+        f"https://127.0.0.1:{server_port}/services/oauth2/token",
+        data={"grant_type": "password", "username": "a", "password": "b"},
+    ).json()["access_token"]
+    sf: Any = Salesforce(
+        instance_url=f"https://127.0.0.1:{server_port}", session_id=token, session=session
+    )
+    names = {entry["name"] for entry in sf.describe()["sobjects"]}
+    assert {"Case", "Knowledge__kav", "CaseHistory__c"} <= names
+    assert sf.Case.describe()["keyPrefix"] == "500"
+    assert sf.Case.metadata()["objectDescribe"]["name"] == "Case"
+    counts = sf.restful("limits/recordCount", params={"sObjects": "Case"})
+    assert counts == {"sObjects": [{"count": 977, "name": "Case"}]}
+    with pytest.raises(SalesforceMalformedRequest) as missing:
+        sf.Contact.create({"FirstName": "No Last Name"})
+    missing_content: Any = missing.value.content
+    assert missing_content == [
+        {
+            "message": "Required fields are missing: [LastName]",
+            "errorCode": "REQUIRED_FIELD_MISSING",
+            "fields": ["LastName"],
+        }
+    ]
+    assert sf.limits()["DailyApiRequests"]["Max"] == 15000

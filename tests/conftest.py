@@ -1,0 +1,84 @@
+"""Fixtures: a seeded org per backend (SQLite always, PostgreSQL too), and API clients on it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import create_engine
+
+from app.config import Settings
+from app.main import build_state, create_app
+from app.seeding.bootstrap import ensure_database
+from tests.databases import DatabaseFactory, require_postgres
+
+BACKENDS = ["sqlite", "postgres"]
+API = "/services/data/v59.0"
+TEST_SEED = 42
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def database_factory(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[DatabaseFactory]:
+    backend = str(request.param)
+    if backend == "postgres":
+        require_postgres()
+    factory = DatabaseFactory(backend=backend, workdir=tmp_path_factory.mktemp(backend))
+    yield factory
+    factory.drop_all()
+
+
+def make_settings(url: str, data_dir: Path, **overrides: object) -> Settings:
+    return Settings(database_url=url, data_dir=data_dir, seed=TEST_SEED, **overrides)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def seeded_template(database_factory: DatabaseFactory) -> str:
+    """The URL of a database holding the freshly seeded org; never written to by tests."""
+    url = database_factory.new_url()
+    settings = make_settings(url, database_factory.workdir)
+    state = build_state(settings)
+    ensure_database(state.engine, state.registry, state.tables, settings)
+    state.engine.dispose()
+    return url
+
+
+@pytest.fixture(scope="session")
+def backend(database_factory: DatabaseFactory) -> str:
+    return database_factory.backend
+
+
+def open_client(
+    database_factory: DatabaseFactory, template: str, **overrides: object
+) -> Iterator[TestClient]:
+    url = database_factory.new_url(template=template)
+    app = create_app(make_settings(url, database_factory.workdir, **overrides))
+    with TestClient(app, base_url="https://testserver") as client:
+        yield client
+    engine = create_engine(url)
+    engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def client(database_factory: DatabaseFactory, seeded_template: str) -> Iterator[TestClient]:
+    """A client on this module's own copy of the seeded org; not logged in."""
+    yield from open_client(database_factory, seeded_template)
+
+
+def login(client: TestClient) -> str:
+    response = client.post(
+        "/services/oauth2/token",
+        data={"grant_type": "password", "username": "agent@example.com", "password": "x"},
+    )
+    assert response.status_code == 200, response.text
+    return str(response.json()["access_token"])
+
+
+@pytest.fixture(scope="module")
+def api(client: TestClient) -> TestClient:
+    """The module's client, logged in: every request carries the bearer token."""
+    client.headers["Authorization"] = f"Bearer {login(client)}"
+    return client

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from app.config import REPO_ROOT
+from app.metadata.loader import label_from_name
+from app.metadata.model import FieldType
+from app.metadata.registry import SchemaRegistry
+
+REGISTRY = SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original" / "objects")
+
+
+def test_the_original_org_has_its_16_objects() -> None:
+    assert [o.name for o in REGISTRY] == [
+        "Account", "Case", "CaseHistory__c", "Contact", "EmailMessage", "Issue__c",
+        "Knowledge__kav", "LiveChatTranscript", "Order", "OrderItem", "Pricebook2",
+        "PricebookEntry", "Product2", "ProductCategory", "ProductCategoryProduct", "User",
+    ]  # fmt: skip
+
+
+def test_every_object_has_the_system_fields() -> None:
+    system = ["Id", "IsDeleted", "CreatedDate", "CreatedById", "LastModifiedDate",
+              "LastModifiedById", "SystemModstamp"]  # fmt: skip
+    for sobject in REGISTRY:
+        assert [f.name for f in sobject.fields if f.system] == system
+        assert sobject.fields[0].type is FieldType.ID
+
+
+def test_lookups_are_case_insensitive() -> None:
+    item = REGISTRY.get("orderitem")
+    assert item is not None and item.name == "OrderItem"
+    field = item.field("PriceBookEntryId")
+    assert field is not None and field.name == "PricebookEntryId"
+    assert item.field_by_relationship("order") is not None
+    assert REGISTRY.by_key_prefix("500") is REGISTRY.get("Case")
+
+
+def test_child_relationships_are_derived_from_lookups() -> None:
+    account = REGISTRY.get("Account")
+    assert account is not None
+    children = {(c.relationship_name, c.child_sobject) for c in account.child_relationships}
+    assert {("Contacts", "Contact"), ("Cases", "Case"), ("Orders", "Order")} <= children
+
+
+def test_the_fields_crmarena_tools_need_exist() -> None:
+    knowledge = REGISTRY.get("Knowledge__kav")
+    email = REGISTRY.get("EmailMessage")
+    assert knowledge is not None and email is not None
+    publish = knowledge.field("PublishStatus")
+    assert publish is not None and publish.allows_picklist_value("Online")
+    assert knowledge.field("Language") is not None
+    assert email.field("ToAddress") is not None
+
+
+def test_labels_come_from_names() -> None:
+    assert label_from_name("ShippingCity") == "Shipping City"
+    assert label_from_name("AccountId") == "Account ID"
+    assert label_from_name("FAQ_Answer__c") == "FAQ Answer"
