@@ -79,6 +79,9 @@ def login(client: TestClient) -> str:
 
 @pytest.fixture(scope="module")
 def api(client: TestClient) -> TestClient:
-    """The module's client, logged in: every request carries the bearer token."""
-    client.headers["Authorization"] = f"Bearer {login(client)}"
-    return client
+    """A logged-in client on the module's org: every request carries the bearer token."""
+    return TestClient(
+        client.app,
+        base_url=str(client.base_url),
+        headers={"Authorization": f"Bearer {login(client)}"},
+    )

@@ -14,7 +14,7 @@ from app.api.deps import ConnectionDep, RawBodyDep, SessionDep, StateDep
 from app.api.routing import SalesforceJSONResponse, SlashRouter, public_base_url
 from app.api.soap import login_fault, login_response, parse_login_request
 from app.errors import NotFound, SalesforceError
-from app.services.auth import ORG_ID, LoginFailed, Session, login
+from app.services.auth import ORG_ID, LoginFailed, Session, login, revoke_session
 from app.services.org import parse_version
 
 router = SlashRouter()
@@ -94,10 +94,11 @@ def oauth_token(
 
 
 @router.post("/services/oauth2/revoke")
-def oauth_revoke(raw: RawBodyDep, state: StateDep) -> Response:
+def oauth_revoke(raw: RawBodyDep, state: StateDep, conn: ConnectionDep) -> Response:
     form = parse_qs(raw.decode("utf-8", "replace"))
     for token in form.get("token", []):
         state.sessions.pop(token, None)
+        revoke_session(conn, token)
     return Response(status_code=200)
 
 

@@ -12,7 +12,7 @@ import string
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Connection, func, insert, select
+from sqlalchemy import Connection, delete, func, insert, select
 
 from app.errors import SalesforceError
 from app.storage.ids import make_id
@@ -106,3 +106,7 @@ def find_session(conn: Connection, token: str) -> Session | None:
         )
     ).first()
     return Session(token=row[0], username=row[1], user_id=row[2]) if row else None
+
+
+def revoke_session(conn: Connection, token: str) -> None:
+    conn.execute(delete(SESSIONS).where(SESSIONS.c.token == token))

@@ -7,6 +7,7 @@ its raw text to find where each field's value ends.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -89,6 +90,21 @@ def _describe_decode_error(error: json.JSONDecodeError) -> str:
     return f"Unexpected character ('{char}' (code {ord(char)})): {reason} {at}"
 
 
+def _reject_constant(name: str) -> Any:
+    """Python reads NaN and Infinity; JSON (and Salesforce's parser) does not."""
+    raise JsonParserError(
+        f"Non-standard token '{name}': enable JsonParser.Feature.ALLOW_NON_NUMERIC_NUMBERS to "
+        "allow"
+    )
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise JsonParserError(f"Numeric value ({text}) out of range of double")
+    return value
+
+
 def parse_object(raw: bytes, type_name: str) -> JsonBody:
     """The body as a JSON object, or the JSON_PARSER_ERROR Salesforce would answer."""
     try:
@@ -98,7 +114,7 @@ def parse_object(raw: bytes, type_name: str) -> JsonBody:
     if not text.strip():
         raise JsonParserError("No content to map to Object due to end of input")
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except json.JSONDecodeError as error:
         raise JsonParserError(_describe_decode_error(error)) from None
     if not isinstance(data, dict):

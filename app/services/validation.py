@@ -6,6 +6,7 @@ value's type, then value rules (length, picklist, email, ids), then references t
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -88,6 +89,8 @@ def _coerce(body: JsonBody, key: str, field: FieldDef) -> Any:
             number = float(value)
         else:
             number = float(value)
+        if not math.isfinite(number):
+            raise body.cannot_deserialize(key, type_name)
         if kind is FieldType.INT:
             if number != int(number):
                 raise body.cannot_deserialize(key, type_name)
@@ -121,6 +124,20 @@ def _check_id(ctx: OrgContext, field: FieldDef, value: str) -> str:
     return normalized
 
 
+def _check_range(field: FieldDef, value: float) -> float:
+    """Numbers must fit the field's digits, as Salesforce's NUMBER_OUTSIDE_VALID_RANGE enforces."""
+    integer_digits = field.digits if field.type is FieldType.INT else field.precision - field.scale
+    if integer_digits <= 0:
+        integer_digits = 18
+    if abs(value) >= 10**integer_digits:
+        raise FieldError(
+            "NUMBER_OUTSIDE_VALID_RANGE",
+            f"{field.label}: value outside of valid range on numeric field: {value}",
+            [field.name],
+        )
+    return value
+
+
 def _check_value(ctx: OrgContext, field: FieldDef, value: Any) -> Any:
     if value is None:
         return None
@@ -128,6 +145,8 @@ def _check_value(ctx: OrgContext, field: FieldDef, value: Any) -> Any:
         return _check_id(ctx, field, value)
     if field.type is FieldType.JUNCTIONIDLIST:
         return [_check_id(ctx, field, item) for item in value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return _check_range(field, value)
     if not isinstance(value, str):
         return value
     if field.length and len(value) > field.length:

@@ -6,6 +6,7 @@ import base64
 import re
 from collections.abc import Iterator
 from xml.dom import minidom
+from xml.sax.saxutils import escape
 
 import httpx
 import pytest
@@ -32,7 +33,7 @@ def soap_login(
 ) -> httpx.Response:
     response: httpx.Response = client.post(
         f"/services/Soap/u/{version}",
-        content=SOAP_LOGIN.format(username=username, password=password),
+        content=SOAP_LOGIN.format(username=escape(username), password=escape(password)),
         headers={"Content-Type": "text/xml; charset=UTF-8", "SOAPAction": "login"},
     )
     return response

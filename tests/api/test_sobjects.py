@@ -2,30 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
-from app.storage.ids import normalize_id
+from app.storage.ids import make_id, normalize_id
 from tests.conftest import API
 
-
-def first_id(api: TestClient, sobject: str) -> str:
-    """An existing record id, found through the seeded counts' id scheme."""
-    from app.storage.ids import make_id
-
-    prefixes = {
-        "Account": "001",
-        "Contact": "003",
-        "User": "005",
-        "Product2": "01t",
-        "Case": "500",
-        "Order": "801",
-        "Pricebook2": "01s",
-        "PricebookEntry": "01u",
-    }
-    return make_id(prefixes[sobject], 1)
+SEEDED_ACCOUNT = make_id("001", 1)
 
 
 def create(api: TestClient, sobject: str, body: dict[str, Any]) -> str:
@@ -222,7 +208,7 @@ VALIDATION_CASES = [
     (
         "Order",
         {
-            "AccountId": "001Lf000000000001AAA"[:18],
+            "AccountId": SEEDED_ACCOUNT,
             "EffectiveDate": "2024-01-01",
             "Status": "Shipped",
         },
@@ -273,7 +259,7 @@ VALIDATION_CASES = [
         {"Name": "x", "IsActive": "maybe"},
         {
             "message": "Cannot deserialize instance of boolean from VALUE_STRING value maybe or "
-            "request may be missing a required field at [line:1, column:38]",
+            "request may be missing a required field at [line:1, column:31]",
             "errorCode": "JSON_PARSER_ERROR",
         },
     ),
@@ -291,7 +277,7 @@ VALIDATION_CASES = [
         {"EffectiveDate": "01/02/2024"},
         {
             "message": "Cannot deserialize instance of date from VALUE_STRING value 01/02/2024 or "
-            "request may be missing a required field at [line:1, column:31]",
+            "request may be missing a required field at [line:1, column:30]",
             "errorCode": "JSON_PARSER_ERROR",
         },
     ),
@@ -300,7 +286,7 @@ VALIDATION_CASES = [
         {"Name": "x", "ValidFrom": "yesterday"},
         {
             "message": "Cannot deserialize instance of datetime from VALUE_STRING value yesterday "
-            "or request may be missing a required field at [line:1, column:39]",
+            "or request may be missing a required field at [line:1, column:36]",
             "errorCode": "JSON_PARSER_ERROR",
         },
     ),
@@ -320,8 +306,6 @@ VALIDATION_CASES = [
 def test_create_validation_errors(
     api: TestClient, sobject: str, body: dict[str, Any], expected: dict[str, Any]
 ) -> None:
-    import json
-
     before = api.get(f"{API}/limits/recordCount", params={"sObjects": sobject}).json()
     response = api.post(
         f"{API}/sobjects/{sobject}",
@@ -355,16 +339,14 @@ def test_record_path_errors(api: TestClient) -> None:
     response = api.get(f"{API}/sobjects/Account/001Lf0000zzzzzz")
     assert response.status_code == 404
     assert error(response)["message"] == "The requested resource does not exist"
-    response = api.get(
-        f"{API}/sobjects/Account/{first_id(api, 'Account')}", params={"fields": "Nope"}
-    )
+    response = api.get(f"{API}/sobjects/Account/{SEEDED_ACCOUNT}", params={"fields": "Nope"})
     assert response.status_code == 400
     assert error(response)["errorCode"] == "INVALID_FIELD"
     assert error(response)["message"].startswith("No such column 'Nope' on entity 'Account'.")
 
 
 def test_method_not_allowed(api: TestClient) -> None:
-    response = api.put(f"{API}/sobjects/Account/{first_id(api, 'Account')}", json={})
+    response = api.put(f"{API}/sobjects/Account/{SEEDED_ACCOUNT}", json={})
     assert response.status_code == 405
     assert error(response) == {
         "message": "HTTP Method 'PUT' not allowed. Allowed are HEAD,GET,PATCH,DELETE",
