@@ -93,8 +93,7 @@ def _describe_decode_error(error: json.JSONDecodeError) -> str:
 def _reject_constant(name: str) -> Any:
     """Python reads NaN and Infinity; JSON (and Salesforce's parser) does not."""
     raise JsonParserError(
-        f"Non-standard token '{name}': enable JsonParser.Feature.ALLOW_NON_NUMERIC_NUMBERS to "
-        "allow"
+        f"Non-standard token '{name}': enable JsonParser.Feature.ALLOW_NON_NUMERIC_NUMBERS to allow"
     )
 
 

@@ -5,25 +5,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from tests.conftest import API
-
-CRMARENA_COUNTS = {
-    "User": 152,
-    "Account": 201,
-    "Contact": 208,
-    "Case": 977,
-    "Knowledge__kav": 45,
-    "ProductCategory": 12,
-    "Product2": 501,
-    "ProductCategoryProduct": 762,
-    "Pricebook2": 46,
-    "PricebookEntry": 22000,
-    "Order": 2069,
-    "OrderItem": 7100,
-    "EmailMessage": 3241,
-    "LiveChatTranscript": 774,
-    "Issue__c": 10,
-    "CaseHistory__c": 2983,
-}
+from tests.crmarena import CRMARENA_COUNTS
 
 
 def test_versions_need_no_login_and_ascend(client: TestClient) -> None:

@@ -17,27 +17,10 @@ from app.metadata.registry import SchemaRegistry
 from app.seeding.generate import GeneratedOrg, generate, generate_original_org
 from app.seeding.generate.text import OBJECTS_DIR, TEXT_FILES, load_text, placeholders
 from app.storage.ids import make_id, normalize_id
+from tests.crmarena import CRMARENA_COUNTS
 
 SEED = 7
 REGISTRY = SchemaRegistry.from_directory(OBJECTS_DIR)
-EXPECTED_COUNTS = {
-    "User": 152,
-    "Account": 201,
-    "Contact": 208,
-    "Case": 977,
-    "Knowledge__kav": 45,
-    "ProductCategory": 12,
-    "Product2": 501,
-    "ProductCategoryProduct": 762,
-    "Pricebook2": 46,
-    "PricebookEntry": 22000,
-    "Order": 2069,
-    "OrderItem": 7100,
-    "EmailMessage": 3241,
-    "LiveChatTranscript": 774,
-    "Issue__c": 10,
-    "CaseHistory__c": 2983,
-}
 ISSUE_NAMES = {
     "Billing/Payment Issue",
     "Return Policy Issue",
@@ -98,8 +81,8 @@ def _all(records: dict[str, list[dict[str, Any]]]) -> Iterator[tuple[str, dict[s
 
 
 def test_exact_counts(records: dict[str, list[dict[str, Any]]]) -> None:
-    assert {name: len(batch) for name, batch in records.items()} == EXPECTED_COUNTS
-    assert sum(EXPECTED_COUNTS.values()) == 41081
+    assert {name: len(batch) for name, batch in records.items()} == CRMARENA_COUNTS
+    assert sum(CRMARENA_COUNTS.values()) == 41081
     history = Counter(h["Field__c"] for h in records["CaseHistory__c"])
     assert history == {"Case Creation": 977, "Owner Assignment": 1088, "Case Closed": 918}
     assert Counter(c["Status"] == "Closed" for c in records["Case"])[True] == 918
