@@ -28,7 +28,8 @@ DataDirOption = Annotated[
     Path | None,
     typer.Option(
         "--data-dir",
-        help="Where the embedded SQLite database lives [env: LOCALFORCE_DATA_DIR; default: ./data]",
+        help="Where the embedded SQLite database lives (default ./data)",
+        envvar="LOCALFORCE_DATA_DIR",
         show_default=False,
     ),
 ]
@@ -72,14 +73,15 @@ def serve(
     host: Annotated[
         str | None,
         typer.Option(
-            help="Interface to listen on [env: LOCALFORCE_HOST; default: 127.0.0.1]",
+            help="Interface to listen on (default 127.0.0.1)",
+            envvar="LOCALFORCE_HOST",
             show_default=False,
         ),
     ] = None,
     port: Annotated[
         int | None,
         typer.Option(
-            help="Port to listen on [env: LOCALFORCE_PORT; default: 8000]", show_default=False
+            help="Port to listen on (default 8000)", envvar="LOCALFORCE_PORT", show_default=False
         ),
     ] = None,
     data_dir: DataDirOption = None,
@@ -105,7 +107,8 @@ def seed(
         int | None,
         typer.Option(
             "--seed",
-            help="Random seed: same seed, same data [env: LOCALFORCE_SEED; default: 42]",
+            help="Random seed: same seed, same data (default 42)",
+            envvar="LOCALFORCE_SEED",
             show_default=False,
         ),
     ] = None,
