@@ -25,7 +25,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy app tests
+	$(BIN)/mypy app tests bench
 
 unit: $(STAMP)
 	$(BIN)/pytest -q
@@ -33,7 +33,7 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 bench: $(STAMP)
-	$(BIN)/python -m bench.run
+	$(BIN)/python -m bench.query_latency
 
 clean:
 	rm -rf $(VENV) data .mypy_cache .ruff_cache .pytest_cache

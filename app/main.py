@@ -12,7 +12,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api import auth, planned, sobjects, versions
+from app.api import auth, planned, query, sobjects, versions
 from app.api.routing import SalesforceJSONResponse
 from app.api.state import AppState
 from app.config import Settings, get_settings
@@ -135,6 +135,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(Exception, unexpected_error)
-    for module in (auth, versions, sobjects, planned):
+    for module in (auth, versions, sobjects, query, planned):
         app.include_router(module.router)
     return app

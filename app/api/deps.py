@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Annotated, cast
 
 from fastapi import Depends, Request
+from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import Connection
 
 from app.api.state import AppState
@@ -15,7 +16,8 @@ from app.services.context import OrgContext
 from app.services.org import parse_version
 
 
-def get_state(request: Request) -> AppState:
+# Light dependencies are async so they run on the event loop, not through the thread pool.
+async def get_state(request: Request) -> AppState:
     return cast(AppState, request.app.state.localforce)
 
 
@@ -39,13 +41,19 @@ def bearer_token(request: Request) -> str | None:
     return None
 
 
-def get_session(request: Request, state: StateDep, conn: ConnectionDep) -> Session:
+def _load_session(state: AppState, token: str) -> Session | None:
+    with state.engine.connect() as conn:
+        return find_session(conn, token)
+
+
+async def get_session(request: Request, state: StateDep) -> Session:
+    """The session a bearer token names: from memory, else (once) from the database."""
     token = bearer_token(request)
     if token is None:
         raise InvalidSession()
     session = state.sessions.get(token)
     if session is None:
-        session = find_session(conn, token)
+        session = await run_in_threadpool(_load_session, state, token)
         if session is None:
             raise InvalidSession()
         state.sessions[token] = session
@@ -55,14 +63,16 @@ def get_session(request: Request, state: StateDep, conn: ConnectionDep) -> Sessi
 SessionDep = Annotated[Session, Depends(get_session)]
 
 
-def get_api_version(version: str) -> str:
+async def get_api_version(version: str) -> str:
     return parse_version(version)
 
 
 ApiVersionDep = Annotated[str, Depends(get_api_version)]
 
 
-def get_org_context(state: StateDep, session: SessionDep, api_version: ApiVersionDep) -> OrgContext:
+async def get_org_context(
+    state: StateDep, session: SessionDep, api_version: ApiVersionDep
+) -> OrgContext:
     return OrgContext(
         registry=state.registry,
         tables=state.tables,

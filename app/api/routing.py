@@ -5,12 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 
 class SalesforceJSONResponse(JSONResponse):
+    """JSON as Salesforce sends it, rendered with orjson: query results can be large."""
+
     media_type = "application/json;charset=UTF-8"
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content)
 
 
 class SlashRouter(APIRouter):

@@ -11,6 +11,7 @@ from sqlalchemy import Engine
 from app.config import Settings
 from app.metadata.registry import SchemaRegistry
 from app.services.auth import Credentials, Session
+from app.services.cursors import CursorStore
 from app.storage.tables import TableSet
 
 
@@ -23,6 +24,7 @@ class AppState:
     clock: Callable[[], datetime]
     sessions: dict[str, Session] = field(default_factory=dict)
     api_requests: int = 0
+    cursors: CursorStore = field(default_factory=CursorStore)
 
     @property
     def credentials(self) -> Credentials | None:

@@ -47,8 +47,6 @@ def versions() -> list[dict[str, str]]:
 RESOURCES = ("sobjects", "query", "queryAll", "search", "limits")
 # Salesforce resources localforce knows of but has not built yet: each answers an error naming it.
 PLANNED_RESOURCES = {
-    "query": "SOQL queries (/query)",
-    "queryAll": "SOQL queries (/queryAll)",
     "search": "SOSL search (/search)",
     "parameterizedSearch": "parameterized search (/parameterizedSearch)",
     "composite": "the composite API (/composite)",

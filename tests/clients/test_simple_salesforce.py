@@ -114,3 +114,25 @@ def test_direct_session_describe_and_errors(session: requests.Session, server_po
         }
     ]
     assert sf.limits()["DailyApiRequests"]["Max"] == 15000
+
+
+def test_query_all_follows_next_records_url(session: requests.Session, server_port: int) -> None:
+    sf: Any = Salesforce(
+        username="agent@example.com", password="pw", security_token="", session=session
+    )
+    result = sf.query_all("SELECT Id, Product2.Name FROM PricebookEntry")
+    assert result["totalSize"] == 22000
+    ids = [record["Id"] for record in result["records"]]
+    assert len(set(ids)) == 22000
+    assert result["records"][0]["Product2"]["attributes"]["type"] == "Product2"
+    assert sf.query("SELECT COUNT() FROM Case")["totalSize"] == 977
+    deleted_aware = sf.query_all("SELECT Id FROM Issue__c", include_deleted=True)
+    assert deleted_aware["totalSize"] == 10
+    with pytest.raises(SalesforceMalformedRequest) as bad:
+        sf.query("SELECT Id FROM Case WHERE CreatedDate > '2020-01-01'")
+    content: Any = bad.value.content
+    assert content[0]["errorCode"] == "INVALID_FIELD"
+    assert content[0]["message"].endswith(
+        "value of filter criterion for field 'CreatedDate' must be of type dateTime and should "
+        "not be enclosed in quotes"
+    )

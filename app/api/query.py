@@ -1,0 +1,53 @@
+"""SOQL endpoints: /query and /queryAll, and their next-batch locators."""
+
+from __future__ import annotations
+
+from fastapi import Request
+
+from app.api.deps import ConnectionDep, OrgContextDep, StateDep
+from app.api.routing import SalesforceJSONResponse, SlashRouter
+from app.services.query import batch_size_from, query_more, run_query
+
+router = SlashRouter(prefix="/services/data/{version}")
+
+
+def _run(
+    request: Request, ctx: OrgContextDep, conn: ConnectionDep, state: StateDep, all_rows: bool
+) -> SalesforceJSONResponse:
+    return SalesforceJSONResponse(
+        run_query(
+            conn,
+            ctx,
+            state.cursors,
+            request.query_params.get("q"),
+            include_deleted=all_rows,
+            batch_size=batch_size_from(request.headers.get("sforce-query-options")),
+        )
+    )
+
+
+@router.get("/query")
+def query(
+    request: Request, ctx: OrgContextDep, conn: ConnectionDep, state: StateDep
+) -> SalesforceJSONResponse:
+    return _run(request, ctx, conn, state, all_rows=False)
+
+
+@router.get("/queryAll")
+def query_all(
+    request: Request, ctx: OrgContextDep, conn: ConnectionDep, state: StateDep
+) -> SalesforceJSONResponse:
+    return _run(request, ctx, conn, state, all_rows=True)
+
+
+# Salesforce writes /query/ in nextRecordsUrl even for queryAll; both paths serve locators.
+@router.get("/query/{locator}")
+def next_batch(locator: str, ctx: OrgContextDep, state: StateDep) -> SalesforceJSONResponse:
+    # Results go out as a ready response: FastAPI's generic encoder would walk every value.
+    return SalesforceJSONResponse(query_more(ctx, state.cursors, locator))
+
+
+@router.get("/queryAll/{locator}")
+def next_batch_all(locator: str, ctx: OrgContextDep, state: StateDep) -> SalesforceJSONResponse:
+    # Results go out as a ready response: FastAPI's generic encoder would walk every value.
+    return SalesforceJSONResponse(query_more(ctx, state.cursors, locator))

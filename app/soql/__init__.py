@@ -1,0 +1,1 @@
+"""SOQL: tokens -> parser -> ast -> binder -> compiler -> results. Knows nothing of HTTP."""

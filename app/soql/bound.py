@@ -1,0 +1,124 @@
+"""The bound query: names resolved against the schema, literals typed against their fields.
+
+The compiler and the result shaper read only this, never the raw syntax tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from app.metadata.model import FieldDef, SObjectDef
+from app.soql.ast import Operator
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One child-to-parent step: the lookup field followed and the object it leads to."""
+
+    lookup: FieldDef
+    target: SObjectDef
+
+    @property
+    def name(self) -> str:
+        return self.lookup.relationship_name or self.lookup.name
+
+
+@dataclass(frozen=True)
+class BoundPath:
+    """A resolved field path: the hops from the root object, then the field on the last one."""
+
+    hops: tuple[Hop, ...]
+    field: FieldDef
+
+    @property
+    def owner(self) -> str:
+        """A key for the object the field lives on (the chain of relationship names)."""
+        return ".".join(hop.name for hop in self.hops)
+
+
+class AggregateFunction(StrEnum):
+    COUNT = "COUNT"
+    COUNT_DISTINCT = "COUNT_DISTINCT"
+    SUM = "SUM"
+    AVG = "AVG"
+    MIN = "MIN"
+    MAX = "MAX"
+
+
+@dataclass(frozen=True)
+class BoundAggregate:
+    function: AggregateFunction
+    path: BoundPath | None  # None only for COUNT() with no argument inside HAVING/ORDER BY
+    name: str  # the output key: the alias, or exprN
+
+
+@dataclass(frozen=True)
+class BoundColumn:
+    """A selected plain field."""
+
+    path: BoundPath
+
+
+SelectExpr = BoundColumn | BoundAggregate
+
+
+class ConditionKind(StrEnum):
+    COMPARE = "compare"
+    IN = "in"
+    NOT_IN = "not_in"
+    INCLUDES = "includes"
+    EXCLUDES = "excludes"
+
+
+@dataclass(frozen=True)
+class BoundCondition:
+    """A leaf condition with its value typed for the field (ids canonical, datetimes UTC)."""
+
+    kind: ConditionKind
+    target: BoundPath | BoundAggregate
+    op: Operator | None
+    value: Any  # one value for COMPARE; a tuple of values otherwise
+
+
+@dataclass(frozen=True)
+class BoundAnd:
+    operands: tuple[BoundExpr, ...]
+
+
+@dataclass(frozen=True)
+class BoundOr:
+    operands: tuple[BoundExpr, ...]
+
+
+@dataclass(frozen=True)
+class BoundNot:
+    operand: BoundExpr
+
+
+BoundExpr = BoundCondition | BoundAnd | BoundOr | BoundNot
+
+
+@dataclass(frozen=True)
+class BoundOrder:
+    target: BoundPath | BoundAggregate
+    descending: bool
+    nulls_first: bool
+
+
+@dataclass(frozen=True)
+class BoundQuery:
+    sobject: SObjectDef
+    select: tuple[SelectExpr, ...]
+    count_only: bool
+    where: BoundExpr | None
+    group_by: tuple[BoundPath, ...]
+    having: BoundExpr | None
+    order_by: tuple[BoundOrder, ...]
+    limit: int | None
+    offset: int | None
+
+    @property
+    def is_aggregate(self) -> bool:
+        return bool(self.group_by) or any(isinstance(s, BoundAggregate) for s in self.select)

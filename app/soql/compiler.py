@@ -1,0 +1,269 @@
+"""Compiles a bound query to one SQLAlchemy Core SELECT with bound parameters only.
+
+Salesforce semantics, not SQL's: `!=` and NOT IN match nulls, an empty string is null, `= null`
+on a checkbox means false, NOT of an unknown is true, nulls sort first unless told otherwise.
+Case-insensitive text comes from the column types (NOCASE on SQLite, citext on PostgreSQL).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    and_,
+    distinct,
+    false,
+    func,
+    literal,
+    not_,
+    or_,
+    select,
+    true,
+)
+from sqlalchemy.sql.expression import FromClause
+
+from app.metadata.model import FieldType
+from app.soql.ast import Operator
+from app.soql.bound import (
+    AggregateFunction,
+    BoundAggregate,
+    BoundAnd,
+    BoundColumn,
+    BoundCondition,
+    BoundExpr,
+    BoundNot,
+    BoundOr,
+    BoundPath,
+    BoundQuery,
+    ConditionKind,
+    Hop,
+)
+from app.storage.tables import TableSet
+
+
+@dataclass(frozen=True)
+class CompiledQuery:
+    """The statement, and where each selected value lands in its result rows.
+
+    Row layout for record queries: the root Id, then each parent's Id (for nesting and nulls),
+    then the selected fields. Aggregate queries: the selected expressions in order.
+    """
+
+    statement: Select[Any]
+    bound: BoundQuery
+    parent_id_index: dict[tuple[str, ...], int]
+    value_index: tuple[int, ...]
+
+
+def like_pattern(value: str) -> str:
+    """A SOQL LIKE pattern for SQL LIKE with ESCAPE '\\': `\\%` and `\\_` stay literal."""
+    out = []
+    index = 0
+    while index < len(value):
+        char = value[index]
+        if char == "\\" and index + 1 < len(value) and value[index + 1] in "%_":
+            out.append(value[index : index + 2])
+            index += 2
+            continue
+        out.append("\\\\" if char == "\\" else char)
+        index += 1
+    return "".join(out)
+
+
+class _Joins:
+    """The root table and one outer-joined alias per parent relationship chain."""
+
+    def __init__(self, tables: TableSet, bound: BoundQuery) -> None:
+        self.tables = tables
+        self.root = tables[bound.sobject.name].alias("t0")
+        self.aliases: dict[tuple[str, ...], FromClause] = {(): self.root}
+        self.from_clause: FromClause = self.root
+
+    def table_for(self, hops: tuple[Hop, ...]) -> FromClause:
+        key: tuple[str, ...] = ()
+        current: FromClause = self.root
+        for hop in hops:
+            key = (*key, hop.name.lower())
+            joined = self.aliases.get(key)
+            if joined is None:
+                joined = self.tables[hop.target.name].alias(f"t{len(self.aliases)}")
+                # A deleted parent reads as an empty lookup, as after Salesforce clears it.
+                on = and_(joined.c.Id == current.c[hop.lookup.name], joined.c.IsDeleted.is_(False))
+                self.from_clause = self.from_clause.outerjoin(joined, on)
+                self.aliases[key] = joined
+            current = joined
+        return current
+
+    def column(self, path: BoundPath) -> ColumnElement[Any]:
+        return self.table_for(path.hops).c[path.field.name]
+
+
+def _aggregate(joins: _Joins, aggregate: BoundAggregate) -> ColumnElement[Any]:
+    if aggregate.path is None:
+        return func.count()
+    column = joins.column(aggregate.path)
+    match aggregate.function:
+        case AggregateFunction.COUNT:
+            return func.count(column)
+        case AggregateFunction.COUNT_DISTINCT:
+            return func.count(distinct(column))
+        case AggregateFunction.SUM:
+            return func.sum(column)
+        case AggregateFunction.AVG:
+            return func.avg(column)
+        case AggregateFunction.MIN:
+            return func.min(column)
+        case AggregateFunction.MAX:
+            return func.max(column)
+
+
+def _target(joins: _Joins, target: BoundPath | BoundAggregate) -> ColumnElement[Any]:
+    if isinstance(target, BoundPath):
+        return joins.column(target)
+    return _aggregate(joins, target)
+
+
+def _is_null_value(condition: BoundCondition, value: Any) -> bool:
+    """Salesforce stores no empty text: `''` means null."""
+    return value is None or (value == "" and isinstance(condition.target, BoundPath))
+
+
+def _compare(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnElement[Any]:
+    value = condition.value
+    op = condition.op
+    is_checkbox = (
+        isinstance(condition.target, BoundPath) and condition.target.field.type is FieldType.BOOLEAN
+    )
+    if _is_null_value(condition, value):
+        if is_checkbox and op in (Operator.EQ, Operator.NE):
+            # Checkboxes are never null: `= null` matches false and `!= null` true.
+            return column.is_(op is Operator.NE)
+        if op is Operator.EQ:
+            return column.is_(None)
+        if op is Operator.NE:
+            return column.is_not(None)
+        return false()
+    comparisons: dict[Operator, Any] = {
+        Operator.EQ: lambda: column == value,
+        Operator.NE: lambda: or_(column != value, column.is_(None)),
+        Operator.LT: lambda: column < value,
+        Operator.LE: lambda: column <= value,
+        Operator.GT: lambda: column > value,
+        Operator.GE: lambda: column >= value,
+        Operator.LIKE: lambda: column.like(like_pattern(str(value)), escape="\\"),
+    }
+    if op in comparisons:
+        result: ColumnElement[Any] = comparisons[op]()
+        return result
+    raise AssertionError(op)
+
+
+def _membership(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnElement[bool]:
+    values = [v for v in condition.value if not _is_null_value(condition, v)]
+    has_null = len(values) != len(condition.value)
+    inside = column.in_(values) if values else false()
+    if condition.kind is ConditionKind.IN:
+        return or_(inside, column.is_(None)) if has_null else inside
+    outside = column.not_in(values) if values else true()
+    # NOT IN matches nulls, like !=, unless null is one of the excluded values.
+    return and_(outside, column.is_not(None)) if has_null else or_(outside, column.is_(None))
+
+
+def _includes(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnElement[bool]:
+    wrapped = func.lower(literal(";") + column + literal(";"))
+    alternatives = []
+    for value in condition.value:
+        parts = [part.strip().lower() for part in str(value).split(";") if part.strip()]
+        alternatives.append(and_(*(wrapped.like(f"%;{part};%") for part in parts)))
+    matched = or_(*alternatives) if alternatives else false()
+    if condition.kind is ConditionKind.INCLUDES:
+        return matched
+    return or_(not_(matched), column.is_(None))
+
+
+def _condition(joins: _Joins, expr: BoundExpr) -> ColumnElement[bool]:
+    if isinstance(expr, BoundAnd):
+        return and_(*(_condition(joins, operand) for operand in expr.operands))
+    if isinstance(expr, BoundOr):
+        return or_(*(_condition(joins, operand) for operand in expr.operands))
+    if isinstance(expr, BoundNot):
+        # SQL's NOT of unknown is unknown; Salesforce's NOT of "no match" is a match.
+        return not_(func.coalesce(_condition(joins, expr.operand), false()))
+    column = _target(joins, expr.target)
+    if expr.kind is ConditionKind.COMPARE:
+        return _compare(expr, column)
+    if expr.kind in (ConditionKind.IN, ConditionKind.NOT_IN):
+        return _membership(expr, column)
+    return _includes(expr, column)
+
+
+def _order(joins: _Joins, bound: BoundQuery) -> list[ColumnElement[Any]]:
+    keys: list[ColumnElement[Any]] = []
+    for order in bound.order_by:
+        column = _target(joins, order.target)
+        key = column.desc() if order.descending else column.asc()
+        keys.append(key.nulls_first() if order.nulls_first else key.nulls_last())
+    return keys
+
+
+def compile_query(bound: BoundQuery, tables: TableSet, *, include_deleted: bool) -> CompiledQuery:
+    """The SELECT for `bound`; `include_deleted` is queryAll's view of the recycle bin."""
+    joins = _Joins(tables, bound)
+    root = joins.root
+    filters: list[ColumnElement[bool]] = []
+    if not include_deleted:
+        filters.append(root.c.IsDeleted.is_(False))
+    if bound.where is not None:
+        filters.append(_condition(joins, bound.where))
+
+    if bound.count_only:
+        inner = select(root.c.Id).where(*filters)
+        inner = inner.limit(bound.limit).offset(bound.offset)
+        statement = select(func.count()).select_from(
+            inner.select_from(joins.from_clause).subquery()
+        )
+        return CompiledQuery(statement, bound, {}, ())
+
+    if bound.is_aggregate:
+        columns = [
+            _aggregate(joins, item) if isinstance(item, BoundAggregate) else joins.column(item.path)
+            for item in bound.select
+        ]
+        statement = select(*columns).where(*filters)
+        statement = statement.group_by(*(joins.column(path) for path in bound.group_by))
+        if bound.having is not None:
+            statement = statement.having(_condition(joins, bound.having))
+        statement = statement.order_by(*_order(joins, bound))
+        statement = statement.limit(bound.limit).offset(bound.offset)
+        statement = statement.select_from(joins.from_clause)
+        return CompiledQuery(statement, bound, {}, tuple(range(len(columns))))
+
+    parent_ids: list[ColumnElement[Any]] = []
+    parent_id_index: dict[tuple[str, ...], int] = {}
+    values: list[ColumnElement[Any]] = []
+    for item in bound.select:
+        assert isinstance(item, BoundColumn)
+        hops = item.path.hops
+        for depth in range(1, len(hops) + 1):
+            key = tuple(hop.name.lower() for hop in hops[:depth])
+            if key not in parent_id_index:
+                parent_id_index[key] = -1
+                parent_ids.append(joins.table_for(hops[:depth]).c.Id)
+        values.append(joins.column(item.path))
+    for position, key in enumerate(parent_id_index):
+        parent_id_index[key] = 1 + position
+    first_value = 1 + len(parent_ids)
+    statement = select(root.c.Id, *parent_ids, *values).where(*filters)
+    # The root Id last makes the order total, so batches of a cursor never shift.
+    statement = statement.order_by(*_order(joins, bound), root.c.Id)
+    statement = statement.limit(bound.limit).offset(bound.offset)
+    statement = statement.select_from(joins.from_clause)
+    return CompiledQuery(
+        statement,
+        bound,
+        parent_id_index,
+        tuple(range(first_value, first_value + len(values))),
+    )

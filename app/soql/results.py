@@ -1,0 +1,73 @@
+"""Shapes result rows into Salesforce's JSON records: attributes first, fields in SELECT order
+under canonical names, parent records nested (or null), aggregates as AggregateResult."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from app.metadata.values import to_json
+from app.soql.bound import AggregateFunction, BoundAggregate, BoundColumn
+from app.soql.compiler import CompiledQuery
+
+
+def _aggregate_value(aggregate: BoundAggregate, value: Any) -> Any:
+    if aggregate.function in (AggregateFunction.COUNT, AggregateFunction.COUNT_DISTINCT):
+        return int(value or 0)
+    if aggregate.function in (AggregateFunction.SUM, AggregateFunction.AVG):
+        return None if value is None else float(value)
+    assert aggregate.path is not None
+    return to_json(aggregate.path.field, value)
+
+
+def shape_aggregate(compiled: CompiledQuery, row: Sequence[Any]) -> dict[str, Any]:
+    record: dict[str, Any] = {"attributes": {"type": "AggregateResult"}}
+    for item, index in zip(compiled.bound.select, compiled.value_index, strict=True):
+        if isinstance(item, BoundAggregate):
+            if not item.name.startswith("__hidden"):
+                record[item.name] = _aggregate_value(item, row[index])
+        else:
+            # A grouped field appears under its own name, whatever path selected it.
+            record[item.path.field.name] = to_json(item.path.field, row[index])
+    return record
+
+
+def shape_record(compiled: CompiledQuery, row: Sequence[Any], base_path: str) -> dict[str, Any]:
+    """One record: `attributes`, then each selected field, parents nested where first used."""
+    sobject = compiled.bound.sobject
+    record: dict[str, Any] = {
+        "attributes": {"type": sobject.name, "url": f"{base_path}/sobjects/{sobject.name}/{row[0]}"}
+    }
+    for item, index in zip(compiled.bound.select, compiled.value_index, strict=True):
+        assert isinstance(item, BoundColumn)
+        container: dict[str, Any] | None = record
+        key: tuple[str, ...] = ()
+        for hop in item.path.hops:
+            key = (*key, hop.name.lower())
+            assert container is not None
+            if hop.name not in container:
+                parent_id = row[compiled.parent_id_index[key]]
+                container[hop.name] = (
+                    None
+                    if parent_id is None
+                    else {
+                        "attributes": {
+                            "type": hop.target.name,
+                            "url": f"{base_path}/sobjects/{hop.target.name}/{parent_id}",
+                        }
+                    }
+                )
+            container = container[hop.name]
+            if container is None:
+                break
+        if container is not None:
+            container[item.path.field.name] = to_json(item.path.field, row[index])
+    return record
+
+
+def shape_rows(
+    compiled: CompiledQuery, rows: Sequence[Sequence[Any]], base_path: str
+) -> list[dict[str, Any]]:
+    if compiled.bound.is_aggregate:
+        return [shape_aggregate(compiled, row) for row in rows]
+    return [shape_record(compiled, row, base_path) for row in rows]
