@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -26,6 +29,20 @@ class Settings(BaseSettings):
     username: str = ""
     password: str = ""
     seed_dir: Path = REPO_ROOT / "seed"
+    # The org's time zone (IANA name): date literals such as TODAY resolve in it.
+    timezone: str = "UTC"
+    # Pin the org clock (e.g. 2024-06-01T09:00:00Z) so every run resolves dates the same way.
+    clock: datetime | None = None
+    fiscal_year_start_month: int = Field(default=1, ge=1, le=12)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone: {value}") from None
+        return value
 
     @property
     def effective_database_url(self) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 
@@ -28,6 +28,17 @@ def utc_now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None, microsecond=0)
 
 
+def org_clock(settings: Settings) -> Callable[[], datetime]:
+    """The running clock, or the pinned instant of LOCALFORCE_CLOCK."""
+    if settings.clock is None:
+        return utc_now
+    pinned = settings.clock
+    if pinned.tzinfo is not None:
+        pinned = pinned.astimezone(UTC).replace(tzinfo=None)
+    pinned = pinned.replace(microsecond=0)
+    return lambda: pinned
+
+
 def build_state(settings: Settings) -> AppState:
     registry = SchemaRegistry.from_directory(settings.seed_dir / "orgs" / settings.org / "objects")
     engine = create_db_engine(settings.effective_database_url)
@@ -36,7 +47,7 @@ def build_state(settings: Settings) -> AppState:
         engine=engine,
         registry=registry,
         tables=TableSet(registry),
-        clock=utc_now,
+        clock=org_clock(settings),
     )
 
 

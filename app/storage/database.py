@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from alembic import command
 from alembic.config import Config
@@ -12,7 +14,16 @@ from app.config import REPO_ROOT
 from app.storage.tables import TableSet
 
 
+def to_local_time(value: str | None, zone: str) -> str | None:
+    """SQLite has no time zones: convertTimezone() calls this Python function instead."""
+    if value is None:
+        return None
+    moment = datetime.fromisoformat(value).replace(tzinfo=UTC).astimezone(ZoneInfo(zone))
+    return moment.replace(tzinfo=None).isoformat(sep=" ")
+
+
 def _sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
+    dbapi_connection.create_function("lf_to_local", 2, to_local_time, deterministic=True)
     cursor = dbapi_connection.cursor()
     # WAL lets readers run while a request writes; NORMAL sync is safe with WAL.
     cursor.execute("PRAGMA journal_mode=WAL")
