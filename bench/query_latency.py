@@ -13,12 +13,11 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-
-import httpx
+from urllib.parse import urlencode
 
 from app.seeding.pipeline import build_rows
 from app.services.query import prepare
-from bench.server import running_org
+from bench.server import HttpClient, running_org
 from tests.crmarena import tool_queries
 
 
@@ -40,24 +39,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as workdir, running_org(Path(workdir)) as org:
         state = org.state
         queries = tool_queries(build_rows(state.registry, state.settings.org, state.settings.seed))
-        client = httpx.Client(base_url=org.base_url)
-        token = client.post(
-            "/services/oauth2/token",
-            data={"grant_type": "password", "username": "bench", "password": "x"},
-        ).json()["access_token"]
-        client.headers["Authorization"] = f"Bearer {token}"
-        floor_ms = _median_ms(
-            lambda: client.get("/services/data/v59.0/limits").raise_for_status(), args.repeat
-        )
+        client = HttpClient(org.base_url)
+        floor_ms = _median_ms(lambda: client.get("/services/data/v59.0/limits"), args.repeat)
         print(f"HTTP floor (GET /limits, authenticated, no data): {floor_ms:.2f} ms")  # noqa: T201
         ratios = []
         print(f"{'query':40} {'rows':>6} {'http ms':>9} {'sql ms':>9} {'ratio':>7}")  # noqa: T201
         for name, soql in queries.items():
 
             def over_http(soql: str = soql) -> object:
-                response = client.get("/services/data/v59.0/query", params={"q": soql})
-                response.raise_for_status()
-                return response.json()
+                return client.get("/services/data/v59.0/query?" + urlencode({"q": soql}))
 
             compiled = prepare(state.registry, state.tables, soql, False)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import http.client
+import json
 import socket
 import threading
 import time
@@ -9,6 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import uvicorn
 
@@ -16,6 +20,39 @@ from app.api.state import AppState
 from app.config import Settings
 from app.main import build_state, create_app
 from app.seeding.bootstrap import ensure_database
+
+
+class HttpClient:
+    """A logged-in keep-alive HTTP/1.1 connection: the lightest client, so the figures are the
+    server's, not a client library's."""
+
+    def __init__(self, base_url: str) -> None:
+        parts = urlsplit(base_url)
+        self.connection = http.client.HTTPConnection(parts.hostname or "", parts.port)
+        token = self.request(
+            "POST",
+            "/services/oauth2/token",
+            b"grant_type=password&username=bench&password=x",
+            {"Content-Type": "application/x-www-form-urlencoded"},
+        )["access_token"]
+        self.headers = {"Authorization": f"Bearer {token}"}
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Any:
+        self.connection.request(method, path, body=body, headers=headers or {})
+        response = self.connection.getresponse()
+        payload = response.read()
+        if response.status >= 300:
+            raise RuntimeError(f"{method} {path}: {response.status} {payload[:200]!r}")
+        return json.loads(payload)
+
+    def get(self, path: str) -> Any:
+        return self.request("GET", path, headers=self.headers)
 
 
 @dataclass(frozen=True)
