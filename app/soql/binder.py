@@ -36,6 +36,9 @@ from app.storage.ids import normalize_id
 
 MAX_PARENT_DEPTH = 5
 MAX_OFFSET = 2000
+# Levels of AND inside OR inside AND...: each is a level of parentheses in the SQL, and SQLite's
+# parser overflows at about 20 of them (the SOQL parser allows 100 levels of nesting).
+MAX_ALTERNATIONS = 12
 _NO_SUCH_COLUMN = (
     "No such column '{name}' on entity '{entity}'. If you are attempting to use a custom field, "
     "be sure to append the '__c' after the custom field name. Please reference your WSDL or the "
@@ -51,6 +54,7 @@ _BAD_TYPE = (
     "sure to append the '__c' after the entity name. Please reference your WSDL or the "
     "describe call for the appropriate names."
 )
+_EQUALITY = frozenset({ast.Operator.EQ, ast.Operator.NE})
 # How Salesforce names a field's type in "must be of type ..." messages.
 _FILTER_TYPE_NAMES = {
     FieldType.BOOLEAN: "boolean",
@@ -140,7 +144,11 @@ class Binder:
             raise FeatureNotSupported(f"nested functions inside {call.name}()")
         path = self.path(root, alias, call.args[0])
         numeric_only = function in {AggregateFunction.SUM, AggregateFunction.AVG}
-        if numeric_only and path.field.type not in NUMBER_TYPES:
+        # MIN and MAX order values; a checkbox has no order (PostgreSQL has no max(boolean)).
+        unordered = function in {AggregateFunction.MIN, AggregateFunction.MAX} and (
+            path.field.type is FieldType.BOOLEAN
+        )
+        if (numeric_only and path.field.type not in NUMBER_TYPES) or unordered:
             raise self._error(
                 "MALFORMED_QUERY",
                 f"field {path.field.name} does not support aggregate operator {upper}",
@@ -153,6 +161,9 @@ class Binder:
     def _mismatch(self, field: FieldDef, literal: ast.Literal) -> SoqlError:
         if field.is_text:
             expected = "must be of type string and should be enclosed in quotes"
+        elif field.type in ID_TYPES:
+            # Id and lookup values are quoted strings, so the hint says to quote them.
+            expected = f"must be of type {field.type.value} and should be enclosed in quotes"
         else:
             type_name = _FILTER_TYPE_NAMES.get(field.type, field.type.value)
             expected = f"must be of type {type_name} and should not be enclosed in quotes"
@@ -190,11 +201,12 @@ class Binder:
         }:
             number = literal.value
             assert isinstance(number, int | Decimal)
-            return (
-                int(number)
-                if field.type is FieldType.INT and number == int(number)
-                else float(number)
-            )
+            # A literal beyond the column's range compares as a float (inf when huge) instead of
+            # overflowing the driver: int columns hold 32 bits, and float(int) can overflow.
+            whole = int(number)
+            if field.type is FieldType.INT and number == whole and abs(whole) < 2**31:
+                return whole
+            return float(Decimal(number))
         if field.type is FieldType.DATE and kind is ast.LiteralKind.DATE:
             return literal.value
         if field.type is FieldType.DATETIME and kind is ast.LiteralKind.DATETIME:
@@ -233,6 +245,11 @@ class Binder:
                         "string fields.",
                         node.pos,
                     )
+            if field.type is FieldType.BOOLEAN and node.op not in _EQUALITY:
+                # A checkbox is only equal or not: `IsActive < true` has no meaning.
+                raise self._error(
+                    "INVALID_QUERY_FILTER_OPERATOR", "invalid operator on boolean field", node.pos
+                )
             value = self._typed(field, target, node.right)
             return BoundCondition(ConditionKind.COMPARE, target, node.op, value)
         if isinstance(node, ast.InCondition):
@@ -392,6 +409,9 @@ def bind(registry: SchemaRegistry, text: str, query: ast.Query) -> BoundQuery:
             "Cannot use an aggregate function in the WHERE clause", query=text, pos=None
         )
     having = binder.condition(root, alias, query.having, aggregates) if query.having else None
+    for condition in (where, having):
+        if condition is not None and _alternations(condition) > MAX_ALTERNATIONS:
+            raise malformed("query is nested too deeply", query=text, pos=None)
     order_by = []
     for order_key in query.order_by:
         if isinstance(order_key.expr, ast.FieldPath):
@@ -409,6 +429,7 @@ def bind(registry: SchemaRegistry, text: str, query: ast.Query) -> BoundQuery:
             pos=None,
         )
     hidden = [a for a in aggregates.by_key.values() if a.name.startswith("__hidden")]
+    _check_grouping(text, select, group_by, having, order_by, count_only, hidden)
     return BoundQuery(
         sobject=root,
         select=tuple(select) + tuple(hidden),
@@ -420,6 +441,67 @@ def bind(registry: SchemaRegistry, text: str, query: ast.Query) -> BoundQuery:
         limit=query.limit,
         offset=query.offset,
     )
+
+
+def _check_grouping(
+    text: str,
+    select: list[SelectExpr],
+    group_by: list[BoundPath],
+    having: BoundExpr | None,
+    order_by: list[BoundOrder],
+    count_only: bool,
+    hidden: list[BoundAggregate],
+) -> None:
+    """HAVING and ORDER BY of an aggregate query may only use grouped fields, and an aggregate
+    there makes the query an aggregate one; otherwise the SQL is invalid (a 500 on PostgreSQL)."""
+    aggregated = bool(group_by) or any(isinstance(s, BoundAggregate) for s in select)
+    if having is not None and not aggregated:
+        raise malformed(
+            "HAVING can only be used with GROUP BY or aggregate functions", query=text, pos=None
+        )
+    if not (aggregated or (hidden and not count_only)):
+        return
+    grouped = {(p.owner, p.field.name) for p in group_by}
+    for item in select:
+        if isinstance(item, BoundColumn) and (item.path.owner, item.path.field.name) not in grouped:
+            raise malformed(
+                f"Field must be grouped or aggregated: {item.path.field.name}", query=text, pos=None
+            )
+    for path in _condition_paths(having):
+        if (path.owner, path.field.name) not in grouped:
+            raise malformed(
+                f"Field must be grouped or aggregated: {path.field.name}", query=text, pos=None
+            )
+    for order in order_by:
+        target = order.target
+        if isinstance(target, BoundPath) and (target.owner, target.field.name) not in grouped:
+            raise malformed(
+                f"Ordered field must be grouped or aggregated: {target.field.name}",
+                query=text,
+                pos=None,
+            )
+
+
+def _condition_paths(expr: BoundExpr | None) -> list[BoundPath]:
+    if expr is None:
+        return []
+    if isinstance(expr, BoundCondition):
+        return [expr.target] if isinstance(expr.target, BoundPath) else []
+    if isinstance(expr, BoundNot):
+        return _condition_paths(expr.operand)
+    return [path for operand in expr.operands for path in _condition_paths(operand)]
+
+
+def _alternations(expr: BoundExpr, negated: bool = False, outer: str = "") -> int:
+    """How deeply AND and OR alternate once NOTs are pushed down to the leaves, as the compiler
+    does (NOT turns AND into OR); an operand joined as its parent is flattened into it."""
+    if isinstance(expr, BoundNot):
+        return _alternations(expr.operand, not negated, outer)
+    if isinstance(expr, BoundCondition):
+        return 0
+    joiner = "AND" if isinstance(expr, BoundAnd) != negated else "OR"
+    inner = max(_alternations(operand, negated, joiner) for operand in expr.operands)
+    return inner + (joiner != outer)
 
 
 def _has_aggregate(expr: BoundExpr) -> bool:

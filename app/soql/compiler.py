@@ -7,7 +7,7 @@ Case-insensitive text comes from the column types (NOCASE on SQLite, citext on P
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import (
@@ -71,6 +71,11 @@ def like_pattern(value: str) -> str:
         out.append("\\\\" if char == "\\" else char)
         index += 1
     return "".join(out)
+
+
+def _like_literal(value: str) -> str:
+    """`value` as a LIKE pattern (ESCAPE '\\') that matches exactly that text."""
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 class _Joins:
@@ -149,7 +154,7 @@ def _compare(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnEle
     comparisons: dict[Operator, Any] = {
         Operator.EQ: lambda: column == value,
         Operator.NE: lambda: or_(column != value, column.is_(None)),
-        Operator.LT: lambda: column < value,
+        Operator.LT: lambda: column <= value,
         Operator.LE: lambda: column <= value,
         Operator.GT: lambda: column > value,
         Operator.GE: lambda: column >= value,
@@ -177,27 +182,48 @@ def _includes(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnEl
     alternatives = []
     for value in condition.value:
         parts = [part.strip().lower() for part in str(value).split(";") if part.strip()]
-        alternatives.append(and_(*(wrapped.like(f"%;{part};%") for part in parts)))
+        # A value is matched whole: `%` and `_` in it are literal, not LIKE wildcards.
+        alternatives.append(
+            and_(*(wrapped.like(f"%;{_like_literal(part)};%", escape="\\") for part in parts))
+        )
     matched = or_(*alternatives) if alternatives else false()
     if condition.kind is ConditionKind.INCLUDES:
         return matched
     return or_(not_(matched), column.is_(None))
 
 
-def _condition(joins: _Joins, expr: BoundExpr) -> ColumnElement[bool]:
-    if isinstance(expr, BoundAnd):
-        return and_(*(_condition(joins, operand) for operand in expr.operands))
-    if isinstance(expr, BoundOr):
-        return or_(*(_condition(joins, operand) for operand in expr.operands))
+# SQLite parses `a AND b AND ...` as a chain and refuses one deeper than 1000; longer AND/OR
+# lists are split into parenthesised halves, which keeps the depth logarithmic.
+_FLAT_OPERANDS = 64
+
+
+def _joined(keyword: str, clauses: list[ColumnElement[bool]]) -> ColumnElement[bool]:
+    if len(clauses) <= _FLAT_OPERANDS:
+        return and_(*clauses) if keyword == "AND" else or_(*clauses)
+    middle = len(clauses) // 2
+    # A high-precedence operator makes SQLAlchemy parenthesise both halves (and_ would flatten).
+    joiner = _joined(keyword, clauses[:middle]).bool_op(keyword, precedence=100)
+    return joiner(_joined(keyword, clauses[middle:]))
+
+
+def _condition(joins: _Joins, expr: BoundExpr, negated: bool = False) -> ColumnElement[bool]:
+    """The SQL of a condition. Salesforce's NOT is two-valued (NOT of "no match" is a match), so
+    negations are pushed down to the leaves (De Morgan), where `IS NOT TRUE` also matches SQL's
+    unknown: the SQL then nests no deeper than the parentheses, whereas one NOT(...) per level
+    overflows SQLite's parser and SQLAlchemy's recursion well within the parser's depth limit."""
     if isinstance(expr, BoundNot):
-        # SQL's NOT of unknown is unknown; Salesforce's NOT of "no match" is a match.
-        return not_(func.coalesce(_condition(joins, expr.operand), false()))
+        return _condition(joins, expr.operand, not negated)
+    if isinstance(expr, BoundAnd | BoundOr):
+        operands = [_condition(joins, operand, negated) for operand in expr.operands]
+        return _joined("AND" if isinstance(expr, BoundAnd) != negated else "OR", operands)
     column = _target(joins, expr.target)
     if expr.kind is ConditionKind.COMPARE:
-        return _compare(expr, column)
-    if expr.kind in (ConditionKind.IN, ConditionKind.NOT_IN):
-        return _membership(expr, column)
-    return _includes(expr, column)
+        leaf = _compare(expr, column)
+    elif expr.kind in (ConditionKind.IN, ConditionKind.NOT_IN):
+        leaf = _membership(expr, column)
+    else:
+        leaf = _includes(expr, column)
+    return leaf.is_not(True) if negated else leaf
 
 
 def _order(joins: _Joins, bound: BoundQuery) -> list[ColumnElement[Any]]:
@@ -209,8 +235,15 @@ def _order(joins: _Joins, bound: BoundQuery) -> list[ColumnElement[Any]]:
     return keys
 
 
+# The largest LIMIT the databases take (a BIGINT); no org holds more rows than that.
+MAX_SQL_LIMIT = 2**63 - 1
+
+
 def compile_query(bound: BoundQuery, tables: TableSet, *, include_deleted: bool) -> CompiledQuery:
     """The SELECT for `bound`; `include_deleted` is queryAll's view of the recycle bin."""
+    if bound.limit is not None and bound.limit > MAX_SQL_LIMIT:
+        # `LIMIT 99999999999999999999` means "no limit"; passed on, it overflows the driver.
+        bound = replace(bound, limit=MAX_SQL_LIMIT)
     joins = _Joins(tables, bound)
     root = joins.root
     filters: list[ColumnElement[bool]] = []

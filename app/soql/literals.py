@@ -67,7 +67,7 @@ def unescape_string(body: str) -> str:
     "O'Brien\\n50\\\\%"
     """
     if "\\" not in body:
-        return body
+        return _checked_text(body, body)
 
     def resolve(match: re.Match[str]) -> str:
         sequence = match.group(1)
@@ -81,7 +81,26 @@ def unescape_string(body: str) -> str:
             )
         return resolved
 
-    return _ESCAPE_RE.sub(resolve, body)
+    return _checked_text(_ESCAPE_RE.sub(resolve, body), body)
+
+
+def _checked_text(value: str, body: str) -> str:
+    """`value` with `\\uD83D\\uDE00`-style surrogate pairs joined into one character.
+
+    A lone surrogate or a NUL cannot be stored or sent to the database (PostgreSQL rejects NUL
+    in text, and no driver encodes a lone surrogate), so either makes the literal invalid.
+    """
+    if value.isascii() and "\x00" not in value:
+        return value
+    try:
+        joined = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+        joined.encode("utf-8")
+        valid = "\x00" not in joined
+    except UnicodeError:
+        valid = False
+    if not valid:
+        raise LiteralError(f"Invalid string literal '{body}'. Illegal character in string literal.")
+    return joined
 
 
 def parse_date(text: str) -> date:
@@ -106,7 +125,7 @@ def parse_datetime(text: str) -> datetime:
             offset = timedelta(hours=int(match[10]), minutes=int(match[11]))
             zone = timezone(-offset if match[9] == "-" else offset)
         micros = int((match[7] or "0")[:6].ljust(6, "0"))
-        return datetime(
+        moment = datetime(
             int(match[1]),
             int(match[2]),
             int(match[3]),
@@ -116,5 +135,7 @@ def parse_datetime(text: str) -> datetime:
             micros,
             tzinfo=zone,
         )
-    except ValueError:
+        moment.astimezone(UTC)  # 9999-12-31T23:59:59-01:00 is past the last representable day
+        return moment
+    except (ValueError, OverflowError):
         raise LiteralError(f"Invalid datetime: {text}") from None

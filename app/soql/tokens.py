@@ -68,6 +68,7 @@ _PUNCTUATION = {
     ";": TokenType.SYMBOL,
 }
 _OPERATORS = ("<=", ">=", "<>", "!=", "<", ">", "=")
+_MAX_INTEGER_DIGITS = 4000
 
 _WHITESPACE_RE = re.compile(r"\s+")
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -171,7 +172,9 @@ class _Scanner:
         if date_end < 0:
             end = _match_end(_NUMBER_RE, query, start)
             text = query[start:end]
-            if "." in text:
+            # Python refuses to read an int of more than 4300 digits; as a decimal it still
+            # compares (as infinity) and is no count for LIMIT.
+            if "." in text or len(text) > _MAX_INTEGER_DIGITS:
                 self._add(TokenType.DECIMAL, text, Decimal(text), start)
             else:
                 self._add(TokenType.INTEGER, text, int(text), start)
