@@ -34,6 +34,8 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.query_latency
+	$(BIN)/python -m bench.search_latency
+	$(BIN)/python -m bench.sandbox_bench
 
 clean:
 	rm -rf $(VENV) data .mypy_cache .ruff_cache .pytest_cache

@@ -34,6 +34,12 @@ class Settings(BaseSettings):
     # Pin the org clock (e.g. 2024-06-01T09:00:00Z) so every run resolves dates the same way.
     clock: datetime | None = None
     fiscal_year_start_month: int = Field(default=1, ge=1, le=12)
+    # Sandboxes: how many may live at once, after how long unused they expire, how many ready
+    # copies to keep warm, and the key the /__localforce control plane asks for (empty: none).
+    max_sandboxes: int = Field(default=100, ge=1)
+    sandbox_idle_seconds: float = Field(default=3600, gt=0)
+    sandbox_pool_size: int = Field(default=2, ge=0)
+    admin_key: str = ""
 
     @field_validator("timezone")
     @classmethod

@@ -2,52 +2,102 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api import auth, planned, query, sobjects, versions
+from app.api import auth, control, planned, query, search, sobjects, versions
+from app.api.middleware import ApiUsageMiddleware
 from app.api.routing import SalesforceJSONResponse
 from app.api.state import AppState
 from app.config import Settings, get_settings
 from app.errors import MethodNotAllowed, NotFound, SalesforceError
 from app.metadata.registry import SchemaRegistry
+from app.sandbox.clock import SandboxClock, to_naive_utc
+from app.sandbox.copies import Copies, PostgresCopies, SqliteCopies
+from app.sandbox.manager import DEFAULT_ID, Sandbox, SandboxManager, SandboxSettings, Schema
 from app.seeding.bootstrap import ensure_database
-from app.storage.database import create_db_engine
+from app.seeding.pipeline import seed_org
+from app.storage.database import create_db_engine, migrate_platform
 from app.storage.tables import TableSet
 
 
-def utc_now() -> datetime:
-    """The org clock: UTC, naive, to the second (Salesforce stores milliseconds, always .000)."""
-    return datetime.now(UTC).replace(tzinfo=None, microsecond=0)
-
-
-def org_clock(settings: Settings) -> Callable[[], datetime]:
-    """The running clock, or the pinned instant of LOCALFORCE_CLOCK."""
+def server_clock(settings: Settings) -> SandboxClock:
+    """The default clock: real time, or pinned to LOCALFORCE_CLOCK."""
     if settings.clock is None:
-        return utc_now
-    pinned = settings.clock
-    if pinned.tzinfo is not None:
-        pinned = pinned.astimezone(UTC).replace(tzinfo=None)
-    pinned = pinned.replace(microsecond=0)
-    return lambda: pinned
+        return SandboxClock()
+    return SandboxClock(start=to_naive_utc(settings.clock), pinned=True)
+
+
+class Schemas:
+    """Each org's registry and tables, loaded once: Table identity is the SQL cache key."""
+
+    def __init__(self, seed_dir: Path) -> None:
+        self.seed_dir = seed_dir
+        self._loaded: dict[str, Schema] = {}
+
+    def __call__(self, org: str) -> Schema:
+        if org not in self._loaded:
+            objects = self.seed_dir / "orgs" / org / "objects"
+            if not org.isidentifier() or not objects.is_dir():
+                raise SalesforceError(f"Unknown org: {org}", error_code="INVALID_INPUT")
+            registry = SchemaRegistry.from_directory(objects)
+            self._loaded[org] = Schema(registry=registry, tables=TableSet(registry))
+        return self._loaded[org]
 
 
 def build_state(settings: Settings) -> AppState:
-    registry = SchemaRegistry.from_directory(settings.seed_dir / "orgs" / settings.org / "objects")
-    engine = create_db_engine(settings.effective_database_url)
+    schemas = Schemas(settings.seed_dir)
+    schema = schemas(settings.org)
+    url = settings.effective_database_url
+    engine = create_db_engine(url)
+    copies: Copies = (
+        PostgresCopies(url)
+        if url.startswith("postgresql")
+        else SqliteCopies(settings.data_dir.resolve() / "sandboxes")
+    )
+
+    def build_template(template_url: str, org: str, seed: int) -> None:
+        copies.create_empty(template_url)
+        template = create_db_engine(template_url)
+        org_schema = schemas(org)
+        try:
+            migrate_platform(template)
+            seed_org(template, org_schema.registry, org_schema.tables, org=org, seed=seed)
+        finally:
+            template.dispose()
+
+    default = Sandbox(
+        id=DEFAULT_ID,
+        org=settings.org,
+        seed=settings.seed,
+        url=url,
+        engine=engine,
+        clock=server_clock(settings),
+        schema=schema,
+    )
+    sandboxes = SandboxManager(
+        default=default,
+        copies=copies,
+        schema_for=schemas,
+        build_template=build_template,
+        settings=SandboxSettings(
+            max_sandboxes=settings.max_sandboxes,
+            idle_seconds=settings.sandbox_idle_seconds,
+            pool_size=settings.sandbox_pool_size,
+        ),
+    )
     return AppState(
         settings=settings,
         engine=engine,
-        registry=registry,
-        tables=TableSet(registry),
-        clock=org_clock(settings),
+        registry=schema.registry,
+        tables=schema.tables,
+        sandboxes=sandboxes,
     )
 
 
@@ -88,7 +138,12 @@ async def http_error(request: Request, error: Exception) -> SalesforceJSONRespon
 
 
 async def validation_error(request: Request, error: Exception) -> SalesforceJSONResponse:
-    return _error_response(SalesforceError("Bad request", error_code="INVALID_INPUT"))
+    assert isinstance(error, RequestValidationError)
+    problems = "; ".join(
+        f"{'.'.join(str(part) for part in item.get('loc', ()))}: {item.get('msg', 'invalid')}"
+        for item in error.errors()
+    )
+    return _error_response(SalesforceError(f"Bad request: {problems}", error_code="INVALID_INPUT"))
 
 
 async def unexpected_error(request: Request, error: Exception) -> SalesforceJSONResponse:
@@ -101,28 +156,6 @@ async def unexpected_error(request: Request, error: Exception) -> SalesforceJSON
     )
 
 
-class ApiUsageMiddleware:
-    """Counts REST API calls and reports them in Sforce-Limit-Info, as Salesforce does."""
-
-    def __init__(self, app: ASGIApp, state: AppState) -> None:
-        self.app = app
-        self.state = state
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith("/services/data/v"):
-            await self.app(scope, receive, send)
-            return
-        self.state.api_requests += 1
-        usage = f"api-usage={self.state.api_requests}/15000".encode()
-
-        async def send_with_usage(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), (b"sforce-limit-info", usage)]
-            await send(message)
-
-        await self.app(scope, receive, send_with_usage)
-
-
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     state = build_state(settings)
@@ -131,6 +164,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         ensure_database(state.engine, state.registry, state.tables, settings)
         yield
+        state.sandboxes.close()
         state.engine.dispose()
 
     app = FastAPI(
@@ -146,6 +180,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(Exception, unexpected_error)
-    for module in (auth, versions, sobjects, query, planned):
+    for module in (auth, versions, sobjects, query, search, control, planned):
         app.include_router(module.router)
     return app

@@ -54,6 +54,12 @@ class HttpClient:
     def get(self, path: str) -> Any:
         return self.request("GET", path, headers=self.headers)
 
+    def delete(self, path: str) -> int:
+        self.connection.request("DELETE", path, headers=self.headers)
+        response = self.connection.getresponse()
+        response.read()
+        return response.status
+
 
 @dataclass(frozen=True)
 class RunningOrg:

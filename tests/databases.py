@@ -72,7 +72,10 @@ class DatabaseFactory:
             return
         engine = create_engine(postgres_admin_url(), isolation_level="AUTOCOMMIT")
         with engine.connect() as conn:
-            for name in reversed(self.created):
+            existing = conn.execute(text("SELECT datname FROM pg_database")).scalars().all()
+            # Sandboxes and their templates are named after the database they came from.
+            doomed = [name for name in existing if any(name.startswith(c) for c in self.created)]
+            for name in doomed:
                 conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         engine.dispose()
         self.created.clear()

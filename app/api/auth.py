@@ -5,16 +5,28 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+from datetime import UTC
 from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import Request, Response
+from sqlalchemy import Connection
 
-from app.api.deps import ConnectionDep, RawBodyDep, SessionDep, StateDep
+from app.api.deps import PlatformConnectionDep, RawBodyDep, SessionDep, StateDep
 from app.api.routing import SalesforceJSONResponse, SlashRouter, public_base_url
 from app.api.soap import login_fault, login_response, parse_login_request
+from app.api.state import AppState
 from app.errors import NotFound, SalesforceError
-from app.services.auth import ORG_ID, LoginFailed, Session, login, revoke_session
+from app.sandbox.manager import DEFAULT_ID
+from app.services.auth import (
+    ORG_ID,
+    Credentials,
+    LoginFailed,
+    Session,
+    login,
+    revoke_session,
+    split_sandbox,
+)
 from app.services.org import parse_version
 
 router = SlashRouter()
@@ -54,9 +66,35 @@ def _token_response(base_url: str, session: Session, issued_at: int) -> dict[str
     }
 
 
+def _sandbox_login(
+    state: AppState,
+    conn: Connection,
+    *,
+    username: str,
+    password: str,
+    credentials: Credentials | None,
+) -> Session:
+    """Log in to the sandbox the username's suffix names (`me@x.com.ep7`), else the default."""
+    base, sandbox_id = split_sandbox(username, lambda name: state.sandboxes.find(name) is not None)
+    sandbox = state.sandboxes.get(sandbox_id or DEFAULT_ID)
+    with sandbox.engine.connect() as user_conn:
+        session = login(
+            conn,
+            user_conn,
+            sandbox.schema.tables,
+            username=base,
+            password=password,
+            credentials=credentials,
+            now=state.clock(),
+            sandbox_id=sandbox.id,
+        )
+    state.sessions[session.token] = session
+    return session
+
+
 @router.post("/services/oauth2/token")
 def oauth_token(
-    request: Request, raw: RawBodyDep, state: StateDep, conn: ConnectionDep
+    request: Request, raw: RawBodyDep, state: StateDep, conn: PlatformConnectionDep
 ) -> SalesforceJSONResponse:
     form = {key: values[0] for key, values in parse_qs(raw.decode("utf-8", "replace")).items()}
     grant_type = form.get("grant_type", "")
@@ -77,24 +115,17 @@ def oauth_token(
             return _oauth_error("invalid_client", "invalid client credentials")
         username, password, credentials = state.settings.username, "", None
     try:
-        session = login(
-            conn,
-            state.tables,
-            username=username,
-            password=password,
-            credentials=credentials,
-            now=now,
+        session = _sandbox_login(
+            state, conn, username=username, password=password, credentials=credentials
         )
     except LoginFailed:
         return _oauth_error("invalid_grant", "authentication failure")
-    state.sessions[session.token] = session
-    return SalesforceJSONResponse(
-        _token_response(public_base_url(request), session, int(now.timestamp() * 1000))
-    )
+    issued_at = int(now.replace(tzinfo=UTC).timestamp() * 1000)
+    return SalesforceJSONResponse(_token_response(public_base_url(request), session, issued_at))
 
 
 @router.post("/services/oauth2/revoke")
-def oauth_revoke(raw: RawBodyDep, state: StateDep, conn: ConnectionDep) -> Response:
+def oauth_revoke(raw: RawBodyDep, state: StateDep, conn: PlatformConnectionDep) -> Response:
     form = parse_qs(raw.decode("utf-8", "replace"))
     for token in form.get("token", []):
         state.sessions.pop(token, None)
@@ -103,7 +134,7 @@ def oauth_revoke(raw: RawBodyDep, state: StateDep, conn: ConnectionDep) -> Respo
 
 
 def _soap_login(
-    version: str, request: Request, raw: bytes, state: StateDep, conn: ConnectionDep
+    version: str, request: Request, raw: bytes, state: StateDep, conn: PlatformConnectionDep
 ) -> Response:
     try:
         api_version = parse_version("v" + version)
@@ -116,30 +147,24 @@ def _soap_login(
         )
     username, password = parsed
     try:
-        session = login(
-            conn,
-            state.tables,
-            username=username,
-            password=password,
-            credentials=state.credentials,
-            now=state.clock(),
+        session = _sandbox_login(
+            state, conn, username=username, password=password, credentials=state.credentials
         )
     except SalesforceError as error:
         return login_fault(error.error_code, error.message)
-    state.sessions[session.token] = session
     return login_response(public_base_url(request), api_version, session)
 
 
 @router.post("/services/Soap/u/{version}")
 def soap_login_partner(
-    version: str, request: Request, raw: RawBodyDep, state: StateDep, conn: ConnectionDep
+    version: str, request: Request, raw: RawBodyDep, state: StateDep, conn: PlatformConnectionDep
 ) -> Response:
     return _soap_login(version, request, raw, state, conn)
 
 
 @router.post("/services/Soap/c/{version}")
 def soap_login_enterprise(
-    version: str, request: Request, raw: RawBodyDep, state: StateDep, conn: ConnectionDep
+    version: str, request: Request, raw: RawBodyDep, state: StateDep, conn: PlatformConnectionDep
 ) -> Response:
     return _soap_login(version, request, raw, state, conn)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Annotated, cast
 
@@ -11,6 +12,7 @@ from sqlalchemy import Connection
 
 from app.api.state import AppState
 from app.errors import InvalidSession
+from app.sandbox.manager import Sandbox
 from app.services.auth import Session, find_session
 from app.services.context import OrgContext
 from app.services.org import parse_version
@@ -24,13 +26,13 @@ async def get_state(request: Request) -> AppState:
 StateDep = Annotated[AppState, Depends(get_state)]
 
 
-def get_connection(state: StateDep) -> Iterator[Connection]:
-    """One connection and transaction per request: committed on success, rolled back on error."""
+def get_platform_connection(state: StateDep) -> Iterator[Connection]:
+    """A transaction on the server's own database, where sessions live (logins use it)."""
     with state.engine.begin() as conn:
         yield conn
 
 
-ConnectionDep = Annotated[Connection, Depends(get_connection, scope="function")]
+PlatformConnectionDep = Annotated[Connection, Depends(get_platform_connection, scope="function")]
 
 
 def bearer_token(request: Request) -> str | None:
@@ -63,6 +65,29 @@ async def get_session(request: Request, state: StateDep) -> Session:
 SessionDep = Annotated[Session, Depends(get_session)]
 
 
+async def get_sandbox(request: Request, state: StateDep, session: SessionDep) -> Sandbox:
+    """The sandbox the token belongs to: a token never reaches another sandbox's data."""
+    sandbox = state.sandboxes.find(session.sandbox_id)
+    if sandbox is None:
+        raise InvalidSession()
+    sandbox.last_used = time.monotonic()
+    request.state.sandbox = sandbox  # for the call log, written after the response
+    return sandbox
+
+
+SandboxDep = Annotated[Sandbox, Depends(get_sandbox)]
+
+
+def get_connection(sandbox: SandboxDep) -> Iterator[Connection]:
+    """One connection and transaction per request, on the request's sandbox: committed on
+    success, rolled back on error."""
+    with sandbox.engine.begin() as conn:
+        yield conn
+
+
+ConnectionDep = Annotated[Connection, Depends(get_connection, scope="function")]
+
+
 async def get_api_version(version: str) -> str:
     return parse_version(version)
 
@@ -71,14 +96,15 @@ ApiVersionDep = Annotated[str, Depends(get_api_version)]
 
 
 async def get_org_context(
-    state: StateDep, session: SessionDep, api_version: ApiVersionDep
+    session: SessionDep, sandbox: SandboxDep, api_version: ApiVersionDep
 ) -> OrgContext:
     return OrgContext(
-        registry=state.registry,
-        tables=state.tables,
+        registry=sandbox.schema.registry,
+        tables=sandbox.schema.tables,
         user_id=session.user_id,
-        now=state.clock(),
+        now=sandbox.clock.now(),
         base_path=f"/services/data/v{api_version}",
+        sandbox_id=sandbox.id,
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -10,6 +9,7 @@ from sqlalchemy import Engine
 
 from app.config import Settings
 from app.metadata.registry import SchemaRegistry
+from app.sandbox.manager import DEFAULT_ID, SandboxManager
 from app.services.auth import Credentials, Session
 from app.services.cursors import CursorStore
 from app.storage.tables import TableSet
@@ -21,10 +21,14 @@ class AppState:
     engine: Engine
     registry: SchemaRegistry
     tables: TableSet
-    clock: Callable[[], datetime]
+    sandboxes: SandboxManager
     sessions: dict[str, Session] = field(default_factory=dict)
     api_requests: int = 0
     cursors: CursorStore = field(default_factory=CursorStore)
+
+    def clock(self) -> datetime:
+        """Real time (or the pinned server clock): when sessions are issued."""
+        return self.sandboxes.get(DEFAULT_ID).clock.now()
 
     @property
     def credentials(self) -> Credentials | None:

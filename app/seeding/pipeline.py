@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Engine, delete, insert
+from sqlalchemy import Connection, Engine, delete, insert, select
 
 from app.metadata.model import SObjectDef
 from app.metadata.registry import SchemaRegistry
@@ -71,6 +71,8 @@ def _canonical(value: Any) -> Any:
 def content_hash(registry: SchemaRegistry, rows: Rows) -> str:
     digest = hashlib.sha256()
     for sobject in registry:
+        if sobject.name not in rows:
+            continue
         digest.update(f"#{sobject.name}\n".encode())
         names = [field.name for field in sobject.fields]
         for row in rows.get(sobject.name, []):
@@ -132,3 +134,18 @@ def seed_org(
         counts={name: len(batch) for name, batch in rows.items()},
         seconds=time.perf_counter() - started,
     )
+
+
+def stored_content_hash(
+    conn: Connection, registry: SchemaRegistry, tables: TableSet, only: list[str] | None = None
+) -> str:
+    """The content hash of what a database holds now (the same hash seeding printed, if nothing
+    changed since). `only` limits it to some objects."""
+    rows: Rows = {}
+    for sobject in registry:
+        if only is not None and sobject.name not in only:
+            continue
+        table = tables[sobject.name]
+        result = conn.execute(select(table).order_by(table.c.Id)).mappings()
+        rows[sobject.name] = [dict(row) for row in result]
+    return content_hash(registry, rows)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -38,6 +39,7 @@ class Session:
     token: str
     username: str
     user_id: str
+    sandbox_id: str = "default"
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ def new_token() -> str:
     return f"{ORG_ID[:15]}!AQ{opaque}"
 
 
-def _login_user(conn: Connection, tables: TableSet, username: str) -> tuple[str, str]:
+def login_user(conn: Connection, tables: TableSet, username: str) -> tuple[str, str]:
     """The User a login acts as: the one with that Username, else the org's first user."""
     users = tables["User"]
     row = conn.execute(
@@ -78,34 +80,61 @@ def _login_user(conn: Connection, tables: TableSet, username: str) -> tuple[str,
     return str(row[0]), username or str(row[1])
 
 
+def issue_session(
+    conn: Connection, *, username: str, user_id: str, sandbox_id: str, now: datetime
+) -> Session:
+    """A new token for `user_id` in `sandbox_id`, kept in the server's session table."""
+    session = Session(token=new_token(), username=username, user_id=user_id, sandbox_id=sandbox_id)
+    conn.execute(
+        insert(SESSIONS).values(
+            token=session.token,
+            username=session.username,
+            user_id=user_id,
+            created_at=now,
+            sandbox_id=sandbox_id,
+        )
+    )
+    return session
+
+
 def login(
-    conn: Connection,
+    session_conn: Connection,
+    user_conn: Connection,
     tables: TableSet,
     *,
     username: str,
     password: str,
     credentials: Credentials | None,
     now: datetime,
+    sandbox_id: str,
 ) -> Session:
+    """Check the credentials and open a session as the matching User of the sandbox's org."""
     if credentials is not None and not credentials.accept(username, password):
         raise LoginFailed()
-    user_id, username = _login_user(conn, tables, username)
-    session = Session(token=new_token(), username=username, user_id=user_id)
-    conn.execute(
-        insert(SESSIONS).values(
-            token=session.token, username=session.username, user_id=user_id, created_at=now
-        )
+    user_id, username = login_user(user_conn, tables, username)
+    return issue_session(
+        session_conn, username=username, user_id=user_id, sandbox_id=sandbox_id, now=now
     )
-    return session
 
 
 def find_session(conn: Connection, token: str) -> Session | None:
     row = conn.execute(
-        select(SESSIONS.c.token, SESSIONS.c.username, SESSIONS.c.user_id).where(
-            SESSIONS.c.token == token
-        )
+        select(
+            SESSIONS.c.token, SESSIONS.c.username, SESSIONS.c.user_id, SESSIONS.c.sandbox_id
+        ).where(SESSIONS.c.token == token)
     ).first()
-    return Session(token=row[0], username=row[1], user_id=row[2]) if row else None
+    if row is None:
+        return None
+    return Session(token=row[0], username=row[1], user_id=row[2], sandbox_id=row[3])
+
+
+def split_sandbox(username: str, is_sandbox: Callable[[str], bool]) -> tuple[str, str | None]:
+    """`user@example.com.ep7` -> (`user@example.com`, `ep7`) when a sandbox `ep7` exists: the
+    suffix Salesforce gives sandbox usernames picks the sandbox."""
+    base, dot, suffix = username.rpartition(".")
+    if dot and base and suffix and is_sandbox(suffix):
+        return base, suffix
+    return username, None
 
 
 def revoke_session(conn: Connection, token: str) -> None:

@@ -18,6 +18,8 @@ class OrgContext:
     now: datetime
     # e.g. "/services/data/v59.0": the versioned root that URLs in responses are built on.
     base_path: str
+    # The sandbox the request runs in: cursors opened here may only be read from here.
+    sandbox_id: str = "default"
 
     def record_url(self, sobject: SObjectDef, record_id: str) -> str:
         return f"{self.base_path}/sobjects/{sobject.name}/{record_id}"

@@ -30,6 +30,8 @@ class Cursor:
     compiled: CompiledQuery
     rows: Sequence[Sequence[Any]]
     batch_size: int
+    # The sandbox the query ran in: a locator is no key to another sandbox's rows.
+    owner: str = "default"
     last_used: float = field(default_factory=time.monotonic)
 
 
@@ -50,7 +52,7 @@ class CursorStore:
                 self._cursors.popitem(last=False)
             return cursor_id
 
-    def take(self, locator: str) -> tuple[str, Cursor, int]:
+    def take(self, locator: str, owner: str) -> tuple[str, Cursor, int]:
         """The cursor a locator names and the offset it asks for, or INVALID_QUERY_LOCATOR."""
         cursor_part, _, offset_part = locator.partition("-")
         cursor_id = normalize_id(cursor_part)
@@ -59,8 +61,9 @@ class CursorStore:
         now = time.monotonic()
         with self._lock:
             cursor = self._cursors.get(cursor_id)
-            if cursor is None or now - cursor.last_used > IDLE_SECONDS:
-                self._cursors.pop(cursor_id, None)
+            if cursor is None or cursor.owner != owner or now - cursor.last_used > IDLE_SECONDS:
+                if cursor is not None and cursor.owner == owner:
+                    self._cursors.pop(cursor_id, None)
                 raise invalid_locator()
             offset = int(offset_part)
             if offset <= 0 or offset >= len(cursor.rows):

@@ -44,11 +44,9 @@ def versions() -> list[dict[str, str]]:
 
 
 # The resources this org serves, as listed by `GET /services/data/vXX.X`.
-RESOURCES = ("sobjects", "query", "queryAll", "search", "limits")
+RESOURCES = ("sobjects", "query", "queryAll", "search", "parameterizedSearch", "limits")
 # Salesforce resources localforce knows of but has not built yet: each answers an error naming it.
 PLANNED_RESOURCES = {
-    "search": "SOSL search (/search)",
-    "parameterizedSearch": "parameterized search (/parameterizedSearch)",
     "composite": "the composite API (/composite)",
 }
 

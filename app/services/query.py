@@ -97,11 +97,11 @@ def run_query(
             "to a single batch",
             error_code="EXCEEDED_ID_LIMIT",
         )
-    cursor = Cursor(compiled=compiled, rows=rows, batch_size=batch_size)
+    cursor = Cursor(compiled=compiled, rows=rows, batch_size=batch_size, owner=ctx.sandbox_id)
     return _page(cursors, ctx, cursor, 0, None)
 
 
 def query_more(ctx: OrgContext, cursors: CursorStore, locator: str) -> dict[str, Any]:
     """The batch a `nextRecordsUrl` locator names."""
-    cursor_id, cursor, offset = cursors.take(locator)
+    cursor_id, cursor, offset = cursors.take(locator, ctx.sandbox_id)
     return _page(cursors, ctx, cursor, offset, cursor_id)

@@ -20,6 +20,7 @@ from app.services.validation import (
 )
 from app.storage.derived import apply_auto_numbers, apply_derived
 from app.storage.ids import make_id, normalize_id
+from app.storage.journal import log_insert, log_update
 from app.storage.records import (
     child_ids,
     fetch_row,
@@ -101,6 +102,7 @@ def create_record(conn: Connection, ctx: OrgContext, sobject: SObjectDef, body: 
     _platform_rules(conn, ctx, sobject, row, before=None)
     apply_derived(sobject, row)
     insert_rows(conn, ctx.tables[sobject.name], [row])
+    log_insert(conn, sobject.name, row["Id"])
     return str(row["Id"])
 
 
@@ -108,6 +110,7 @@ def update_record(
     conn: Connection, ctx: OrgContext, sobject: SObjectDef, raw_id: str, body: JsonBody
 ) -> None:
     row = _live_row(conn, ctx, sobject, raw_id)
+    original = dict(row)
     body_id = body.data.get("Id", body.data.get("id"))
     if body_id is not None:
         if normalize_id(body_id) != row["Id"]:
@@ -123,6 +126,7 @@ def update_record(
     row.update(LastModifiedDate=ctx.now, LastModifiedById=ctx.user_id, SystemModstamp=ctx.now)
     _platform_rules(conn, ctx, sobject, row, before=before)
     apply_derived(sobject, row)
+    log_update(conn, sobject.name, original)
     update_row(conn, ctx.tables[sobject.name], row["Id"], row)
 
 
@@ -145,6 +149,9 @@ def _soft_delete(conn: Connection, ctx: OrgContext, sobject: SObjectDef, ids: li
         "SystemModstamp": ctx.now,
     }
     for record_id in ids:
+        before = fetch_row(conn, table, record_id)
+        if before is not None:
+            log_update(conn, sobject.name, before)
         update_row(conn, table, record_id, audit)
     for child in sobject.child_relationships:
         if not child.cascade_delete:

@@ -11,6 +11,13 @@ from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, inspect, text
 
 from app.config import REPO_ROOT
+from app.storage.search_index import (
+    WILDCARD_FUNCTION,
+    create_search_index,
+    drop_search_index,
+    search_index_exists,
+    wildcard_match,
+)
 from app.storage.tables import TableSet
 
 
@@ -24,6 +31,7 @@ def to_local_time(value: str | None, zone: str) -> str | None:
 
 def _sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
     dbapi_connection.create_function("lf_to_local", 2, to_local_time, deterministic=True)
+    dbapi_connection.create_function(WILDCARD_FUNCTION, 2, wildcard_match, deterministic=True)
     cursor = dbapi_connection.cursor()
     # WAL lets readers run while a request writes; NORMAL sync is safe with WAL.
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -52,10 +60,16 @@ def migrate_platform(engine: Engine) -> None:
 
 def data_tables_exist(engine: Engine, tables: TableSet) -> bool:
     existing = set(inspect(engine).get_table_names())
-    return all(table.name in existing for _, table in tables.items())
+    if not all(table.name in existing for _, table in tables.items()):
+        return False
+    # A database seeded before the search index existed is rebuilt like one with no tables.
+    with engine.connect() as connection:
+        return search_index_exists(connection, tables)
 
 
 def recreate_data_tables(engine: Engine, tables: TableSet) -> None:
     with engine.begin() as connection:
+        drop_search_index(connection, tables)
         tables.metadata.drop_all(connection)
         tables.metadata.create_all(connection)
+        create_search_index(connection, tables)

@@ -1,4 +1,4 @@
-"""Platform tables (not sObjects): login sessions and per-object id sequences.
+"""Platform tables (not sObjects): sessions, id sequences, org info and the change journal.
 
 Alembic owns their schema (migrations/); this module is the single definition both Alembic and
 the code read.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Column, DateTime
+from sqlalchemy import Column, DateTime, Text
 from sqlmodel import Field, SQLModel
 
 
@@ -21,6 +21,8 @@ class AuthSession(SQLModel, table=True):
     username: str = Field(max_length=255)
     user_id: str = Field(max_length=18)
     created_at: datetime = Field(sa_column=Column(DateTime(), nullable=False))
+    # The sandbox whose data the token reaches; "default" is the org the server starts with.
+    sandbox_id: str = Field(default="default", max_length=40)
 
 
 class IdSequence(SQLModel, table=True):
@@ -41,6 +43,22 @@ class OrgInfo(SQLModel, table=True):
     seed: int
     content_hash: str = Field(max_length=64)
     seeded_at: datetime = Field(sa_column=Column(DateTime(), nullable=False))
+
+
+class JournalEntry(SQLModel, table=True):
+    """One write of the current episode, with what it replaced: reset replays these backwards.
+
+    op is "insert" (the record did not exist), "update" (before holds the full row as JSON) or
+    "sequence" (before holds the id sequence's previous last number).
+    """
+
+    __tablename__ = "lf_journal"
+
+    seq: int | None = Field(default=None, primary_key=True)
+    sobject: str = Field(max_length=80)
+    record_id: str | None = Field(default=None, max_length=18)
+    op: str = Field(max_length=10)
+    before: str | None = Field(default=None, sa_column=Column(Text(), nullable=True))
 
 
 PLATFORM_METADATA = SQLModel.metadata

@@ -10,23 +10,27 @@ from typing import Any
 
 from sqlalchemy import Connection, Table, insert, select, update
 
+from app.storage.journal import log_sequence
 from app.storage.platform import IdSequence
 
 ID_SEQUENCE = IdSequence.__table__  # type: ignore[attr-defined]
 
 
 def next_record_number(conn: Connection, sobject: str) -> int:
-    """Take the next number of the object's id sequence, inside the caller's transaction."""
-    result = conn.execute(
-        update(ID_SEQUENCE)
-        .where(ID_SEQUENCE.c.sobject == sobject)
-        .values(last_number=ID_SEQUENCE.c.last_number + 1)
-        .returning(ID_SEQUENCE.c.last_number)
+    """Take the next number of the object's id sequence, inside the caller's transaction.
+
+    The move is journaled, so a reset hands out the same ids again."""
+    current = conn.execute(
+        select(ID_SEQUENCE.c.last_number).where(ID_SEQUENCE.c.sobject == sobject)
     ).scalar_one_or_none()
-    if result is not None:
-        return int(result)
-    conn.execute(insert(ID_SEQUENCE).values(sobject=sobject, last_number=1))
-    return 1
+    log_sequence(conn, sobject, current)
+    if current is None:
+        conn.execute(insert(ID_SEQUENCE).values(sobject=sobject, last_number=1))
+        return 1
+    conn.execute(
+        update(ID_SEQUENCE).where(ID_SEQUENCE.c.sobject == sobject).values(last_number=current + 1)
+    )
+    return int(current) + 1
 
 
 def set_sequences(conn: Connection, last_numbers: dict[str, int]) -> None:

@@ -42,6 +42,7 @@ class TableSet:
     """The tables of one org's data, one per sObject."""
 
     def __init__(self, registry: SchemaRegistry) -> None:
+        self.registry = registry
         self.metadata = MetaData(naming_convention=NAMING_CONVENTION)
         self._tables = {sobject.name: _table(sobject, self.metadata) for sobject in registry}
 

@@ -76,11 +76,11 @@ def test_record_count_filters_by_object(api: TestClient) -> None:
 
 
 def test_unbuilt_resources_name_the_feature(api: TestClient) -> None:
-    response = api.get(f"{API}/search", params={"q": "FIND {shoes}"})
+    response = api.post(f"{API}/composite", content=b"{}")
     assert response.status_code == 501
     assert response.json() == [
         {
-            "message": "localforce does not support SOSL search (/search) yet",
+            "message": "localforce does not support the composite API (/composite) yet",
             "errorCode": "FUNCTIONALITY_NOT_ENABLED",
         }
     ]

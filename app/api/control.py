@@ -1,0 +1,157 @@
+"""The control plane under /__localforce: sandboxes for agent episodes (create, reset, diff,
+call log, snapshots). Not part of Salesforce's API; errors keep its format all the same."""
+
+from __future__ import annotations
+
+import hmac
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import Body, Depends, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.api.deps import PlatformConnectionDep, StateDep
+from app.api.routing import SalesforceJSONResponse, SlashRouter, public_base_url
+from app.errors import SalesforceError
+from app.sandbox.clock import SandboxClock, to_naive_utc
+from app.sandbox.manager import Sandbox
+from app.services.auth import issue_session, login_user
+
+
+async def require_admin(request: Request, state: StateDep) -> None:
+    """With LOCALFORCE_ADMIN_KEY set, control-plane calls must carry it."""
+    key = state.settings.admin_key
+    if not key:
+        return
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    offered = request.headers.get("x-localforce-admin-key") or (
+        token.strip() if scheme.lower() == "bearer" else ""
+    )
+    if not hmac.compare_digest(offered.encode(), key.encode()):
+        raise SalesforceError(
+            "The localforce control plane needs the admin key (LOCALFORCE_ADMIN_KEY), as "
+            "'Authorization: Bearer <key>' or 'X-Localforce-Admin-Key: <key>'.",
+            error_code="INVALID_AUTH_HEADER",
+            status_code=401,
+        )
+
+
+router = SlashRouter(
+    prefix="/__localforce", tags=["localforce control plane"], dependencies=[Depends(require_admin)]
+)
+
+
+class SandboxCreate(BaseModel):
+    """The optional body of `POST /__localforce/sandboxes`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | None = Field(default=None, description="Your own id (1-40 letters, digits, - _)")
+    org: str | None = Field(default=None, description="Which org's schema and data (original)")
+    seed: int | None = Field(default=None, description="Seed of the generated data")
+    clock: datetime | None = Field(default=None, description="Start of the sandbox's clock")
+    clockMode: Literal["pinned", "running"] = Field(  # camelCase: a JSON key
+        default="pinned", description="pinned: time stands still; running: it moves on"
+    )
+
+
+class SnapshotCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+
+
+def _clock(state: StateDep, body: SandboxCreate) -> SandboxClock:
+    if body.clock is not None:
+        return SandboxClock(start=to_naive_utc(body.clock), pinned=body.clockMode == "pinned")
+    server = state.settings.clock
+    return SandboxClock(start=to_naive_utc(server), pinned=True) if server else SandboxClock()
+
+
+@router.post("/sandboxes", status_code=201)
+def create_sandbox(
+    request: Request,
+    state: StateDep,
+    conn: PlatformConnectionDep,
+    body: Annotated[SandboxCreate | None, Body()] = None,
+) -> SalesforceJSONResponse:
+    """Create a sandbox: a fresh copy of the org, with a token that reaches only it."""
+    body = body or SandboxCreate()
+    sandbox = state.sandboxes.create(
+        sandbox_id=body.id,
+        org=body.org or state.settings.org,
+        seed=state.settings.seed if body.seed is None else body.seed,
+        clock=_clock(state, body),
+    )
+    with sandbox.engine.connect() as user_conn:
+        user_id, username = login_user(user_conn, sandbox.schema.tables, "")
+    session = issue_session(
+        conn, username=username, user_id=user_id, sandbox_id=sandbox.id, now=state.clock()
+    )
+    state.sessions[session.token] = session
+    return SalesforceJSONResponse(
+        {
+            **sandbox.describe(),
+            "instance_url": public_base_url(request),
+            "access_token": session.token,
+            "username": f"{username}.{sandbox.id}",
+        },
+        status_code=201,
+    )
+
+
+@router.get("/sandboxes")
+def list_sandboxes(state: StateDep) -> dict[str, Any]:
+    return {"sandboxes": [sandbox.describe() for sandbox in state.sandboxes.all()]}
+
+
+def _sandbox(state: StateDep, sandbox_id: str) -> Sandbox:
+    return state.sandboxes.get(sandbox_id)
+
+
+@router.get("/sandboxes/{sandbox_id}")
+def get_sandbox(sandbox_id: str, state: StateDep) -> dict[str, Any]:
+    return _sandbox(state, sandbox_id).describe()
+
+
+@router.delete("/sandboxes/{sandbox_id}", status_code=204)
+def delete_sandbox(sandbox_id: str, state: StateDep) -> Response:
+    state.sandboxes.delete(sandbox_id)
+    return Response(status_code=204)
+
+
+@router.post("/sandboxes/{sandbox_id}/reset")
+def reset_sandbox(sandbox_id: str, state: StateDep) -> dict[str, Any]:
+    """Undo every write since the last reset (cost follows the writes, not the org's size)."""
+    return state.sandboxes.reset(sandbox_id)
+
+
+@router.get("/sandboxes/{sandbox_id}/diff")
+def sandbox_diff(sandbox_id: str, state: StateDep) -> dict[str, Any]:
+    """Records created, updated (field by field) and deleted since the last reset."""
+    return state.sandboxes.diff(sandbox_id)
+
+
+@router.get("/sandboxes/{sandbox_id}/log")
+def sandbox_log(sandbox_id: str, request: Request, state: StateDep) -> Response:
+    """The API calls made since the last reset; `?format=jsonl` (or Accept:
+    application/x-ndjson) gives JSON Lines."""
+    log = _sandbox(state, sandbox_id).log
+    wants_lines = request.query_params.get("format") == "jsonl" or "ndjson" in request.headers.get(
+        "accept", ""
+    )
+    if wants_lines:
+        return Response(log.json_lines(), media_type="application/x-ndjson")
+    return SalesforceJSONResponse({"calls": log.entries()})
+
+
+@router.post("/sandboxes/{sandbox_id}/snapshots", status_code=201)
+def create_snapshot(
+    sandbox_id: str, state: StateDep, body: Annotated[SnapshotCreate, Body()]
+) -> dict[str, Any]:
+    return state.sandboxes.snapshot(sandbox_id, body.name)
+
+
+@router.post("/sandboxes/{sandbox_id}/snapshots/{name}/restore")
+def restore_snapshot(sandbox_id: str, name: str, state: StateDep) -> dict[str, Any]:
+    return state.sandboxes.restore(sandbox_id, name)

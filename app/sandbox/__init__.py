@@ -1,0 +1,1 @@
+"""Sandboxes: isolated, resettable copies of an org's data, one per agent episode."""

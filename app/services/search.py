@@ -1,0 +1,253 @@
+"""Runs SOSL for /search and /parameterizedSearch: parse, bind and compile (cached per dialect),
+execute each object's statement in RETURNING order within the overall LIMIT, shape the records.
+
+Salesforce's LIMIT semantics: an object's own LIMIT caps its records, and the overall LIMIT
+(default and maximum 2000) is used up object by object in RETURNING order, so objects late in
+the list get what earlier ones left.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from sqlalchemy import Connection
+
+from app.errors import NotFound
+from app.metadata.registry import SchemaRegistry
+from app.services.context import OrgContext
+from app.services.json_body import JsonBody, parse_object
+from app.sosl.ast import DataCategoryFilter, SearchGroup, SoslQuery, WithOptions
+from app.sosl.binder import MAX_SEARCH_ROWS, bind_search
+from app.sosl.compiler import CompiledSearch, compile_search
+from app.sosl.errors import malformed_search, no_search_term
+from app.sosl.parser import parse, returning_from_parts
+from app.sosl.results import labels_metadata, shape_target
+from app.sosl.terms import parse_term
+from app.storage.tables import TableSet
+
+# API versions before this answer a bare array; from it on, {"searchRecords": [...]}.
+SEARCH_RECORDS_SINCE = 36
+
+
+@lru_cache(maxsize=1024)
+def prepare(registry: SchemaRegistry, tables: TableSet, dialect: str, text: str) -> CompiledSearch:
+    """Parse, bind and compile a SOSL statement once per text and dialect."""
+    return compile_search(bind_search(registry, parse(text)), tables, dialect)
+
+
+@lru_cache(maxsize=1024)
+def prepare_query(
+    registry: SchemaRegistry, tables: TableSet, dialect: str, query: SoslQuery
+) -> CompiledSearch:
+    """Bind and compile a search built from parameters (its tree is the cache key)."""
+    return compile_search(bind_search(registry, query), tables, dialect)
+
+
+def api_version(ctx: OrgContext) -> int:
+    """The major API version of the request (`/services/data/v59.0` -> 59)."""
+    return int(float(ctx.base_path.rsplit("/v", 1)[-1]))
+
+
+def execute(conn: Connection, compiled: CompiledSearch, base_path: str) -> list[dict[str, Any]]:
+    """The records of every object, in RETURNING order, within the overall LIMIT."""
+    remaining = compiled.bound.limit
+    records: list[dict[str, Any]] = []
+    for target in compiled.targets:
+        limit = min(target.target.limit, remaining)
+        if target.compiled is None or limit <= 0:
+            continue
+        statement = target.compiled.statement.limit(limit).offset(target.target.offset)
+        rows = conn.execute(statement).all()
+        records.extend(shape_target(compiled, target, rows, base_path))
+        remaining -= len(rows)
+    return records
+
+
+def respond(ctx: OrgContext, compiled: CompiledSearch, records: list[dict[str, Any]]) -> Any:
+    if api_version(ctx) < SEARCH_RECORDS_SINCE:
+        return records
+    body: dict[str, Any] = {"searchRecords": records}
+    if compiled.bound.options.metadata_labels:
+        body["metadata"] = labels_metadata(compiled)
+    return body
+
+
+def run_search(conn: Connection, ctx: OrgContext, text: str | None) -> Any:
+    """`GET /search?q=<SOSL>`: the records, shaped for the request's API version."""
+    if text is None or not text.strip():
+        raise no_search_term()
+    compiled = prepare(ctx.registry, ctx.tables, conn.dialect.name, text)
+    return respond(ctx, compiled, execute(conn, compiled, ctx.base_path))
+
+
+# -- parameterized search ------------------------------------------------------------------
+
+
+def _integer(name: str, value: Any) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise malformed_search(f"Invalid value for parameter '{name}': {value}")
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        raise malformed_search(f"Invalid value for parameter '{name}': {value}") from None
+    if number < 0:
+        raise malformed_search(f"Invalid value for parameter '{name}': {value}")
+    return min(number, MAX_SEARCH_ROWS)
+
+
+def _boolean(name: str, value: Any) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise malformed_search(f"Invalid value for parameter '{name}': {value}")
+    return text == "true"
+
+
+def _string(name: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise malformed_search(f"Invalid value for parameter '{name}': {value}")
+    return value
+
+
+def _names(name: str, value: Any) -> list[str]:
+    """A field list: `id,name` in a URL, ["Id", "Name"] in a body."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        items = value.split(",")
+    elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+        items = value
+    else:
+        raise malformed_search(f"Invalid value for parameter '{name}': {value}")
+    return [item.strip() for item in items if item.strip()]
+
+
+def _group(value: Any) -> SearchGroup:
+    text = _string("in", value)
+    if text is None or not text.strip():
+        return SearchGroup.ALL
+    try:
+        return SearchGroup(text.strip().upper())
+    except ValueError:
+        raise malformed_search(f"Invalid value for parameter 'in': {text}") from None
+
+
+def _data_category(text: str) -> DataCategoryFilter:
+    """`Group__c below Category__c` (the GET form)."""
+    parts = text.split()
+    if len(parts) != 3:
+        raise malformed_search(f"Invalid value for parameter 'dataCategory': {text}")
+    return DataCategoryFilter(parts[0], parts[1].upper(), (parts[2],))
+
+
+def _data_categories(value: Any) -> tuple[DataCategoryFilter, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise malformed_search(f"Invalid value for parameter 'dataCategories': {value}")
+    filters = []
+    for item in value:
+        if not isinstance(item, dict):
+            raise malformed_search(f"Invalid value for parameter 'dataCategories': {item}")
+        group = _string("groupName", item.get("groupName")) or ""
+        operator = (_string("operator", item.get("operator")) or "").upper()
+        names = tuple(_names("categories", item.get("categories")))
+        filters.append(DataCategoryFilter(group, operator, names))
+    return tuple(filters)
+
+
+def _search_query(
+    params: dict[str, Any],
+    sobjects: list[dict[str, Any]],
+    categories: tuple[DataCategoryFilter, ...],
+) -> SoslQuery:
+    """The search a parameterized request describes: its term, objects, limits and options."""
+    q = params.get("q")
+    if not isinstance(q, str) or not q.strip():
+        raise malformed_search("Missing or empty search term: the 'q' parameter is required")
+    term = parse_term(q)
+    default_fields = _names("fields", params.get("fields"))
+    default_limit = _integer("defaultLimit", params.get("defaultLimit"))
+    offset = _integer("offset", params.get("offset"))
+    returning = []
+    for spec in sobjects:
+        name = spec.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise malformed_search(f"Invalid sobject name: {name}")
+        limit = _integer(f"{name}.limit", spec.get("limit"))
+        returning.append(
+            returning_from_parts(
+                name.strip(),
+                _names(f"{name}.fields", spec.get("fields")) or default_fields,
+                where=_string(f"{name}.where", spec.get("where")),
+                order_by=_string(f"{name}.orderBy", spec.get("orderBy")),
+                limit=default_limit if limit is None else limit,
+                offset=offset,
+            )
+        )
+    snippet = params.get("snippet")
+    options = WithOptions(
+        division=_string("division", params.get("division")),
+        data_categories=categories,
+        snippet=snippet not in (None, False, ""),
+        snippet_length=_integer("snippet", snippet) if not isinstance(snippet, bool) else None,
+        network_ids=tuple(_names("netWorkIds", params.get("netWorkIds"))),
+        pricebook_id=_string("pricebookId", params.get("pricebookId")),
+        metadata_labels=str(params.get("metadata") or "").upper() == "LABELS",
+        highlight=bool(_boolean("highlights", params.get("highlights"))),
+        spell_correction=_boolean("spellCorrection", params.get("spellCorrection")),
+    )
+    return SoslQuery(
+        term=term,
+        group=_group(params.get("in")),
+        returning=tuple(returning),
+        options=options,
+        limit=_integer("overallLimit", params.get("overallLimit")),
+    )
+
+
+def _run_parameterized(conn: Connection, ctx: OrgContext, query: SoslQuery) -> Any:
+    if api_version(ctx) < SEARCH_RECORDS_SINCE:
+        raise NotFound()  # parameterized search arrived in API 36.0
+    compiled = prepare_query(ctx.registry, ctx.tables, conn.dialect.name, query)
+    return respond(ctx, compiled, execute(conn, compiled, ctx.base_path))
+
+
+def run_parameterized_get(conn: Connection, ctx: OrgContext, params: list[tuple[str, str]]) -> Any:
+    """`GET /parameterizedSearch?q=...&sobject=...&<Object>.fields=...`."""
+    single: dict[str, Any] = {}
+    for key, value in params:
+        single.setdefault(key, value)
+    names = [value for key, value in params if key.lower() == "sobject"]
+    sobjects = []
+    for name in names:
+        spec: dict[str, Any] = {"name": name}
+        for suffix in ("fields", "where", "orderBy", "limit"):
+            wanted = f"{name}.{suffix}".lower()
+            for key, value in params:
+                if key.lower() == wanted:
+                    spec[suffix] = value
+                    break
+        sobjects.append(spec)
+    category = single.get("dataCategory")
+    categories = (_data_category(category),) if category else ()
+    return _run_parameterized(conn, ctx, _search_query(single, sobjects, categories))
+
+
+def run_parameterized_post(conn: Connection, ctx: OrgContext, raw: bytes) -> Any:
+    """`POST /parameterizedSearch` with the search as a JSON body."""
+    if api_version(ctx) < SEARCH_RECORDS_SINCE:
+        raise NotFound()
+    body: JsonBody = parse_object(raw, "searchrequest")
+    data = dict(body.data)
+    sobjects = data.get("sobjects") or []
+    if not isinstance(sobjects, list) or not all(isinstance(s, dict) for s in sobjects):
+        raise malformed_search(f"Invalid value for parameter 'sobjects': {sobjects}")
+    categories = _data_categories(data.get("dataCategories"))
+    return _run_parameterized(conn, ctx, _search_query(data, sobjects, categories))

@@ -1,0 +1,1 @@
+"""SOSL: the search term language, statement parser, binder, index query compiler and results."""

@@ -1,0 +1,106 @@
+"""Binds a parsed search to the schema: each RETURNING object must exist and be searchable, and
+its field list, WHERE and ORDER BY bind as SOQL does (same errors, positioned in the search).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.metadata.model import SObjectDef
+from app.metadata.registry import SchemaRegistry
+from app.soql.binder import bind as bind_soql
+from app.soql.bound import BoundQuery
+from app.soql.errors import SoqlError
+from app.sosl.ast import Returning, SearchGroup, SearchTerm, SoslQuery, WithOptions
+from app.sosl.errors import SoslError, from_soql
+from app.sosl.parser import returning_from_parts
+from app.storage.search_index import FieldGroup, SearchSpec, search_spec
+
+# Salesforce's cap on the rows of one search, and its default overall LIMIT.
+MAX_SEARCH_ROWS = 2000
+
+GROUP_FIELDS: dict[SearchGroup, frozenset[FieldGroup] | None] = {
+    SearchGroup.ALL: None,
+    SearchGroup.NAME: frozenset({FieldGroup.NAME}),
+    SearchGroup.EMAIL: frozenset({FieldGroup.EMAIL}),
+    SearchGroup.PHONE: frozenset({FieldGroup.PHONE}),
+    # The fields sidebar search shows: names, e-mail addresses and phone numbers.
+    SearchGroup.SIDEBAR: frozenset({FieldGroup.NAME, FieldGroup.EMAIL, FieldGroup.PHONE}),
+}
+
+
+@dataclass(frozen=True)
+class BoundTarget:
+    """One object to search: where its index is, and the SOQL query shaping its records."""
+
+    sobject: SObjectDef
+    spec: SearchSpec
+    query: BoundQuery
+
+    @property
+    def limit(self) -> int:
+        limit = self.query.limit
+        return MAX_SEARCH_ROWS if limit is None else min(limit, MAX_SEARCH_ROWS)
+
+    @property
+    def offset(self) -> int:
+        return self.query.offset or 0
+
+
+@dataclass(frozen=True)
+class BoundSearch:
+    term: SearchTerm
+    group: SearchGroup
+    targets: tuple[BoundTarget, ...]
+    options: WithOptions
+    limit: int
+
+    @property
+    def field_groups(self) -> frozenset[FieldGroup] | None:
+        return GROUP_FIELDS[self.group]
+
+
+def _error_at(returning: Returning, code: str, reason: str) -> SoslError:
+    """An error about the object itself, at its name in the statement when there is one."""
+    statement = returning.source.statement
+    if statement and returning.pos is not None:
+        return SoslError(code, reason, statement=statement, pos=returning.pos)
+    return SoslError(code, reason)
+
+
+def _target(registry: SchemaRegistry, returning: Returning) -> BoundTarget:
+    try:
+        bound = bind_soql(registry, returning.source.text, returning.query)
+    except SoqlError as error:
+        raise from_soql(error, returning.source) from None
+    spec = search_spec(bound.sobject)
+    if spec is None:
+        reason = f"entity type {bound.sobject.name} does not support search"
+        raise _error_at(returning, "INVALID_TYPE", reason)
+    return BoundTarget(sobject=bound.sobject, spec=spec, query=bound)
+
+
+def bind_search(registry: SchemaRegistry, query: SoslQuery) -> BoundSearch:
+    """Resolve every RETURNING object (every searchable object when there is no RETURNING)."""
+    returning = query.returning or tuple(
+        returning_from_parts(sobject.name, [])
+        for sobject in registry
+        if search_spec(sobject) is not None
+    )
+    targets: list[BoundTarget] = []
+    seen: set[str] = set()
+    for item in returning:
+        target = _target(registry, item)
+        if target.sobject.name in seen:
+            reason = f"duplicate entity: {target.sobject.name}"
+            raise _error_at(item, "MALFORMED_SEARCH", reason)
+        seen.add(target.sobject.name)
+        targets.append(target)
+    limit = MAX_SEARCH_ROWS if query.limit is None else min(query.limit, MAX_SEARCH_ROWS)
+    return BoundSearch(
+        term=query.term,
+        group=query.group,
+        targets=tuple(targets),
+        options=query.options,
+        limit=limit,
+    )

@@ -1,0 +1,133 @@
+"""Shapes search rows into Salesforce's JSON: each record as SOQL shapes it (`attributes`, then
+the RETURNING fields), plus what WITH SNIPPET, WITH HIGHLIGHT and WITH METADATA add.
+
+Highlights and snippets mark the search's words (and words sharing their stem) with `<mark>`;
+words with wildcards are not highlighted, as in Salesforce. They are drawn from the fields the
+record returns, text fields only (not picklists, phones or URLs).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from app.metadata.model import FieldType
+from app.soql.bound import BoundColumn
+from app.soql.results import shape_record
+from app.sosl.compiler import CompiledSearch, CompiledTarget
+from app.sosl.terms import leaves
+
+HIGHLIGHTED_TYPES = frozenset({FieldType.STRING, FieldType.TEXTAREA, FieldType.EMAIL})
+DEFAULT_SNIPPET_LENGTH = 300
+MAX_HIGHLIGHTED_RECORDS = 25  # per object, as Salesforce documents
+_WORD_RE = re.compile(r"[^\W_]+")
+_SUFFIXES = ("ing", "ed", "es", "s", "ly")
+
+
+def _stem(word: str) -> str:
+    """A light stem, enough to mark `boots` for `boot` and `racing` for `race`."""
+    word = word.lower()
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word.rstrip("e") if len(word) > 3 else word
+
+
+def highlight_stems(search: CompiledSearch) -> frozenset[str]:
+    return frozenset(
+        _stem(word)
+        for term in leaves(search.bound.term.expr)
+        if not term.has_wildcard
+        for word in term.words
+    )
+
+
+def mark(text: str, stems: frozenset[str]) -> tuple[str, bool]:
+    """`text` with matching words wrapped in <mark>, and whether any was."""
+    found = False
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal found
+        if _stem(match.group(0)) in stems:
+            found = True
+            return f"<mark>{match.group(0)}</mark>"
+        return match.group(0)
+
+    return _WORD_RE.sub(replace, text), found
+
+
+def _snippet(text: str, stems: frozenset[str], length: int) -> str | None:
+    """About `length` characters of `text` around its first match, matches marked."""
+    for match in _WORD_RE.finditer(text):
+        if _stem(match.group(0)) in stems:
+            start = max(0, match.start() - length // 3)
+            excerpt = text[start : start + length]
+            prefix = "..." if start > 0 else ""
+            suffix = "..." if start + length < len(text) else ""
+            return prefix + mark(excerpt, stems)[0] + suffix
+    return None
+
+
+def _text_fields(target: CompiledTarget) -> list[str]:
+    """The record's own text fields in RETURNING order."""
+    assert target.compiled is not None
+    return [
+        item.path.field.name
+        for item in target.compiled.bound.select
+        if isinstance(item, BoundColumn)
+        and not item.path.hops
+        and item.path.field.type in HIGHLIGHTED_TYPES
+    ]
+
+
+def shape_target(
+    search: CompiledSearch,
+    target: CompiledTarget,
+    rows: Sequence[Sequence[Any]],
+    base_path: str,
+) -> list[dict[str, Any]]:
+    assert target.compiled is not None
+    records = [shape_record(target.compiled, row, base_path) for row in rows]
+    options = search.bound.options
+    if not (options.snippet or options.highlight):
+        return records
+    stems = highlight_stems(search)
+    fields = _text_fields(target)
+    name_field = target.target.sobject.name_field
+    length = options.snippet_length or DEFAULT_SNIPPET_LENGTH
+    for record in records[:MAX_HIGHLIGHTED_RECORDS]:
+        highlights: dict[str, str] = {}
+        snippet: str | None = None
+        for name in fields:
+            value = record.get(name)
+            if not isinstance(value, str):
+                continue
+            marked, found = mark(value, stems)
+            if found and (options.highlight or name == name_field):
+                highlights[name] = marked
+            if options.snippet and snippet is None and name != name_field and found:
+                snippet = _snippet(value, stems, length)
+        if options.snippet:
+            record["snippet"] = {"text": snippet or ""}
+        if highlights:
+            record["highlight"] = highlights
+    return records
+
+
+def labels_metadata(search: CompiledSearch) -> dict[str, Any]:
+    """WITH METADATA='LABELS': each object's returned fields with their labels."""
+    entities = []
+    for target in search.targets:
+        query = target.target.query
+        labels = [
+            {
+                "name": ".".join([*(hop.name for hop in item.path.hops), item.path.field.name]),
+                "value": item.path.field.label,
+            }
+            for item in query.select
+            if isinstance(item, BoundColumn)
+        ]
+        entities.append({"entityName": query.sobject.name, "entityFieldLabels": labels})
+    return {"entityLabelMetadata": entities}

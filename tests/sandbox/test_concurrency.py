@@ -1,0 +1,103 @@
+"""Fifty sandboxes at once, each with its own client, over a real server: no sandbox sees
+another's writes, and every reset brings back exactly the seeded state."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from app.api.state import AppState
+from app.main import create_app
+from app.seeding.pipeline import stored_content_hash
+from tests.clients.test_simple_salesforce import free_port
+from tests.conftest import API, make_settings
+from tests.databases import DatabaseFactory
+from tests.sandbox.test_sandboxes import TOUCHED
+
+SANDBOXES = 50
+
+
+@pytest.fixture(scope="module")
+def server(
+    database_factory: DatabaseFactory, seeded_template: str
+) -> Iterator[tuple[str, AppState]]:
+    url = database_factory.new_url(template=seeded_template)
+    app = create_app(make_settings(url, database_factory.workdir, sandbox_pool_size=4))
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}", app.state.localforce
+    server.should_exit = True
+    thread.join(timeout=30)
+
+
+def run_episode(base: str, index: int) -> dict[str, Any]:
+    with httpx.Client(base_url=base, timeout=60) as control:
+        sandbox = control.post("/__localforce/sandboxes", json={"id": f"par{index}"}).json()
+    headers = {"Authorization": f"Bearer {sandbox['access_token']}"}
+    with httpx.Client(base_url=base, headers=headers, timeout=60) as sf:
+        tag = f"Zq{index:03d}"
+        contact = sf.post(f"{API}/sobjects/Contact", json={"LastName": tag}).json()["id"]
+        sf.patch(f"{API}/sobjects/Contact/{contact}", json={"FirstName": "Par"})
+        case = sf.post(f"{API}/sobjects/Case", json={"Subject": tag, "ContactId": contact})
+        sf.post(f"{API}/sobjects/EmailMessage", json={"ParentId": case.json()["id"]})
+        issue = sf.post(f"{API}/sobjects/Issue__c", json={"Name": tag}).json()["id"]
+        sf.delete(f"{API}/sobjects/Issue__c/{issue}")
+        seen = sf.get(
+            f"{API}/query",
+            params={"q": "SELECT LastName FROM Contact WHERE LastName LIKE 'Zq%'"},
+        ).json()["records"]
+        cases = sf.get(
+            f"{API}/query", params={"q": "SELECT Subject FROM Case WHERE Subject LIKE 'Zq%'"}
+        ).json()["records"]
+    return {
+        "id": sandbox["id"],
+        "tag": tag,
+        "contacts": [r["LastName"] for r in seen],
+        "cases": [r["Subject"] for r in cases],
+    }
+
+
+def test_fifty_concurrent_sandboxes_stay_isolated_and_reset_exactly(
+    server: tuple[str, AppState],
+) -> None:
+    base, state = server
+    default = state.sandboxes.get("default")
+    with default.engine.connect() as conn:
+        seeded_full = stored_content_hash(conn, default.schema.registry, default.schema.tables)
+        seeded_touched = stored_content_hash(
+            conn, default.schema.registry, default.schema.tables, only=TOUCHED
+        )
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        results = list(pool.map(lambda i: run_episode(base, i), range(SANDBOXES)))
+    for result in results:
+        assert result["contacts"] == [result["tag"]], result
+        assert result["cases"] == [result["tag"]], result
+    with httpx.Client(base_url=base, timeout=60) as control:
+        diffs = [control.get(f"/__localforce/sandboxes/{r['id']}/diff").json() for r in results]
+        assert all(len(d["created"]) == 3 for d in diffs)
+        resets = [control.post(f"/__localforce/sandboxes/{r['id']}/reset") for r in results]
+        assert all(r.status_code == 200 for r in resets)
+    for result in results:
+        sandbox = state.sandboxes.get(result["id"])
+        with sandbox.engine.connect() as conn:
+            registry, tables = sandbox.schema.registry, sandbox.schema.tables
+            assert stored_content_hash(conn, registry, tables, only=TOUCHED) == seeded_touched
+    # A full-state hash (every row of every object) for a few of them.
+    for result in results[:3]:
+        sandbox = state.sandboxes.get(result["id"])
+        with sandbox.engine.connect() as conn:
+            registry, tables = sandbox.schema.registry, sandbox.schema.tables
+            assert stored_content_hash(conn, registry, tables) == seeded_full
