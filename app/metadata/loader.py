@@ -166,6 +166,8 @@ def load_object(raw: dict[str, Any]) -> SObjectDef:
         custom=bool(raw.get("custom", name.endswith("__c"))),
         name_field=name_field,
         fields=tuple(_system_fields_before() + declared + _system_fields_after()),
+        # Salesforce's SOSL index leaves some objects out (price book entries, order products).
+        searchable=bool(raw.get("searchable", True)),
         compound_name=(
             CompoundName(parts=tuple(compound["parts"]), always=bool(compound["always"]))
             if compound

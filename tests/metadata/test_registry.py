@@ -54,3 +54,8 @@ def test_labels_come_from_names() -> None:
     assert label_from_name("ShippingCity") == "Shipping City"
     assert label_from_name("AccountId") == "Account ID"
     assert label_from_name("FAQ_Answer__c") == "FAQ Answer"
+
+
+def test_objects_sosl_leaves_out_are_not_searchable() -> None:
+    unsearchable = {o.name for o in REGISTRY if not o.searchable}
+    assert unsearchable == {"PricebookEntry", "OrderItem", "ProductCategoryProduct"}

@@ -723,7 +723,7 @@ def sort_keys(rows: list[Row], keys: Sequence[OrderKey]) -> list[tuple[Any, ...]
     return [tuple(fold(k.column.kind, k.column.value(row)) for k in keys) for row in rows]
 
 
-@property_settings(70)
+@property_settings(250)
 @given(spec=queries())
 def test_random_queries_return_what_salesforce_would(api: TestClient, spec: QuerySpec) -> None:
     text = spec.soql()
@@ -772,7 +772,7 @@ def group_queries(draw: st.DrawFn) -> GroupSpec:
     )
 
 
-@property_settings(30)
+@property_settings(60)
 @given(spec=group_queries())
 def test_random_group_by_queries_count_what_salesforce_would(
     api: TestClient, spec: GroupSpec
@@ -922,7 +922,7 @@ ANY_TEXT = st.one_of(
 )
 
 
-@property_settings(150)
+@property_settings(300)
 @given(text=ANY_TEXT)
 def test_any_query_text_gets_a_salesforce_answer(api: TestClient, text: str) -> None:
     while len(quote_plus(text)) > MAX_URL_QUERY:
