@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -16,6 +17,7 @@ from app.main import build_state, create_app
 from app.seeding.bootstrap import ensure_database
 from app.seeding.pipeline import ProgressCallback, SeedResult, seed_org
 from app.storage.database import migrate_platform
+from app.tls import ensure_certificates, tls_files
 
 cli = typer.Typer(
     help="localforce: a Salesforce org on your machine, for agents and their benchmarks.",
@@ -85,8 +87,18 @@ def serve(
         ),
     ] = None,
     data_dir: DataDirOption = None,
+    tls: Annotated[
+        bool,
+        typer.Option(
+            "--tls",
+            help="Serve https with a local CA and certificate (made on first use in the data "
+            "directory)",
+            envvar="LOCALFORCE_TLS",
+        ),
+    ] = False,
 ) -> None:
-    """Serve the org over HTTP, creating and seeding the database on first run."""
+    """Serve the org over HTTP (or https with --tls), creating and seeding the database on
+    first run."""
     settings = _settings(data_dir, host=host, port=port)
     state = build_state(settings)
     result = _with_progress(
@@ -97,8 +109,74 @@ def serve(
     if result is not None:
         _report(result)
     state.engine.dispose()
-    console.print(f"localforce serving on http://{settings.host}:{settings.port}")
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
+    certfile: str | None = None
+    keyfile: str | None = None
+    scheme = "http"
+    if tls:
+        files, created = ensure_certificates(settings.data_dir)
+        if created:
+            console.print(f"Created a local certificate authority: {files.ca_file.resolve()}")
+        console.print("To trust it, set in the clients' environment:")
+        for line in files.trust_instructions():
+            console.print(f"  {line}", markup=False, highlight=False)
+        certfile, keyfile = str(files.cert_file), str(files.key_file)
+        scheme = "https"
+    console.print(f"localforce serving on {scheme}://{settings.host}:{settings.port}")
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level="info",
+        ssl_certfile=certfile,
+        ssl_keyfile=keyfile,
+    )
+
+
+def environment(base_url: str, username: str, password: str, ca_file: Path | None) -> list[str]:
+    """The variables Salesforce clients and harnesses read, pointed at localforce."""
+    token = ""
+    values = {
+        "SF_INSTANCE_URL": base_url,
+        "SF_LOGIN_URL": base_url,
+        "SF_USERNAME": username,
+        "SF_PASSWORD": password,
+        "SALESFORCE_INSTANCE_URL": base_url,
+        "SALESFORCE_USERNAME": username,
+        "SALESFORCE_PASSWORD": password,
+        "SALESFORCE_SECURITY_TOKEN": token,
+    }
+    if ca_file is not None:
+        ca = str(ca_file.resolve())
+        values.update(REQUESTS_CA_BUNDLE=ca, SSL_CERT_FILE=ca, NODE_EXTRA_CA_CERTS=ca)
+    return [f"export {name}={shlex.quote(value)}" for name, value in values.items()]
+
+
+@cli.command()
+def env(
+    host: Annotated[
+        str | None,
+        typer.Option(help="Host the server listens on", envvar="LOCALFORCE_HOST"),
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(help="Port the server listens on", envvar="LOCALFORCE_PORT"),
+    ] = None,
+    data_dir: DataDirOption = None,
+    tls: Annotated[
+        bool, typer.Option("--tls", help="The server runs with --tls", envvar="LOCALFORCE_TLS")
+    ] = False,
+    username: Annotated[str, typer.Option(help="Username to log in with")] = "agent@example.com",
+    password: Annotated[str, typer.Option(help="Password to log in with")] = "password",
+) -> None:
+    """Print shell exports (SF_*, SALESFORCE_*, CA bundle) that point clients at localforce."""
+    settings = _settings(data_dir, host=host, port=port)
+    ca_file = None
+    if tls:
+        ca_file = tls_files(settings.data_dir).ca_file
+    shown_host = "localhost" if settings.host in {"127.0.0.1", "0.0.0.0"} else settings.host
+    base_url = f"{'https' if tls else 'http'}://{shown_host}:{settings.port}"
+    for line in environment(base_url, username, password, ca_file):
+        print(line)  # noqa: T201
 
 
 @cli.command()

@@ -11,7 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
-from app.api import auth, control, planned, query, search, sobjects, versions
+from app.api import auth, composite, control, planned, query, search, sobjects, versions
 from app.api.middleware import ApiUsageMiddleware
 from app.api.routing import SalesforceJSONResponse
 from app.api.state import AppState
@@ -180,6 +180,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(Exception, unexpected_error)
-    for module in (auth, versions, sobjects, query, search, control, planned):
+    for module in (auth, versions, sobjects, query, search, composite, control, planned):
         app.include_router(module.router)
     return app

@@ -44,8 +44,14 @@ class HttpClient:
         body: bytes | None = None,
         headers: dict[str, str] | None = None,
     ) -> Any:
-        self.connection.request(method, path, body=body, headers=headers or {})
-        response = self.connection.getresponse()
+        try:
+            self.connection.request(method, path, body=body, headers=headers or {})
+            response = self.connection.getresponse()
+        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+            # The server closes idle keep-alive connections; open a new one and go again.
+            self.connection.close()
+            self.connection.request(method, path, body=body, headers=headers or {})
+            response = self.connection.getresponse()
         payload = response.read()
         if response.status >= 300:
             raise RuntimeError(f"{method} {path}: {response.status} {payload[:200]!r}")
@@ -54,11 +60,10 @@ class HttpClient:
     def get(self, path: str) -> Any:
         return self.request("GET", path, headers=self.headers)
 
-    def delete(self, path: str) -> int:
+    def delete(self, path: str) -> None:
         self.connection.request("DELETE", path, headers=self.headers)
         response = self.connection.getresponse()
         response.read()
-        return response.status
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,8 @@ from app.services import records
 from app.services.json_body import parse_object
 
 router = SlashRouter(prefix="/services/data/{version}/sobjects")
+# From this version an upsert that updates answers 200 with a body; before it, 204.
+UPSERT_RESULT_VERSION = 46.0
 
 
 @router.get("")
@@ -43,18 +45,90 @@ def get_describe(sobject: str, ctx: OrgContextDep) -> dict[str, Any]:
     return describe_sobject(records.resolve_sobject(ctx, sobject), ctx.base_path)
 
 
+@router.get("/{sobject}/updated")
+def get_updated(
+    sobject: str, request: Request, ctx: OrgContextDep, conn: ConnectionDep
+) -> dict[str, Any]:
+    definition = records.resolve_sobject(ctx, sobject)
+    params = request.query_params
+    return records.updated_ids(conn, ctx, definition, params.get("start"), params.get("end"))
+
+
+@router.get("/{sobject}/deleted")
+def get_deleted(
+    sobject: str, request: Request, ctx: OrgContextDep, conn: ConnectionDep
+) -> dict[str, Any]:
+    definition = records.resolve_sobject(ctx, sobject)
+    params = request.query_params
+    return records.deleted_records(conn, ctx, definition, params.get("start"), params.get("end"))
+
+
+def _field_names(request: Request) -> list[str] | None:
+    fields_param = request.query_params.get("fields")
+    if fields_param is None:
+        return None
+    return [name.strip() for name in fields_param.split(",") if name.strip()]
+
+
+@router.post("/{sobject}/Id")
+def create_via_id(sobject: str, raw: RawBodyDep, ctx: OrgContextDep, conn: ConnectionDep) -> Any:
+    return create(sobject, raw, ctx, conn)
+
+
+@router.get("/{sobject}/{field}/{value}")
+def retrieve_by_external_id(
+    sobject: str,
+    field: str,
+    value: str,
+    request: Request,
+    ctx: OrgContextDep,
+    conn: ConnectionDep,
+) -> dict[str, Any]:
+    definition = records.resolve_sobject(ctx, sobject)
+    return records.get_by_external_id(conn, ctx, definition, field, value, _field_names(request))
+
+
+@router.patch("/{sobject}/{field}/{value}")
+def upsert(
+    sobject: str,
+    field: str,
+    value: str,
+    request: Request,
+    raw: RawBodyDep,
+    ctx: OrgContextDep,
+    conn: ConnectionDep,
+) -> Response:
+    definition = records.resolve_sobject(ctx, sobject)
+    body = parse_object(raw, definition.name.lower())
+    update_only = request.query_params.get("updateOnly", "").lower() == "true"
+    record_id, created = records.upsert_record(
+        conn, ctx, definition, field, value, body, update_only=update_only
+    )
+    result = {"id": record_id, "success": True, "errors": [], "created": created}
+    if created:
+        return SalesforceJSONResponse(
+            result, status_code=201, headers={"Location": ctx.record_url(definition, record_id)}
+        )
+    if float(ctx.api_version) < UPSERT_RESULT_VERSION:
+        return Response(status_code=204)
+    return SalesforceJSONResponse(result, status_code=200)
+
+
+@router.delete("/{sobject}/{field}/{value}")
+def delete_by_external_id(
+    sobject: str, field: str, value: str, ctx: OrgContextDep, conn: ConnectionDep
+) -> Response:
+    definition = records.resolve_sobject(ctx, sobject)
+    records.delete_by_external_id(conn, ctx, definition, field, value)
+    return Response(status_code=204)
+
+
 @router.get("/{sobject}/{record_id}")
 def retrieve(
     sobject: str, record_id: str, request: Request, ctx: OrgContextDep, conn: ConnectionDep
 ) -> dict[str, Any]:
     definition = records.resolve_sobject(ctx, sobject)
-    fields_param = request.query_params.get("fields")
-    field_names = (
-        [name.strip() for name in fields_param.split(",") if name.strip()]
-        if fields_param is not None
-        else None
-    )
-    return records.get_record(conn, ctx, definition, record_id, field_names)
+    return records.get_record(conn, ctx, definition, record_id, _field_names(request))
 
 
 @router.patch("/{sobject}/{record_id}")

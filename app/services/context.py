@@ -21,5 +21,10 @@ class OrgContext:
     # The sandbox the request runs in: cursors opened here may only be read from here.
     sandbox_id: str = "default"
 
+    @property
+    def api_version(self) -> str:
+        """e.g. "59.0", read from `base_path`."""
+        return self.base_path.rsplit("/v", 1)[-1]
+
     def record_url(self, sobject: SObjectDef, record_id: str) -> str:
         return f"{self.base_path}/sobjects/{sobject.name}/{record_id}"

@@ -44,11 +44,17 @@ def versions() -> list[dict[str, str]]:
 
 
 # The resources this org serves, as listed by `GET /services/data/vXX.X`.
-RESOURCES = ("sobjects", "query", "queryAll", "search", "parameterizedSearch", "limits")
+RESOURCES = (
+    "sobjects",
+    "query",
+    "queryAll",
+    "search",
+    "parameterizedSearch",
+    "limits",
+    "composite",
+)
 # Salesforce resources localforce knows of but has not built yet: each answers an error naming it.
-PLANNED_RESOURCES = {
-    "composite": "the composite API (/composite)",
-}
+PLANNED_RESOURCES: dict[str, str] = {}
 
 
 def resources(base_path: str, identity_url: str) -> dict[str, str]:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, and_, func, select
 
 from app.errors import EntityIsDeleted, FieldError, NotFound, SalesforceError
-from app.metadata.model import SObjectDef
-from app.metadata.values import to_json
+from app.metadata.model import FieldDef, SObjectDef
+from app.metadata.values import format_datetime, parse_datetime, to_json
 from app.services.context import OrgContext
 from app.services.json_body import JsonBody
 from app.services.validation import (
@@ -198,3 +199,186 @@ def get_record(
     for field in fields:
         record[field.name] = to_json(field, row[field.name])
     return record
+
+
+class MultipleMatches(SalesforceError):
+    """An external id that names several records: 300 with the records' URLs as the body."""
+
+    error_code = "MULTIPLE_CHOICES"
+    status_code = 300
+
+    def __init__(self, urls: list[str]) -> None:
+        super().__init__("More than one record found for external id field")
+        self.urls = urls
+
+    def to_body(self) -> list[Any]:
+        return list(self.urls)
+
+
+def external_id_field(sobject: SObjectDef, name: str) -> FieldDef:
+    """An external id field of the object (those marked externalId, and Id), or 404."""
+    field = sobject.field(name)
+    if field is None or not (field.external_id or field.name == "Id"):
+        raise NotFound(f"Provided external ID field does not exist or is not accessible: {name}")
+    return field
+
+
+def find_by_external_id(
+    conn: Connection, ctx: OrgContext, sobject: SObjectDef, field: FieldDef, value: str
+) -> list[str]:
+    """Ids of the live records whose external id is `value` (text compares ignoring case)."""
+    table = ctx.tables[sobject.name]
+    column = table.c[field.name]
+    if field.name == "Id":
+        record_id = normalize_id(value)
+        if record_id is None:
+            return []
+        condition = column == record_id
+    elif field.is_text:
+        condition = func.lower(column) == value.lower()
+    else:
+        condition = column == value
+    rows = conn.execute(
+        select(table.c.Id).where(condition, table.c.IsDeleted.is_(False)).order_by(table.c.Id)
+    )
+    return [str(row[0]) for row in rows]
+
+
+def _single_match(
+    conn: Connection, ctx: OrgContext, sobject: SObjectDef, field_name: str, value: str
+) -> str:
+    field = external_id_field(sobject, field_name)
+    ids = find_by_external_id(conn, ctx, sobject, field, value)
+    if not ids:
+        raise NotFound()
+    if len(ids) > 1:
+        raise MultipleMatches([ctx.record_url(sobject, record_id) for record_id in ids])
+    return ids[0]
+
+
+def get_by_external_id(
+    conn: Connection,
+    ctx: OrgContext,
+    sobject: SObjectDef,
+    field_name: str,
+    value: str,
+    field_names: list[str] | None,
+) -> dict[str, Any]:
+    record_id = _single_match(conn, ctx, sobject, field_name, value)
+    return get_record(conn, ctx, sobject, record_id, field_names)
+
+
+def delete_by_external_id(
+    conn: Connection, ctx: OrgContext, sobject: SObjectDef, field_name: str, value: str
+) -> None:
+    delete_record(conn, ctx, sobject, _single_match(conn, ctx, sobject, field_name, value))
+
+
+def upsert_record(
+    conn: Connection,
+    ctx: OrgContext,
+    sobject: SObjectDef,
+    field_name: str,
+    value: str,
+    body: JsonBody,
+    *,
+    update_only: bool = False,
+) -> tuple[str, bool]:
+    """Update the one record whose external id is `value`, or create it; (id, created)."""
+    field = external_id_field(sobject, field_name)
+    data = dict(body.data)
+    for key in [k for k in data if k.lower() == field.name.lower()]:
+        given = data.pop(key)
+        if given is not None and str(given).lower() != value.lower():
+            raise FieldError(
+                "INVALID_FIELD",
+                f"The value of {field.name} in the body does not match the value in the URL",
+                [field.name],
+            )
+    ids = find_by_external_id(conn, ctx, sobject, field, value)
+    if len(ids) > 1:
+        raise MultipleMatches([ctx.record_url(sobject, record_id) for record_id in ids])
+    if ids:
+        update_record(conn, ctx, sobject, ids[0], JsonBody(body.text, data))
+        return ids[0], False
+    if update_only or field.name == "Id":
+        raise NotFound()
+    data[field.name] = value
+    return create_record(conn, ctx, sobject, JsonBody(body.text, data)), True
+
+
+REPLICATION_WINDOW = timedelta(days=30)
+
+
+def _replication_window(
+    ctx: OrgContext, start_text: str | None, end_text: str | None
+) -> tuple[datetime, datetime, datetime]:
+    """(start, end, earliest available) for /updated and /deleted, rounded down to the minute."""
+    bounds = []
+    for name, text in (("start", start_text), ("end", end_text)):
+        if not text:
+            raise SalesforceError(f"Missing required parameter: {name}", error_code="INVALID_INPUT")
+        parsed = parse_datetime(text)
+        if parsed is None:
+            raise SalesforceError(
+                f"Unable to parse {name} date: {text}", error_code="INVALID_REPLICATION_DATE"
+            )
+        bounds.append(parsed.replace(second=0, microsecond=0))
+    start, end = bounds
+    earliest = ctx.now.replace(second=0, microsecond=0) - REPLICATION_WINDOW
+    if start >= end:
+        raise SalesforceError(
+            "startDate must chronologically precede endDate", error_code="INVALID_REPLICATION_DATE"
+        )
+    if start < earliest:
+        raise SalesforceError(
+            "startDate cannot be more than 30 days ago", error_code="INVALID_REPLICATION_DATE"
+        )
+    return start, end, earliest
+
+
+def _window_condition(ctx: OrgContext, table: Any, since: datetime, until: datetime) -> Any:
+    """Changes from `since` up to `until`; an end still in the future covers up to now, this
+    minute's changes included (latestDateCovered still says the last whole minute)."""
+    column = table.c.SystemModstamp
+    if until > ctx.now:
+        return and_(column >= since, column <= ctx.now)
+    return and_(column >= since, column < until)
+
+
+def _covered(ctx: OrgContext, until: datetime) -> str:
+    return format_datetime(min(until, ctx.now.replace(second=0, microsecond=0)))
+
+
+def updated_ids(
+    conn: Connection, ctx: OrgContext, sobject: SObjectDef, start: str | None, end: str | None
+) -> dict[str, Any]:
+    """`/sobjects/T/updated`: live records created or changed in [start, end)."""
+    since, until, _ = _replication_window(ctx, start, end)
+    table = ctx.tables[sobject.name]
+    rows = conn.execute(
+        select(table.c.Id)
+        .where(table.c.IsDeleted.is_(False), _window_condition(ctx, table, since, until))
+        .order_by(table.c.Id)
+    )
+    return {"ids": [str(row[0]) for row in rows], "latestDateCovered": _covered(ctx, until)}
+
+
+def deleted_records(
+    conn: Connection, ctx: OrgContext, sobject: SObjectDef, start: str | None, end: str | None
+) -> dict[str, Any]:
+    """`/sobjects/T/deleted`: records moved to the recycle bin in [start, end)."""
+    since, until, earliest = _replication_window(ctx, start, end)
+    table = ctx.tables[sobject.name]
+    rows = conn.execute(
+        select(table.c.Id, table.c.SystemModstamp)
+        .where(table.c.IsDeleted.is_(True), _window_condition(ctx, table, since, until))
+        .order_by(table.c.SystemModstamp, table.c.Id)
+    )
+    return {
+        "deletedRecords": [
+            {"id": str(row[0]), "deletedDate": format_datetime(row[1])} for row in rows
+        ],
+        "earliestDateAvailable": format_datetime(earliest),
+        "latestDateCovered": _covered(ctx, until),
+    }

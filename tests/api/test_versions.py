@@ -75,13 +75,8 @@ def test_record_count_filters_by_object(api: TestClient) -> None:
     }
 
 
-def test_unbuilt_resources_name_the_feature(api: TestClient) -> None:
+def test_composite_is_built_and_unknown_resources_are_404(api: TestClient) -> None:
     response = api.post(f"{API}/composite", content=b"{}")
-    assert response.status_code == 501
-    assert response.json() == [
-        {
-            "message": "localforce does not support the composite API (/composite) yet",
-            "errorCode": "FUNCTIONALITY_NOT_ENABLED",
-        }
-    ]
+    assert response.status_code == 400
+    assert response.json()[0]["errorCode"] == "INVALID_INPUT"
     assert api.get(f"{API}/nonsense").status_code == 404

@@ -1,0 +1,106 @@
+"""Composite resources: /composite, /composite/batch, /composite/tree/{T}, /composite/sobjects."""
+
+from __future__ import annotations
+
+from fastapi import Request
+
+from app.api.deps import ConnectionDep, OrgContextDep, RawBodyDep, StateDep
+from app.api.routing import SalesforceJSONResponse, SlashRouter
+from app.services import composite, records
+from app.services.json_body import parse_object
+
+router = SlashRouter(prefix="/services/data/{version}/composite")
+
+
+def _ids(request: Request) -> list[str]:
+    text = request.query_params.get("ids", "")
+    return [value.strip() for value in text.split(",") if value.strip()]
+
+
+def _all_or_none(request: Request) -> bool:
+    return request.query_params.get("allOrNone", "").lower() == "true"
+
+
+@router.post("")
+def post_composite(
+    raw: RawBodyDep, ctx: OrgContextDep, conn: ConnectionDep, state: StateDep
+) -> SalesforceJSONResponse:
+    data = parse_object(raw, "CompositeRequest").data
+    return SalesforceJSONResponse(composite.run_composite(conn, ctx, state.cursors, data))
+
+
+@router.post("/batch")
+def post_batch(
+    raw: RawBodyDep, ctx: OrgContextDep, conn: ConnectionDep, state: StateDep
+) -> SalesforceJSONResponse:
+    data = parse_object(raw, "BatchRequest").data
+    return SalesforceJSONResponse(composite.run_batch(conn, ctx, state.cursors, data))
+
+
+@router.post("/tree/{sobject}")
+def post_tree(
+    sobject: str, raw: RawBodyDep, ctx: OrgContextDep, conn: ConnectionDep
+) -> SalesforceJSONResponse:
+    definition = records.resolve_sobject(ctx, sobject)
+    data = parse_object(raw, "SObjectTreeRequest").data
+    status, body = composite.run_tree(conn, ctx, definition, data)
+    return SalesforceJSONResponse(body, status_code=status)
+
+
+@router.post("/sobjects")
+def collection_create(
+    raw: RawBodyDep, ctx: OrgContextDep, conn: ConnectionDep
+) -> SalesforceJSONResponse:
+    data = parse_object(raw, "SObjectCollectionRequest").data
+    return SalesforceJSONResponse(composite.collection_create(conn, ctx, data))
+
+
+@router.patch("/sobjects")
+def collection_update(
+    raw: RawBodyDep, ctx: OrgContextDep, conn: ConnectionDep
+) -> SalesforceJSONResponse:
+    data = parse_object(raw, "SObjectCollectionRequest").data
+    return SalesforceJSONResponse(composite.collection_update(conn, ctx, data))
+
+
+@router.delete("/sobjects")
+def collection_delete(
+    request: Request, ctx: OrgContextDep, conn: ConnectionDep
+) -> SalesforceJSONResponse:
+    results = composite.collection_delete(conn, ctx, _ids(request), _all_or_none(request))
+    return SalesforceJSONResponse(results)
+
+
+@router.get("/sobjects/{sobject}")
+def collection_retrieve(
+    sobject: str, request: Request, ctx: OrgContextDep, conn: ConnectionDep
+) -> SalesforceJSONResponse:
+    definition = records.resolve_sobject(ctx, sobject)
+    fields = [f.strip() for f in request.query_params.get("fields", "").split(",") if f.strip()]
+    found = composite.collection_retrieve(conn, ctx, definition, _ids(request), fields)
+    return SalesforceJSONResponse(found)
+
+
+@router.post("/sobjects/{sobject}")
+def collection_retrieve_post(
+    sobject: str, raw: RawBodyDep, ctx: OrgContextDep, conn: ConnectionDep
+) -> SalesforceJSONResponse:
+    definition = records.resolve_sobject(ctx, sobject)
+    data = parse_object(raw, "SObjectCollectionRetrieveRequest").data
+    ids = data.get("ids")
+    fields = data.get("fields")
+    if not isinstance(ids, list) or not isinstance(fields, list):
+        raise composite.invalid_input("ids and fields must be JSON arrays")
+    found = composite.collection_retrieve(
+        conn, ctx, definition, [str(i) for i in ids], [str(f) for f in fields]
+    )
+    return SalesforceJSONResponse(found)
+
+
+@router.patch("/sobjects/{sobject}/{field}")
+def collection_upsert(
+    sobject: str, field: str, raw: RawBodyDep, ctx: OrgContextDep, conn: ConnectionDep
+) -> SalesforceJSONResponse:
+    definition = records.resolve_sobject(ctx, sobject)
+    data = parse_object(raw, "SObjectCollectionRequest").data
+    return SalesforceJSONResponse(composite.collection_upsert(conn, ctx, definition, field, data))

@@ -1,0 +1,725 @@
+"""The composite family: /composite, /composite/batch, /composite/tree and sObject Collections.
+
+Subrequests run through the same services as single calls (records.create_record and so on),
+inside the request's one transaction. Each subrequest (or record) runs in its own SAVEPOINT, so
+a failure undoes only its own writes; allOrNone rolls back a SAVEPOINT around the whole request.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from sqlalchemy import Connection
+
+from app.errors import FeatureNotSupported, MethodNotAllowed, NotFound, SalesforceError
+from app.metadata.describe import describe_global, describe_sobject, global_entry
+from app.metadata.model import SObjectDef
+from app.services import records
+from app.services.context import OrgContext
+from app.services.cursors import CursorStore
+from app.services.json_body import JsonBody
+from app.services.org import parse_version
+from app.services.query import DEFAULT_BATCH_SIZE, query_more, run_query
+from app.storage.ids import normalize_id
+
+MAX_COMPOSITE_SUBREQUESTS = 25
+MAX_COLLECTION_RECORDS = 200
+MAX_TREE_RECORDS = 200
+MAX_TREE_DEPTH = 5
+
+PROCESSING_HALTED = "PROCESSING_HALTED"
+ROLLED_BACK_MESSAGE = (
+    "The transaction was rolled back since another operation in the same transaction failed."
+)
+# Resources that exist on the REST API but cannot be a subrequest here.
+_UNSUPPORTED_IN_SUBREQUESTS = {
+    "search",
+    "parameterizedSearch",
+    "limits",
+    "composite",
+    "tooling",
+    "actions",
+    "recent",
+}
+_REFERENCE = re.compile(r"@\{([^}]*)\}")
+_REFERENCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_]*$")
+_URL = re.compile(r"^/?(?:services/data/)?(v[^/]+)(?:/(.*))?$")
+
+
+@dataclass
+class Outcome:
+    """One subrequest's answer, as a single call would have given it."""
+
+    status: int
+    body: Any
+    headers: dict[str, str]
+
+    @property
+    def ok(self) -> bool:
+        return self.status < 400
+
+
+def invalid_input(message: str) -> SalesforceError:
+    return SalesforceError(message, error_code="INVALID_INPUT")
+
+
+def _failure(error: SalesforceError) -> Outcome:
+    return Outcome(error.status_code, error.to_body(), {})
+
+
+def _as_body(data: dict[str, Any]) -> JsonBody:
+    return JsonBody(json.dumps(data, default=str), data)
+
+
+def begin_database_transaction(conn: Connection) -> None:
+    """SAVEPOINTs need a real transaction: pysqlite only opens one before its first write, and
+    a RELEASE outside one would commit. Open it now on SQLite; PostgreSQL already has one."""
+    if conn.dialect.name != "sqlite":
+        return
+    dbapi = conn.connection.dbapi_connection
+    if dbapi is not None and not getattr(dbapi, "in_transaction", True):
+        conn.exec_driver_sql("BEGIN")
+
+
+def _object(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise invalid_input(f"{what} must be a JSON object")
+    return value
+
+
+def _list(data: dict[str, Any], key: str) -> list[Any]:
+    value = data.get(key)
+    if not isinstance(value, list):
+        raise invalid_input(f"Missing or invalid '{key}': a JSON array is required")
+    return value
+
+
+def _flag(data: dict[str, Any], key: str, default: bool = False) -> bool:
+    value = data.get(key, default)
+    if isinstance(value, str):
+        return value.lower() == "true"
+    return bool(value)
+
+
+# ---------------------------------------------------------------- one subrequest
+
+
+class Dispatcher:
+    """Runs one REST call given as method, URL and body, the way the routers would."""
+
+    def __init__(self, conn: Connection, ctx: OrgContext, cursors: CursorStore) -> None:
+        self.conn = conn
+        self.ctx = ctx
+        self.cursors = cursors
+
+    def run(self, method: str, url: str, body: Any) -> Outcome:
+        """The outcome of the call, inside its own SAVEPOINT (undone when it fails)."""
+        savepoint = self.conn.begin_nested()
+        try:
+            outcome = self._route(method.upper(), url, body)
+        except SalesforceError as error:
+            savepoint.rollback()
+            return _failure(error)
+        except BaseException:
+            savepoint.rollback()
+            raise
+        savepoint.commit()
+        return outcome
+
+    def _route(self, method: str, url: str, body: Any) -> Outcome:
+        parts = urlsplit(url)
+        match = _URL.match(parts.path)
+        if match is None:
+            raise NotFound()
+        ctx = replace(self.ctx, base_path=f"/services/data/v{parse_version(match.group(1))}")
+        segments = [unquote(s) for s in (match.group(2) or "").split("/") if s]
+        params = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+        if not segments:
+            raise NotFound()
+        resource = segments[0]
+        if resource == "sobjects":
+            return self._sobjects(ctx, method, segments[1:], params, body)
+        if resource in {"query", "queryAll"}:
+            self._allow(method, {"GET"})
+            if len(segments) == 2:
+                return Outcome(200, query_more(ctx, self.cursors, segments[1]), {})
+            if len(segments) == 1:
+                result = run_query(
+                    self.conn,
+                    ctx,
+                    self.cursors,
+                    params.get("q"),
+                    include_deleted=resource == "queryAll",
+                    batch_size=DEFAULT_BATCH_SIZE,
+                )
+                return Outcome(200, result, {})
+        if resource in _UNSUPPORTED_IN_SUBREQUESTS:
+            raise FeatureNotSupported(f"/{resource} as a composite subrequest")
+        raise NotFound()
+
+    @staticmethod
+    def _allow(method: str, allowed: set[str]) -> None:
+        if method not in allowed:
+            order = [m for m in ("GET", "POST", "PATCH", "DELETE") if m in allowed]
+            raise MethodNotAllowed(
+                f"HTTP Method '{method}' not allowed. Allowed are {','.join(order)}"
+            )
+
+    def _body(self, body: Any, sobject: SObjectDef) -> JsonBody:
+        if not isinstance(body, dict):
+            raise SalesforceError(
+                f"Cannot deserialize instance of {sobject.name.lower()} from the request body",
+                error_code="JSON_PARSER_ERROR",
+            )
+        return _as_body(body)
+
+    def _sobjects(
+        self,
+        ctx: OrgContext,
+        method: str,
+        segments: list[str],
+        params: dict[str, str],
+        body: Any,
+    ) -> Outcome:
+        conn = self.conn
+        if not segments:
+            self._allow(method, {"GET"})
+            return Outcome(200, describe_global(list(ctx.registry), ctx.base_path), {})
+        sobject = records.resolve_sobject(ctx, segments[0])
+        fields = params.get("fields")
+        field_names = (
+            [name.strip() for name in fields.split(",") if name.strip()]
+            if fields is not None
+            else None
+        )
+        if len(segments) == 1 or (len(segments) == 2 and segments[1] == "Id" and method == "POST"):
+            self._allow(method, {"GET", "POST"})
+            if method == "GET":
+                info = {"objectDescribe": global_entry(sobject, ctx.base_path), "recentItems": []}
+                return Outcome(200, info, {})
+            record_id = records.create_record(conn, ctx, sobject, self._body(body, sobject))
+            return Outcome(
+                201,
+                {"id": record_id, "success": True, "errors": []},
+                {"Location": ctx.record_url(sobject, record_id)},
+            )
+        if len(segments) == 2:
+            second = segments[1]
+            if second == "describe":
+                self._allow(method, {"GET"})
+                return Outcome(200, describe_sobject(sobject, ctx.base_path), {})
+            if second in {"updated", "deleted"}:
+                self._allow(method, {"GET"})
+                window = records.updated_ids if second == "updated" else records.deleted_records
+                return Outcome(
+                    200, window(conn, ctx, sobject, params.get("start"), params.get("end")), {}
+                )
+            self._allow(method, {"GET", "PATCH", "DELETE"})
+            if method == "GET":
+                return Outcome(200, records.get_record(conn, ctx, sobject, second, field_names), {})
+            if method == "PATCH":
+                records.update_record(conn, ctx, sobject, second, self._body(body, sobject))
+            else:
+                records.delete_record(conn, ctx, sobject, second)
+            return Outcome(204, None, {})
+        if len(segments) == 3:
+            field, value = segments[1], segments[2]
+            self._allow(method, {"GET", "PATCH", "DELETE"})
+            if method == "GET":
+                record = records.get_by_external_id(conn, ctx, sobject, field, value, field_names)
+                return Outcome(200, record, {})
+            if method == "DELETE":
+                records.delete_by_external_id(conn, ctx, sobject, field, value)
+                return Outcome(204, None, {})
+            record_id, created = records.upsert_record(
+                conn,
+                ctx,
+                sobject,
+                field,
+                value,
+                self._body(body, sobject),
+                update_only=params.get("updateOnly", "").lower() == "true",
+            )
+            result = {"id": record_id, "success": True, "errors": [], "created": created}
+            if created:
+                return Outcome(201, result, {"Location": ctx.record_url(sobject, record_id)})
+            if float(ctx.api_version) < 46:
+                return Outcome(204, None, {})
+            return Outcome(200, result, {})
+        raise NotFound()
+
+
+# ---------------------------------------------------------------- /composite
+
+
+class _Unresolved(Exception):
+    def __init__(self, expression: str, reference_id: str, malformed: bool = False) -> None:
+        super().__init__(expression)
+        self.expression = expression
+        self.reference_id = reference_id
+        self.malformed = malformed
+
+
+_PATH_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def _lookup(results: dict[str, Outcome], expression: str) -> Any:
+    reference_id, _, path = expression.partition(".")
+    reference_id = reference_id.split("[", 1)[0]
+    if not _REFERENCE_ID.match(reference_id):
+        raise _Unresolved(expression, reference_id, malformed=True)
+    outcome = results.get(reference_id)
+    if outcome is None or not outcome.ok:
+        raise _Unresolved(expression, reference_id)
+    value: Any = outcome.body
+    rest = expression[len(reference_id) :]
+    for name, index in _PATH_STEP.findall(rest):
+        if name:
+            if not isinstance(value, dict):
+                raise _Unresolved(expression, reference_id)
+            found = next((key for key in value if key.lower() == name.lower()), None)
+            if found is None:
+                raise _Unresolved(expression, reference_id)
+            value = value[found]
+        else:
+            if not isinstance(value, list) or int(index) >= len(value):
+                raise _Unresolved(expression, reference_id)
+            value = value[int(index)]
+    if value is None or not path:
+        raise _Unresolved(expression, reference_id)
+    return value
+
+
+def _substitute(value: Any, results: dict[str, Outcome]) -> Any:
+    """`@{ref.path}` references replaced by the values earlier subrequests answered."""
+    if isinstance(value, str):
+        whole = _REFERENCE.fullmatch(value)
+        if whole is not None:
+            return _lookup(results, whole.group(1))
+        return _REFERENCE.sub(lambda m: str(_lookup(results, m.group(1))), value)
+    if isinstance(value, list):
+        return [_substitute(item, results) for item in value]
+    if isinstance(value, dict):
+        return {key: _substitute(item, results) for key, item in value.items()}
+    return value
+
+
+def _halted(message: str) -> Outcome:
+    return Outcome(400, [{"errorCode": PROCESSING_HALTED, "message": message}], {})
+
+
+def _reference_error(error: _Unresolved) -> Outcome:
+    message = (
+        f"Invalid reference specified. No value for {error.expression} found in "
+        f"{error.reference_id}."
+    )
+    if error.malformed:
+        message += (
+            f" Provided referenceId ('{error.reference_id}') must start with a letter or a "
+            "number, and it can contain only letters, numbers and underscores ('_')."
+        )
+    return _halted(message)
+
+
+def run_composite(
+    conn: Connection, ctx: OrgContext, cursors: CursorStore, data: dict[str, Any]
+) -> dict[str, Any]:
+    """`POST /composite`: subrequests in order, each seeing the results of those before."""
+    subrequests = _list(data, "compositeRequest")
+    if not subrequests:
+        raise invalid_input("compositeRequest must contain at least one subrequest")
+    if len(subrequests) > MAX_COMPOSITE_SUBREQUESTS:
+        raise invalid_input(
+            f"Maximum number of subrequests in a composite request is "
+            f"{MAX_COMPOSITE_SUBREQUESTS}, but found {len(subrequests)}"
+        )
+    seen: set[str] = set()
+    for item in subrequests:
+        sub = _object(item, "Each subrequest")
+        reference_id = sub.get("referenceId")
+        if not isinstance(reference_id, str) or not _REFERENCE_ID.match(reference_id):
+            raise invalid_input(
+                f"Provided referenceId ('{reference_id}') must start with a letter or a number, "
+                "and it can contain only letters, numbers and underscores ('_')."
+            )
+        if reference_id in seen:
+            raise invalid_input(f"Duplicate ReferenceId provided in the request: {reference_id}")
+        seen.add(reference_id)
+        if not isinstance(sub.get("method"), str) or not isinstance(sub.get("url"), str):
+            raise invalid_input(f"Subrequest {reference_id} needs a method and a url")
+    all_or_none = _flag(data, "allOrNone")
+    begin_database_transaction(conn)
+    whole = conn.begin_nested()
+    dispatcher = Dispatcher(conn, ctx, cursors)
+    results: dict[str, Outcome] = {}
+    answers: list[tuple[str, Outcome]] = []
+    failed = False
+    for sub in subrequests:
+        reference_id = sub["referenceId"]
+        if failed and all_or_none:
+            answers.append((reference_id, _halted(ROLLED_BACK_MESSAGE)))
+            continue
+        try:
+            url = _substitute(sub["url"], results)
+            body = _substitute(sub.get("body"), results)
+        except _Unresolved as error:
+            outcome = _reference_error(error)
+        else:
+            outcome = dispatcher.run(sub["method"], url, body)
+        results[reference_id] = outcome
+        answers.append((reference_id, outcome))
+        failed = failed or not outcome.ok
+    if failed and all_or_none:
+        whole.rollback()
+        answers = [
+            (ref, outcome if not outcome.ok else _halted(ROLLED_BACK_MESSAGE))
+            for ref, outcome in answers
+        ]
+    else:
+        whole.commit()
+    return {
+        "compositeResponse": [
+            {
+                "body": outcome.body,
+                "httpHeaders": outcome.headers,
+                "httpStatusCode": outcome.status,
+                "referenceId": ref,
+            }
+            for ref, outcome in answers
+        ]
+    }
+
+
+# ---------------------------------------------------------------- /composite/batch
+
+BATCH_HALTED = [
+    {"errorCode": "BATCH_PROCESSING_HALTED", "message": "Batch processing halted per request"}
+]
+
+
+def run_batch(
+    conn: Connection, ctx: OrgContext, cursors: CursorStore, data: dict[str, Any]
+) -> dict[str, Any]:
+    """`POST /composite/batch`: independent subrequests; haltOnError stops after a failure."""
+    subrequests = _list(data, "batchRequests")
+    if len(subrequests) > MAX_COMPOSITE_SUBREQUESTS:
+        raise invalid_input(
+            f"Maximum number of subrequests in a batch request is {MAX_COMPOSITE_SUBREQUESTS}, "
+            f"but found {len(subrequests)}"
+        )
+    for item in subrequests:
+        sub = _object(item, "Each batch subrequest")
+        if not isinstance(sub.get("method"), str) or not isinstance(sub.get("url"), str):
+            raise invalid_input("Each batch subrequest needs a method and a url")
+    halt = _flag(data, "haltOnError")
+    begin_database_transaction(conn)
+    dispatcher = Dispatcher(conn, ctx, cursors)
+    results: list[dict[str, Any]] = []
+    has_errors = False
+    for sub in subrequests:
+        if has_errors and halt:
+            results.append({"statusCode": 412, "result": BATCH_HALTED})
+            continue
+        outcome = dispatcher.run(sub["method"], sub["url"], sub.get("richInput"))
+        has_errors = has_errors or not outcome.ok
+        results.append({"statusCode": outcome.status, "result": outcome.body})
+    return {"hasErrors": has_errors, "results": results}
+
+
+# ---------------------------------------------------------------- /composite/tree
+
+
+def _record_error(error: SalesforceError) -> dict[str, Any]:
+    return {"statusCode": error.error_code, "message": error.message, "fields": error.fields or []}
+
+
+@dataclass
+class _TreeRun:
+    conn: Connection
+    ctx: OrgContext
+    results: list[dict[str, Any]]
+    errors: list[dict[str, Any]]
+    count: int = 0
+
+
+def _tree_records(run: _TreeRun, sobject: SObjectDef, items: Any, depth: int) -> list[Any]:
+    if not isinstance(items, list):
+        raise invalid_input("records must be a JSON array")
+    if depth > MAX_TREE_DEPTH:
+        raise invalid_input(f"A tree can be at most {MAX_TREE_DEPTH} levels deep")
+    run.count += len(items)
+    if run.count > MAX_TREE_RECORDS:
+        raise invalid_input(f"A tree request can hold at most {MAX_TREE_RECORDS} records")
+    plans = []
+    for item in items:
+        record = _object(item, "Each record")
+        attributes = _object(record.get("attributes"), "attributes")
+        reference_id = attributes.get("referenceId")
+        if not isinstance(reference_id, str) or not reference_id:
+            raise invalid_input("Each record needs attributes.referenceId")
+        type_name = attributes.get("type")
+        if not isinstance(type_name, str) or type_name.lower() != sobject.name.lower():
+            raise invalid_input(
+                f"Record {reference_id}: attributes.type must be {sobject.name}, got {type_name}"
+            )
+        values: dict[str, Any] = {}
+        children = []
+        for key, value in record.items():
+            if key == "attributes":
+                continue
+            relationship = next(
+                (
+                    rel
+                    for rel in sobject.child_relationships
+                    if rel.relationship_name and rel.relationship_name.lower() == key.lower()
+                ),
+                None,
+            )
+            if relationship is not None and isinstance(value, dict):
+                child = records.resolve_sobject(run.ctx, relationship.child_sobject)
+                nested = _tree_records(run, child, value.get("records"), depth + 1)
+                children.append((child, relationship.field, nested))
+            else:
+                values[key] = value
+        plans.append((reference_id, values, children))
+    return plans
+
+
+def _tree_insert(
+    run: _TreeRun, sobject: SObjectDef, plans: list[Any], parent: tuple[str, str] | None
+) -> None:
+    for reference_id, values, children in plans:
+        data = dict(values)
+        if parent is not None:
+            data[parent[0]] = parent[1]
+        savepoint = run.conn.begin_nested()
+        try:
+            record_id = records.create_record(run.conn, run.ctx, sobject, _as_body(data))
+        except SalesforceError as error:
+            savepoint.rollback()
+            run.errors.append({"referenceId": reference_id, "errors": [_record_error(error)]})
+            continue
+        savepoint.commit()
+        run.results.append({"referenceId": reference_id, "id": record_id})
+        for child, field, nested in children:
+            _tree_insert(run, child, nested, (field, record_id))
+
+
+def run_tree(
+    conn: Connection, ctx: OrgContext, sobject: SObjectDef, data: dict[str, Any]
+) -> tuple[int, dict[str, Any]]:
+    """`POST /composite/tree/{T}`: a forest of new records with children; all or nothing."""
+    run = _TreeRun(conn=conn, ctx=ctx, results=[], errors=[])
+    plans = _tree_records(run, sobject, data.get("records"), 1)
+    begin_database_transaction(conn)
+    whole = conn.begin_nested()
+    _tree_insert(run, sobject, plans, None)
+    if run.errors:
+        whole.rollback()
+        return 400, {"hasErrors": True, "results": run.errors}
+    whole.commit()
+    return 201, {"hasErrors": False, "results": run.results}
+
+
+# ---------------------------------------------------------------- sObject Collections
+
+ROLLED_BACK_RECORD = {
+    "statusCode": "ALL_OR_NONE_OPERATION_ROLLED_BACK",
+    "message": "Record rolled back because not all records were valid and the request was using "
+    "AllOrNone header",
+    "fields": [],
+}
+
+
+def _limit_records(count: int) -> None:
+    if count > MAX_COLLECTION_RECORDS:
+        raise SalesforceError(
+            "record limit reached. cannot submit more than 200 records into this call",
+            error_code="EXCEEDED_ID_LIMIT",
+        )
+
+
+def _collection_error(error: SalesforceError) -> dict[str, Any]:
+    if isinstance(error, NotFound):
+        # A well-formed id of no record: what DML answers, not the REST resource's 404.
+        return {
+            "statusCode": "INVALID_CROSS_REFERENCE_KEY",
+            "message": "invalid cross reference id",
+            "fields": [],
+        }
+    return _record_error(error)
+
+
+def _sobject_of(ctx: OrgContext, record: dict[str, Any]) -> SObjectDef:
+    attributes = record.get("attributes")
+    type_name = attributes.get("type") if isinstance(attributes, dict) else None
+    if not isinstance(type_name, str) or not type_name:
+        raise SalesforceError("Must send a concrete entity type.", error_code="INVALID_TYPE")
+    sobject = ctx.registry.get(type_name)
+    if sobject is None:
+        raise SalesforceError(
+            f"sObject type '{type_name}' is not supported.", error_code="INVALID_TYPE"
+        )
+    return sobject
+
+
+def _sobject_of_id(ctx: OrgContext, raw_id: str) -> tuple[SObjectDef, str]:
+    record_id = normalize_id(raw_id)
+    if record_id is None:
+        raise SalesforceError(f"invalid record id: {raw_id}", error_code="MALFORMED_ID")
+    for sobject in ctx.registry:
+        if sobject.key_prefix == record_id[:3]:
+            return sobject, record_id
+    raise NotFound()
+
+
+def _run_collection(
+    conn: Connection,
+    all_or_none: bool,
+    items: list[Any],
+    action: Callable[[Any], dict[str, Any]],
+    echo_id: Callable[[Any], str | None],
+) -> list[dict[str, Any]]:
+    """Each item in its own SAVEPOINT; allOrNone undoes all when one fails."""
+    begin_database_transaction(conn)
+    whole: Any = conn.begin_nested()
+    results: list[dict[str, Any]] = []
+    failed = False
+    for item in items:
+        savepoint = conn.begin_nested()
+        try:
+            result = action(item)
+        except SalesforceError as error:
+            savepoint.rollback()
+            failed = True
+            results.append(
+                {"id": echo_id(item), "success": False, "errors": [_collection_error(error)]}
+            )
+            continue
+        savepoint.commit()
+        results.append(result)
+    if failed and all_or_none:
+        whole.rollback()
+        rolled_back = []
+        for item, result in zip(items, results, strict=True):
+            if result["success"]:
+                result = {"id": echo_id(item), "success": False, "errors": [ROLLED_BACK_RECORD]}
+            rolled_back.append(result)
+        return rolled_back
+    whole.commit()
+    return results
+
+
+def _records_of(data: dict[str, Any]) -> list[Any]:
+    items = _list(data, "records")
+    _limit_records(len(items))
+    return items
+
+
+def collection_create(
+    conn: Connection, ctx: OrgContext, data: dict[str, Any]
+) -> list[dict[str, Any]]:
+    def create(item: Any) -> dict[str, Any]:
+        record = _object(item, "Each record")
+        sobject = _sobject_of(ctx, record)
+        record_id = records.create_record(conn, ctx, sobject, _as_body(record))
+        return {"id": record_id, "success": True, "errors": []}
+
+    items = _records_of(data)
+    return _run_collection(conn, _flag(data, "allOrNone"), items, create, lambda _: None)
+
+
+def _record_id(item: Any) -> str | None:
+    if not isinstance(item, dict):
+        return None
+    value = item.get("id", item.get("Id"))
+    return value if isinstance(value, str) else None
+
+
+def collection_update(
+    conn: Connection, ctx: OrgContext, data: dict[str, Any]
+) -> list[dict[str, Any]]:
+    def update(item: Any) -> dict[str, Any]:
+        record = _object(item, "Each record")
+        sobject = _sobject_of(ctx, record)
+        raw_id = _record_id(record)
+        if raw_id is None:
+            raise SalesforceError(
+                "Id not specified in an update call", error_code="MISSING_ARGUMENT", fields=["Id"]
+            )
+        values = {key: value for key, value in record.items() if key.lower() != "id"}
+        records.update_record(conn, ctx, sobject, raw_id, _as_body(values))
+        return {"id": normalize_id(raw_id) or raw_id, "success": True, "errors": []}
+
+    items = _records_of(data)
+    return _run_collection(conn, _flag(data, "allOrNone"), items, update, _record_id)
+
+
+def collection_delete(
+    conn: Connection, ctx: OrgContext, ids: list[str], all_or_none: bool
+) -> list[dict[str, Any]]:
+    _limit_records(len(ids))
+
+    def delete(raw_id: Any) -> dict[str, Any]:
+        sobject, record_id = _sobject_of_id(ctx, raw_id)
+        records.delete_record(conn, ctx, sobject, record_id)
+        return {"id": record_id, "success": True, "errors": []}
+
+    return _run_collection(conn, all_or_none, ids, delete, lambda raw_id: raw_id)
+
+
+def collection_upsert(
+    conn: Connection, ctx: OrgContext, sobject: SObjectDef, field_name: str, data: dict[str, Any]
+) -> list[dict[str, Any]]:
+    field = records.external_id_field(sobject, field_name)
+    items = _records_of(data)
+
+    def upsert(item: Any) -> dict[str, Any]:
+        record = _object(item, "Each record")
+        if _sobject_of(ctx, record).name != sobject.name:
+            raise SalesforceError(
+                f"Record type must be {sobject.name} in this call", error_code="INVALID_TYPE"
+            )
+        key = next((k for k in record if k.lower() == field.name.lower()), None)
+        if key is None or record[key] is None:
+            raise SalesforceError(
+                f"Required fields are missing: [{field.name}]",
+                error_code="REQUIRED_FIELD_MISSING",
+                fields=[field.name],
+            )
+        record_id, created = records.upsert_record(
+            conn, ctx, sobject, field.name, str(record[key]), _as_body(record)
+        )
+        return {"id": record_id, "success": True, "errors": [], "created": created}
+
+    results = _run_collection(conn, _flag(data, "allOrNone"), items, upsert, lambda _: None)
+    for result in results:
+        result.setdefault("created", False)
+    return results
+
+
+def collection_retrieve(
+    conn: Connection,
+    ctx: OrgContext,
+    sobject: SObjectDef,
+    ids: list[str],
+    fields: list[str],
+) -> list[dict[str, Any] | None]:
+    """`GET /composite/sobjects/{T}?ids=&fields=`: the records, null for ids not found."""
+    _limit_records(len(ids))
+    if not fields:
+        raise invalid_input("The fields parameter is required")
+    found: list[dict[str, Any] | None] = []
+    for raw_id in ids:
+        try:
+            found.append(records.get_record(conn, ctx, sobject, raw_id, fields))
+        except SalesforceError as error:
+            if error.error_code == "INVALID_FIELD":
+                raise
+            found.append(None)
+    return found
