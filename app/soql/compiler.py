@@ -154,7 +154,7 @@ def _compare(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnEle
     comparisons: dict[Operator, Any] = {
         Operator.EQ: lambda: column == value,
         Operator.NE: lambda: or_(column != value, column.is_(None)),
-        Operator.LT: lambda: column <= value,
+        Operator.LT: lambda: column < value,
         Operator.LE: lambda: column <= value,
         Operator.GT: lambda: column > value,
         Operator.GE: lambda: column >= value,
