@@ -3,8 +3,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# jsforce for tests/clients/test_jsforce.py: `npm ci` only when the lock file changes.
+JS_DIR := tests/clients/js
+JS_STAMP := $(JS_DIR)/node_modules/.installed
 
-.PHONY: install run seed test lint typecheck unit bench fuzz clean
+.PHONY: install js run seed test lint typecheck unit bench fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,7 +15,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-install: $(STAMP)
+$(JS_STAMP): $(JS_DIR)/package.json $(JS_DIR)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		cd $(JS_DIR) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	else \
+		echo "npm not found: skipping jsforce (tests/clients/test_jsforce.py will skip)"; \
+	fi
+
+js: $(JS_STAMP)
+
+install: $(STAMP) $(JS_STAMP)
 
 run: $(STAMP)
 	$(BIN)/localforce serve
@@ -27,7 +39,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy app tests bench
 
-unit: $(STAMP)
+unit: $(STAMP) $(JS_STAMP)
 	$(BIN)/pytest -q
 
 test: lint typecheck unit
@@ -38,4 +50,4 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.sandbox_bench
 
 clean:
-	rm -rf $(VENV) data .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(JS_DIR)/node_modules data .mypy_cache .ruff_cache .pytest_cache

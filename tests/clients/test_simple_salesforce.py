@@ -19,8 +19,13 @@ import requests
 import uvicorn
 from requests.adapters import HTTPAdapter
 from simple_salesforce.api import Salesforce
-from simple_salesforce.exceptions import SalesforceMalformedRequest, SalesforceResourceNotFound
+from simple_salesforce.exceptions import (
+    SalesforceExpiredSession,
+    SalesforceMalformedRequest,
+    SalesforceResourceNotFound,
+)
 
+from app.clients import localforce_session
 from app.main import create_app
 from tests.conftest import make_settings
 from tests.databases import DatabaseFactory
@@ -136,3 +141,89 @@ def test_query_all_follows_next_records_url(session: requests.Session, server_po
         "value of filter criterion for field 'CreatedDate' must be of type dateTime and should "
         "not be enclosed in quotes"
     )
+
+
+@pytest.fixture
+def oauth_sf(server_port: int) -> Any:
+    """A client logged in by the OAuth password flow at login.salesforce.com (routed here)."""
+    return Salesforce(
+        username="agent@example.com",
+        password="pw",
+        consumer_key="localforce-client",
+        consumer_secret="localforce-secret",
+        session=localforce_session(f"http://127.0.0.1:{server_port}"),
+    )
+
+
+def test_oauth_password_login(oauth_sf: Any, server_port: int) -> None:
+    assert oauth_sf.sf_instance == f"127.0.0.1:{server_port}"
+    assert oauth_sf.session_id
+    assert oauth_sf.query("SELECT COUNT() FROM Case")["totalSize"] == 977
+    resources = oauth_sf.restful("")
+    assert "sobjects" in resources
+    assert "query" in resources
+
+
+def test_query_more_by_locator_and_by_url(oauth_sf: Any) -> None:
+    first = oauth_sf.query("SELECT Id FROM PricebookEntry")
+    assert first["done"] is False
+    assert len(first["records"]) == 2000
+    next_url = first["nextRecordsUrl"]
+    locator = next_url.rsplit("/", 1)[-1]
+    by_locator = oauth_sf.query_more(locator)
+    by_url = oauth_sf.query_more(next_url, identifier_is_url=True)
+    assert by_locator["records"] == by_url["records"]
+    assert len(by_url["records"]) == 2000
+    first_ids = {record["Id"] for record in first["records"]}
+    assert first_ids.isdisjoint(record["Id"] for record in by_url["records"])
+    assert by_url["nextRecordsUrl"] != next_url
+
+
+def test_search_and_quick_search(oauth_sf: Any) -> None:
+    found = oauth_sf.search("FIND {racing} IN ALL FIELDS RETURNING Product2(Id, Name)")
+    records = found["searchRecords"]
+    assert records
+    assert {record["attributes"]["type"] for record in records} == {"Product2"}
+    assert all(record["Id"].startswith("01t") for record in records)
+    quick = oauth_sf.quick_search("racing")
+    assert quick["searchRecords"]
+    assert {record["Id"] for record in records} <= {r["Id"] for r in quick["searchRecords"]}
+
+
+def test_upsert_through_the_client(oauth_sf: Any) -> None:
+    assert oauth_sf.Product2.upsert("External_ID__c/X-1", {"Name": "Client Upsert"}) == 201
+    record = oauth_sf.Product2.get_by_custom_id("External_ID__c", "X-1")
+    assert record["Name"] == "Client Upsert"
+    assert oauth_sf.Product2.upsert("External_ID__c/X-1", {"Name": "Renamed"}) in (200, 204)
+    again = oauth_sf.Product2.get_by_custom_id("External_ID__c", "X-1")
+    assert again["Id"] == record["Id"]
+    assert again["Name"] == "Renamed"
+    found = oauth_sf.query("SELECT Id FROM Product2 WHERE External_ID__c = 'X-1'")
+    assert found["totalSize"] == 1
+
+
+def test_restful_and_error_exceptions(oauth_sf: Any, server_port: int) -> None:
+    described = oauth_sf.restful("sobjects/Contact/describe")
+    assert described["name"] == "Contact"
+    queried = oauth_sf.restful("query", params={"q": "SELECT Id FROM Contact LIMIT 1"})
+    assert queried["totalSize"] == 1
+    with pytest.raises(SalesforceMalformedRequest) as bad:
+        oauth_sf.query("SELECT Nope__c FROM Case")
+    bad_content: Any = bad.value.content
+    assert bad.value.status == 400
+    assert bad_content[0]["errorCode"] == "INVALID_FIELD"
+    with pytest.raises(SalesforceResourceNotFound) as missing:
+        oauth_sf.restful("sobjects/NoSuchThing__c/describe")
+    assert missing.value.status == 404
+    missing_content: Any = missing.value.content
+    assert missing_content[0]["errorCode"] == "NOT_FOUND"
+    expired: Any = Salesforce(
+        instance_url=f"https://127.0.0.1:{server_port}",
+        session_id="not-a-session",
+        session=localforce_session(f"http://127.0.0.1:{server_port}"),
+    )
+    with pytest.raises(SalesforceExpiredSession) as unauthorized:
+        expired.query("SELECT Id FROM Case LIMIT 1")
+    assert unauthorized.value.status == 401
+    expired_content: Any = unauthorized.value.content
+    assert expired_content[0]["errorCode"] == "INVALID_SESSION_ID"

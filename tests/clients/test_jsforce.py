@@ -1,0 +1,125 @@
+"""jsforce from npm, unmodified, against a running localforce server.
+
+`make install` (and so `make test` and CI) runs `npm ci` in tests/clients/js; the test runs
+tests/clients/js/scenario.mjs with the machine's Node.js and asserts on the JSON it prints.
+Without node or the installed packages the test skips, except in CI (CI=true), where it fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+
+from app.main import create_app
+from tests.clients.test_simple_salesforce import free_port
+from tests.conftest import make_settings
+from tests.databases import DatabaseFactory
+
+JS_DIR = Path(__file__).parent / "js"
+
+
+def node_or_skip() -> str:
+    node = shutil.which("node")
+    problem = None
+    if node is None:
+        problem = "node is not on PATH"
+    elif not (JS_DIR / "node_modules" / "jsforce" / "package.json").is_file():
+        problem = "jsforce is not installed: run `make install` (npm ci in tests/clients/js)"
+    if problem is not None:
+        if os.environ.get("CI", "").lower() in ("true", "1"):
+            pytest.fail(problem)
+        pytest.skip(problem)
+    assert node is not None
+    return node
+
+
+@pytest.fixture(scope="module")
+def base_url(database_factory: DatabaseFactory, seeded_template: str) -> Iterator[str]:
+    url = database_factory.new_url(template=seeded_template)
+    port = free_port()
+    app = create_app(make_settings(url, database_factory.workdir))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_jsforce_scenario(base_url: str) -> None:
+    node = node_or_skip()
+    completed = subprocess.run(
+        [node, "scenario.mjs", base_url],
+        cwd=JS_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    summary: dict[str, Any] = json.loads(completed.stdout)
+
+    assert summary["soap"]["instanceUrl"] == base_url
+    assert summary["soap"]["hasToken"] is True
+    assert summary["soap"]["userId"].startswith("005")
+    assert summary["soap"]["organizationId"].startswith("00D")
+
+    oauth = summary["oauth"]
+    assert oauth["instanceUrl"] == base_url
+    assert oauth["userId"] == summary["soap"]["userId"]
+    assert oauth["organizationId"] == summary["soap"]["organizationId"]
+    assert oauth["identity"] == {
+        "user_id": oauth["userId"],
+        "organization_id": oauth["organizationId"],
+        "username": "agent@example.com",
+    }
+
+    assert summary["query"] == {
+        "totalSize": 22000,
+        "fetched": 22000,
+        "unique": 22000,
+        "done": True,
+        "cappedFetched": 2500,
+        "firstPageSize": 2000,
+        "firstPageDone": False,
+        "hasNextRecordsUrl": True,
+        "moreSize": 2000,
+    }
+
+    assert summary["crud"] == {
+        "created": {"success": True, "idPrefix": "003", "idLength": 18},
+        "retrievedName": "Grace Hopper",
+        "updated": True,
+        "updatedName": "Grace Murray Hopper",
+        "destroyed": True,
+        "retrieveDeleted": "ENTITY_IS_DELETED",
+    }
+
+    assert summary["describe"] == {
+        "name": "Case",
+        "keyPrefix": "500",
+        "hasSubject": True,
+        "globalHas": ["Case", "Contact", "Product2", "Knowledge__kav"],
+    }
+
+    assert summary["search"]["count"] > 0
+    assert summary["search"]["types"] == ["Product2"]
+    assert summary["search"]["named"] is True
+
+    error = summary["error"]
+    assert error["errorCode"] == "INVALID_FIELD"
+    assert "No such column 'Nope__c' on entity 'Case'" in error["message"]
