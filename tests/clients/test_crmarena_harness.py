@@ -11,24 +11,20 @@ row, and turns errors into `"<errorCode>: <message>"` by parsing what follows
 from __future__ import annotations
 
 import ast
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import uvicorn
 from simple_salesforce.api import Salesforce
 
 from app import clients
 from app.config import REPO_ROOT
-from app.main import create_app
 from app.metadata.registry import SchemaRegistry
 from app.seeding.pipeline import build_rows
-from tests.clients.test_simple_salesforce import free_port
-from tests.conftest import TEST_SEED, make_settings
+from tests.conftest import TEST_SEED
 from tests.crmarena import tool_queries
 from tests.databases import DatabaseFactory
+from tests.servers import private_org_app, serve_in_thread
 
 REGISTRY = SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original" / "objects")
 KNOWLEDGE_TOOL = (
@@ -68,23 +64,12 @@ class SalesforceConnector:
 
 @pytest.fixture(scope="module")
 def connector(database_factory: DatabaseFactory, seeded_template: str) -> Iterator[Any]:
-    url = database_factory.new_url(template=seeded_template)
-    port = free_port()
-    app = create_app(make_settings(url, database_factory.workdir))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.05)
-    clients.install(f"http://127.0.0.1:{port}")
-    try:
-        yield SalesforceConnector("agent@example.com", "password", "TOKEN123")
-    finally:
-        clients.uninstall()
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serve_in_thread(private_org_app(database_factory, seeded_template)) as port:
+        clients.install(f"http://127.0.0.1:{port}")
+        try:
+            yield SalesforceConnector("agent@example.com", "password", "TOKEN123")
+        finally:
+            clients.uninstall()
 
 
 @pytest.fixture(scope="module")

@@ -11,19 +11,14 @@ import json
 import os
 import shutil
 import subprocess
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 
-from app.main import create_app
-from tests.clients.test_simple_salesforce import free_port
-from tests.conftest import make_settings
 from tests.databases import DatabaseFactory
+from tests.servers import private_org_app, serve_in_thread
 
 JS_DIR = Path(__file__).parent / "js"
 
@@ -45,19 +40,8 @@ def node_or_skip() -> str:
 
 @pytest.fixture(scope="module")
 def base_url(database_factory: DatabaseFactory, seeded_template: str) -> Iterator[str]:
-    url = database_factory.new_url(template=seeded_template)
-    port = free_port()
-    app = create_app(make_settings(url, database_factory.workdir))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serve_in_thread(private_org_app(database_factory, seeded_template)) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def test_jsforce_scenario(base_url: str) -> None:

@@ -7,16 +7,12 @@ hosts entry would in real use.
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import requests
-import uvicorn
 from requests.adapters import HTTPAdapter
 from simple_salesforce.api import Salesforce
 from simple_salesforce.exceptions import (
@@ -26,9 +22,8 @@ from simple_salesforce.exceptions import (
 )
 
 from app.clients import localforce_session
-from app.main import create_app
-from tests.conftest import make_settings
 from tests.databases import DatabaseFactory
+from tests.servers import private_org_app, serve_in_thread
 
 
 class LocalRedirectAdapter(HTTPAdapter):
@@ -45,27 +40,10 @@ class LocalRedirectAdapter(HTTPAdapter):
         return super().send(request, **kwargs)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server_port(database_factory: DatabaseFactory, seeded_template: str) -> Iterator[int]:
-    url = database_factory.new_url(template=seeded_template)
-    port = free_port()
-    app = create_app(make_settings(url, database_factory.workdir))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.05)
-    yield port
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serve_in_thread(private_org_app(database_factory, seeded_template)) as port:
+        yield port
 
 
 @pytest.fixture

@@ -4,25 +4,20 @@ no URL rewriting, trusting only the CA localforce made."""
 from __future__ import annotations
 
 import ssl
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
-import uvicorn
 from simple_salesforce.api import Salesforce
 from typer.testing import CliRunner
 
 from app.cli import cli
 from app.clients import connect
-from app.main import create_app
 from app.tls import ensure_certificates
-from tests.clients.test_simple_salesforce import free_port
-from tests.conftest import make_settings
 from tests.databases import DatabaseFactory
+from tests.servers import private_org_app, serve_in_thread
 
 
 @pytest.fixture(scope="module")
@@ -36,27 +31,10 @@ def tls_server(
     files, created = ensure_certificates(data_dir)
     assert created
     assert ensure_certificates(data_dir) == (files, False)
-    url = database_factory.new_url(template=seeded_template)
-    port = free_port()
-    app = create_app(make_settings(url, database_factory.workdir))
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        ssl_certfile=str(files.cert_file),
-        ssl_keyfile=str(files.key_file),
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.05)
-    yield f"https://localhost:{port}", str(files.ca_file)
-    server.should_exit = True
-    thread.join(timeout=10)
+    app = private_org_app(database_factory, seeded_template)
+    tls = {"ssl_certfile": str(files.cert_file), "ssl_keyfile": str(files.key_file)}
+    with serve_in_thread(app, **tls) as port:
+        yield f"https://localhost:{port}", str(files.ca_file)
 
 
 def test_simple_salesforce_over_https(

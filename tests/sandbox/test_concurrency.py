@@ -3,23 +3,19 @@ another's writes, and every reset brings back exactly the seeded state."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from app.api.state import AppState
-from app.main import create_app
 from app.seeding.pipeline import stored_content_hash
-from tests.clients.test_simple_salesforce import free_port
-from tests.conftest import API, make_settings
+from tests.conftest import API
 from tests.databases import DatabaseFactory
 from tests.sandbox.test_sandboxes import TOUCHED
+from tests.servers import private_org_app, serve_in_thread
 
 SANDBOXES = 50
 
@@ -28,19 +24,9 @@ SANDBOXES = 50
 def server(
     database_factory: DatabaseFactory, seeded_template: str
 ) -> Iterator[tuple[str, AppState]]:
-    url = database_factory.new_url(template=seeded_template)
-    app = create_app(make_settings(url, database_factory.workdir, sandbox_pool_size=4))
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", app.state.localforce
-    server.should_exit = True
-    thread.join(timeout=30)
+    app = private_org_app(database_factory, seeded_template, sandbox_pool_size=4)
+    with serve_in_thread(app) as port:
+        yield f"http://127.0.0.1:{port}", app.state.localforce
 
 
 def run_episode(base: str, index: int) -> dict[str, Any]:

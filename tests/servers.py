@@ -1,0 +1,56 @@
+"""Real servers for tests and benchmarks: an app served by uvicorn on a free local port, in a
+background thread, for clients that must talk over a socket."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI
+
+from app.main import create_app
+from tests.conftest import make_settings
+from tests.databases import DatabaseFactory
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def serve_in_thread(app: FastAPI, **config: Any) -> Iterator[int]:
+    """Serve `app` on 127.0.0.1 until the block ends; yields the port. `config` goes to uvicorn
+    (e.g. ssl_certfile and ssl_keyfile)."""
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app, host="127.0.0.1", port=port, log_level="warning", access_log=False, **config
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the server did not start")
+        time.sleep(0.05)
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def private_org_app(
+    database_factory: DatabaseFactory, seeded_template: str, **overrides: object
+) -> FastAPI:
+    """The app on its own copy of the seeded org."""
+    url = database_factory.new_url(template=seeded_template)
+    return create_app(make_settings(url, database_factory.workdir, **overrides))
