@@ -16,6 +16,7 @@ from app.sandbox.manager import Sandbox
 from app.services.auth import Session, find_session
 from app.services.context import OrgContext
 from app.services.org import parse_version
+from app.soql.date_literals import OrgCalendar
 
 
 # Light dependencies are async so they run on the event loop, not through the thread pool.
@@ -96,15 +97,18 @@ ApiVersionDep = Annotated[str, Depends(get_api_version)]
 
 
 async def get_org_context(
-    session: SessionDep, sandbox: SandboxDep, api_version: ApiVersionDep
+    state: StateDep, session: SessionDep, sandbox: SandboxDep, api_version: ApiVersionDep
 ) -> OrgContext:
+    now = sandbox.clock.now()
+    settings = state.settings
     return OrgContext(
         registry=sandbox.schema.registry,
         tables=sandbox.schema.tables,
         user_id=session.user_id,
-        now=sandbox.clock.now(),
+        now=now,
         base_path=f"/services/data/v{api_version}",
         sandbox_id=sandbox.id,
+        calendar=OrgCalendar.at(now, settings.timezone, settings.fiscal_year_start_month),
     )
 
 

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from app.metadata.model import SObjectDef
 from app.metadata.registry import SchemaRegistry
+from app.soql.date_literals import OrgCalendar
 from app.storage.tables import TableSet
 
 
@@ -20,6 +21,13 @@ class OrgContext:
     base_path: str
     # The sandbox the request runs in: cursors opened here may only be read from here.
     sandbox_id: str = "default"
+    # The org's day, time zone and fiscal year start (date literals); None: UTC, January.
+    calendar: OrgCalendar | None = None
+
+    @property
+    def org_calendar(self) -> OrgCalendar:
+        """`calendar`, or the UTC calendar of `now` when the caller gave none."""
+        return self.calendar or OrgCalendar.at(self.now, "UTC", 1)
 
     @property
     def api_version(self) -> str:

@@ -15,8 +15,9 @@ from app.errors import SalesforceError
 from app.metadata.registry import SchemaRegistry
 from app.services.context import OrgContext
 from app.services.cursors import Cursor, CursorStore
-from app.soql.binder import bind
+from app.soql.binder import UTC_EPOCH_CALENDAR, bind
 from app.soql.compiler import CompiledQuery, compile_query
+from app.soql.date_literals import OrgCalendar
 from app.soql.errors import malformed
 from app.soql.parser import parse
 from app.soql.results import shape_rows
@@ -30,10 +31,16 @@ MAX_AGGREGATE_ROWS = 2000
 
 @lru_cache(maxsize=2048)
 def prepare(
-    registry: SchemaRegistry, tables: TableSet, text: str, include_deleted: bool
+    registry: SchemaRegistry,
+    tables: TableSet,
+    text: str,
+    include_deleted: bool,
+    calendar: OrgCalendar = UTC_EPOCH_CALENDAR,
 ) -> CompiledQuery:
-    """Parse, bind and compile once per distinct query text; a repeat costs only execution."""
-    return compile_query(bind(registry, text, parse(text)), tables, include_deleted=include_deleted)
+    """Parse, bind and compile once per distinct query text and calendar (date literals resolve
+    against the org's day, zone and fiscal year); a repeat costs only execution."""
+    bound = bind(registry, text, parse(text), calendar)
+    return compile_query(bound, tables, include_deleted=include_deleted)
 
 
 def batch_size_from(header: str | None) -> int:
@@ -86,7 +93,7 @@ def run_query(
             query="",
             pos=None,
         )
-    compiled = prepare(ctx.registry, ctx.tables, text, include_deleted)
+    compiled = prepare(ctx.registry, ctx.tables, text, include_deleted, ctx.org_calendar)
     if compiled.bound.count_only:
         total = conn.execute(compiled.statement).scalar_one()
         return {"totalSize": int(total), "done": True, "records": []}

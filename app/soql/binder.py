@@ -1,8 +1,17 @@
 """Binds a parsed query to the schema: resolves objects, fields and relationship paths
 case-insensitively, and types every literal against its field, with Salesforce's errors.
 
-LIMITATIONS (part 2 of the engine): child subqueries, semi-joins, date functions and date
-literals such as TODAY answer FUNCTIONALITY_NOT_ENABLED naming the feature.
+Date literals (TODAY, LAST_N_DAYS:5, ...) resolve against the OrgCalendar given to `bind`, to a
+DateSpan of dates (date fields) or of UTC datetimes (datetime fields, local midnights in the
+org's time zone).
+
+Date functions (CALENDAR_YEAR(CloseDate), HOUR_IN_DAY(convertTimezone(CreatedDate)), ...) bind
+in WHERE, HAVING, GROUP BY, ORDER BY and the SELECT of aggregate queries.
+
+Semi-joins and anti-joins (`Id [NOT] IN (SELECT AccountId FROM Contact ...)`) bind with
+Salesforce's restrictions: at most 2, not nested, not under OR or NOT, one id field selected.
+
+LIMITATIONS (part 2 of the engine): child subqueries answer FUNCTIONALITY_NOT_ENABLED.
 """
 
 from __future__ import annotations
@@ -10,6 +19,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from app.errors import FeatureNotSupported
 from app.metadata.model import ID_TYPES, NUMBER_TYPES, FieldDef, FieldType, SObjectDef
@@ -21,20 +31,27 @@ from app.soql.bound import (
     BoundAnd,
     BoundColumn,
     BoundCondition,
+    BoundDateFunction,
     BoundExpr,
     BoundNot,
     BoundOr,
     BoundOrder,
     BoundPath,
     BoundQuery,
+    BoundSemiJoin,
     ConditionKind,
+    DateSpan,
     Hop,
     SelectExpr,
+    Target,
 )
+from app.soql.date_literals import OrgCalendar
 from app.soql.errors import SoqlError, malformed
+from app.soql.functions import DATE_FUNCTIONS
 from app.storage.ids import normalize_id
 
 MAX_PARENT_DEPTH = 5
+MAX_SEMI_JOINS = 2
 MAX_OFFSET = 2000
 # Levels of AND inside OR inside AND...: each is a level of parentheses in the SQL, and SQLite's
 # parser overflows at about 20 of them (the SOQL parser allows 100 levels of nesting).
@@ -70,9 +87,12 @@ _FILTER_TYPE_NAMES = {
 class Binder:
     """Binds one query. Holds the query text so every error can point into it."""
 
-    def __init__(self, registry: SchemaRegistry, text: str) -> None:
+    def __init__(self, registry: SchemaRegistry, text: str, calendar: OrgCalendar) -> None:
         self.registry = registry
         self.text = text
+        self.calendar = calendar
+        self.semi_joins = 0
+        self.in_semi_join = False
 
     # -- errors ---------------------------------------------------------------------------
 
@@ -156,6 +176,57 @@ class Binder:
             )
         return BoundAggregate(function=function, path=path, name=name)
 
+    def date_function(
+        self, root: SObjectDef, alias: str | None, call: ast.FunctionCall, name: str = ""
+    ) -> BoundDateFunction:
+        """`CALENDAR_YEAR(CloseDate)`, `HOUR_IN_DAY(convertTimezone(CreatedDate))`."""
+        function = call.name.upper()
+        if len(call.args) != 1:
+            raise malformed(
+                f"{function} requires exactly one field argument", query=self.text, pos=call.pos
+            )
+        arg = call.args[0]
+        zone = None
+        if isinstance(arg, ast.FunctionCall):
+            if arg.name.upper() != "CONVERTTIMEZONE" or len(arg.args) != 1:
+                raise malformed(
+                    f"{function} only takes a field or convertTimezone(field)",
+                    query=self.text,
+                    pos=arg.pos,
+                )
+            inner = arg.args[0]
+            if not isinstance(inner, ast.FieldPath):
+                raise malformed(
+                    "convertTimezone only takes a dateTime field", query=self.text, pos=arg.pos
+                )
+            zone = self.calendar.zone
+            arg = inner
+        path = self.path(root, alias, arg)
+        field_type = path.field.type
+        if field_type not in (FieldType.DATE, FieldType.DATETIME):
+            raise self._error(
+                "INVALID_FIELD",
+                f"field {path.field.name} does not support date function {function}: it is "
+                "not a date or dateTime field",
+                arg.pos,
+            )
+        if field_type is FieldType.DATE and (
+            zone is not None or function in ("HOUR_IN_DAY", "DAY_ONLY")
+        ):
+            what = "convertTimezone" if zone is not None else function
+            raise self._error(
+                "INVALID_FIELD",
+                f"field {path.field.name} does not support {what}: it needs a dateTime field",
+                arg.pos,
+            )
+        return BoundDateFunction(
+            function=function,
+            path=path,
+            zone=zone,
+            fiscal_start_month=self.calendar.fiscal_start_month,
+            name=name,
+        )
+
     # -- literals -------------------------------------------------------------------------
 
     def _mismatch(self, field: FieldDef, literal: ast.Literal) -> SoqlError:
@@ -179,7 +250,7 @@ class Binder:
         if kind is ast.LiteralKind.NULL:
             return None
         if kind is ast.LiteralKind.DATE_LITERAL:
-            raise FeatureNotSupported(f"SOQL date literals such as {literal.text}")
+            return self._date_span(field, literal)
         if field.type in ID_TYPES:
             if kind is not ast.LiteralKind.STRING:
                 raise self._mismatch(field, literal)
@@ -217,19 +288,38 @@ class Binder:
             return moment
         raise self._mismatch(field, literal)
 
+    def _date_span(self, field: FieldDef, literal: ast.Literal) -> DateSpan:
+        if field.type not in (FieldType.DATE, FieldType.DATETIME):
+            raise self._mismatch(field, literal)
+        assert isinstance(literal.value, tuple)
+        name, count = literal.value
+        span = self.calendar.range(name, count)
+        if field.type is FieldType.DATE:
+            return DateSpan(span.start, span.end)
+        start, end = span.utc_bounds(ZoneInfo(self.calendar.zone))
+        return DateSpan(start, end)
+
     # -- conditions -----------------------------------------------------------------------
 
     def condition(
-        self, root: SObjectDef, alias: str | None, node: ast.Condition, aggregates: AggregateMap
+        self,
+        root: SObjectDef,
+        alias: str | None,
+        node: ast.Condition,
+        aggregates: AggregateMap,
+        scope: str = "",
     ) -> BoundExpr:
+        """`scope` is "OR" or "NOT" under those operators (where semi-joins are refused)."""
         if isinstance(node, ast.And):
             return BoundAnd(
-                tuple(self.condition(root, alias, o, aggregates) for o in node.operands)
+                tuple(self.condition(root, alias, o, aggregates, scope) for o in node.operands)
             )
         if isinstance(node, ast.Or):
-            return BoundOr(tuple(self.condition(root, alias, o, aggregates) for o in node.operands))
+            return BoundOr(
+                tuple(self.condition(root, alias, o, aggregates, "OR") for o in node.operands)
+            )
         if isinstance(node, ast.Not):
-            return BoundNot(self.condition(root, alias, node.operand, aggregates))
+            return BoundNot(self.condition(root, alias, node.operand, aggregates, scope or "NOT"))
         target = self._condition_target(root, alias, node.left, aggregates)
         field = _target_field(target)
         if isinstance(node, ast.Comparison):
@@ -254,7 +344,16 @@ class Binder:
             return BoundCondition(ConditionKind.COMPARE, target, node.op, value)
         if isinstance(node, ast.InCondition):
             if isinstance(node.values, ast.Query):
-                raise FeatureNotSupported("SOQL semi-join and anti-join subqueries")
+                if not isinstance(target, BoundPath) or field.type not in ID_TYPES:
+                    raise self._error(
+                        "INVALID_FIELD",
+                        "Semi join sub-selects can only be used with an Id or reference field "
+                        "on the left",
+                        node.pos,
+                    )
+                semi_join = self.semi_join(root, node.values, scope, node.pos)
+                kind = ConditionKind.NOT_IN if node.negated else ConditionKind.IN
+                return BoundCondition(kind, target, None, semi_join)
             values = tuple(self._typed(field, target, literal) for literal in node.values)
             kind = ConditionKind.NOT_IN if node.negated else ConditionKind.IN
             return BoundCondition(kind, target, None, values)
@@ -269,9 +368,65 @@ class Binder:
         kind = ConditionKind.EXCLUDES if node.excludes else ConditionKind.INCLUDES
         return BoundCondition(kind, target, None, values)
 
-    def _typed(
-        self, field: FieldDef, target: BoundPath | BoundAggregate, literal: ast.Literal
-    ) -> Any:
+    def semi_join(
+        self, root: SObjectDef, query: ast.Query, scope: str, pos: ast.Position
+    ) -> BoundSemiJoin:
+        """The sub-select of a semi-join or anti-join, with Salesforce's restrictions."""
+
+        def refuse(message: str, at: ast.Position | None = pos) -> SoqlError:
+            return malformed(message, query=self.text, pos=at)
+
+        if self.in_semi_join:
+            raise refuse("Nesting of semi join sub-selects is not supported")
+        if scope == "OR":
+            raise refuse("Semi join sub-selects are not allowed with the 'OR' operator")
+        if scope:
+            raise refuse(
+                "Semi join sub-selects are only allowed at the top level WHERE expressions and "
+                "not in nested WHERE expressions."
+            )
+        self.semi_joins += 1
+        if self.semi_joins > MAX_SEMI_JOINS:
+            raise refuse("Maximum 2 semi join sub-selects are allowed")
+        sobject = self._sobject(query.sobject, query.sobject_pos)
+        if sobject.name == root.name:
+            raise self._error(
+                "INVALID_TYPE",
+                "The inner and outer selects should not be on the same object type",
+                query.sobject_pos,
+            )
+        item = query.select[0]
+        if (
+            len(query.select) != 1
+            or not isinstance(item, ast.SelectField)
+            or not isinstance(item.expr, ast.FieldPath)
+            or item.alias is not None
+        ):
+            raise refuse("Semi join sub-selects can only select one Id or reference field")
+        if query.group_by or query.having or query.order_by:
+            raise refuse("Semi join sub-selects can not have GROUP BY, HAVING or ORDER BY")
+        if query.limit is not None or query.offset is not None:
+            raise refuse("Semi join sub-selects can not have LIMIT or OFFSET")
+        column = self.path(sobject, query.alias, item.expr)
+        if column.field.type not in ID_TYPES:
+            raise self._error(
+                "INVALID_FIELD",
+                f"Semi join sub-selects can only select an Id or reference field: "
+                f"{column.field.name}",
+                item.pos,
+            )
+        where = None
+        if query.where is not None:
+            self.in_semi_join = True
+            try:
+                where = self.condition(sobject, query.alias, query.where, AggregateMap())
+            finally:
+                self.in_semi_join = False
+            if _has_aggregate(where):
+                raise refuse("Cannot use an aggregate function in the WHERE clause", None)
+        return BoundSemiJoin(sobject=sobject, column=column, where=where)
+
+    def _typed(self, field: FieldDef, target: Target, literal: ast.Literal) -> Any:
         if isinstance(target, BoundAggregate) and target.function in {
             AggregateFunction.COUNT,
             AggregateFunction.COUNT_DISTINCT,
@@ -284,6 +439,13 @@ class Binder:
                     literal.pos,
                 )
             return literal.value
+        if isinstance(target, BoundDateFunction) and literal.kind is ast.LiteralKind.DATE_LITERAL:
+            raise self._error(
+                "INVALID_FIELD",
+                f"Date literal {literal.text} cannot be compared with the date function "
+                f"{target.function}",
+                literal.pos,
+            )
         return self.value(field, literal)
 
     def _condition_target(
@@ -292,15 +454,36 @@ class Binder:
         alias: str | None,
         left: ast.FieldPath | ast.FunctionCall,
         aggregates: AggregateMap,
-    ) -> BoundPath | BoundAggregate:
+    ) -> Target:
         if isinstance(left, ast.FieldPath):
             return self.path(root, alias, left)
+        _no_bare_convert_timezone(self, left)
+        if left.name.upper() in DATE_FUNCTIONS:
+            return self.date_function(root, alias, left)
         return aggregates.find_or_add(self, root, alias, left)
 
 
-def _target_field(target: BoundPath | BoundAggregate) -> FieldDef:
+def _no_bare_convert_timezone(binder: Binder, call: ast.FunctionCall) -> None:
+    if call.name.upper() == "CONVERTTIMEZONE":
+        raise malformed(
+            "convertTimezone() can only be used inside a date function",
+            query=binder.text,
+            pos=call.pos,
+        )
+
+
+def _is_date_function(expr: ast.FieldPath | ast.FunctionCall) -> bool:
+    return isinstance(expr, ast.FunctionCall) and expr.name.upper() in DATE_FUNCTIONS
+
+
+def _target_field(target: Target) -> FieldDef:
     if isinstance(target, BoundPath):
         return target.field
+    if isinstance(target, BoundDateFunction):
+        field_name = f"{target.function}({target.path.field.name})"
+        if target.function == "DAY_ONLY":
+            return FieldDef(name=field_name, type=FieldType.DATE, label=field_name)
+        return FieldDef(name=field_name, type=FieldType.INT, label=field_name)
     if target.path is None:
         return COUNT_FIELD
     if target.function in {AggregateFunction.COUNT, AggregateFunction.COUNT_DISTINCT}:
@@ -341,9 +524,19 @@ class AggregateMap:
         return found
 
 
-def bind(registry: SchemaRegistry, text: str, query: ast.Query) -> BoundQuery:
-    """Resolve and type-check `query` (parsed from `text`) against the org's schema."""
-    binder = Binder(registry, text)
+# What date literals resolve against when the caller names no calendar.
+UTC_EPOCH_CALENDAR = OrgCalendar.at(datetime(1970, 1, 1), "UTC", 1)
+
+
+def bind(
+    registry: SchemaRegistry,
+    text: str,
+    query: ast.Query,
+    calendar: OrgCalendar = UTC_EPOCH_CALENDAR,
+) -> BoundQuery:
+    """Resolve and type-check `query` (parsed from `text`) against the org's schema; date
+    literals resolve against `calendar`."""
+    binder = Binder(registry, text, calendar)
     root = binder._sobject(query.sobject, query.sobject_pos)
     alias = query.alias
     aggregates = AggregateMap()
@@ -366,12 +559,16 @@ def bind(registry: SchemaRegistry, text: str, query: ast.Query) -> BoundQuery:
             count_only = True
             continue
         if isinstance(expr, ast.FunctionCall):
+            _no_bare_convert_timezone(binder, expr)
             name = item.alias or f"expr{expr_index}"
             if item.alias is None:
                 expr_index += 1
             if name.lower() in seen:
                 raise binder._error("INVALID_FIELD", f"duplicate alias: {name}", item.pos)
             seen.add(name.lower())
+            if _is_date_function(expr):
+                select.append(binder.date_function(root, alias, expr, name))
+                continue
             aggregate = binder.aggregate(root, alias, expr, name)
             aggregates.add(_call_key(expr), aggregate)
             select.append(aggregate)
@@ -386,37 +583,49 @@ def bind(registry: SchemaRegistry, text: str, query: ast.Query) -> BoundQuery:
             raise binder._error("INVALID_FIELD", f"duplicate field selected: {canonical}", None)
         seen.add(canonical.lower())
         select.append(BoundColumn(path))
-    group_by = []
+    group_by: list[BoundPath | BoundDateFunction] = []
     for key in query.group_by:
         if isinstance(key, ast.FunctionCall):
-            raise FeatureNotSupported(f"GROUP BY {key.name}() (date functions in GROUP BY)")
+            _no_bare_convert_timezone(binder, key)
+            if not _is_date_function(key):
+                raise FeatureNotSupported(f"GROUP BY {key.name}()")
+            group_by.append(binder.date_function(root, alias, key))
+            continue
         group_by.append(binder.path(root, alias, key))
     is_aggregate = bool(group_by) or any(isinstance(s, BoundAggregate) for s in select)
-    if is_aggregate:
-        grouped = {(p.owner, p.field.name) for p in group_by}
-        for expr_item in select:
-            if isinstance(expr_item, BoundColumn):
-                path = expr_item.path
-                if (path.owner, path.field.name) not in grouped:
-                    raise malformed(
-                        f"Field must be grouped or aggregated: {path.field.name}",
-                        query=text,
-                        pos=None,
-                    )
+    grouping = _Grouping(group_by)
+    for expr_item in select:
+        if isinstance(expr_item, BoundAggregate):
+            continue
+        checked = expr_item.path if isinstance(expr_item, BoundColumn) else expr_item
+        if (is_aggregate or isinstance(expr_item, BoundDateFunction)) and not grouping.covers(
+            checked
+        ):
+            raise malformed(
+                f"Field must be grouped or aggregated: {expr_item.path.field.name}",
+                query=text,
+                pos=None,
+            )
     where = binder.condition(root, alias, query.where, AggregateMap()) if query.where else None
     if where is not None and _has_aggregate(where):
         raise malformed(
             "Cannot use an aggregate function in the WHERE clause", query=text, pos=None
         )
-    having = binder.condition(root, alias, query.having, aggregates) if query.having else None
+    # HAVING takes no sub-selects: binding it as if nested refuses them.
+    having = (
+        binder.condition(root, alias, query.having, aggregates, "NOT") if query.having else None
+    )
     for condition in (where, having):
         if condition is not None and _alternations(condition) > MAX_ALTERNATIONS:
             raise malformed("query is nested too deeply", query=text, pos=None)
     order_by = []
     for order_key in query.order_by:
         if isinstance(order_key.expr, ast.FieldPath):
-            target: BoundPath | BoundAggregate = binder.path(root, alias, order_key.expr)
+            target: Target = binder.path(root, alias, order_key.expr)
+        elif _is_date_function(order_key.expr):
+            target = binder.date_function(root, alias, order_key.expr)
         else:
+            _no_bare_convert_timezone(binder, order_key.expr)
             target = aggregates.find_or_add(binder, root, alias, order_key.expr)
         # Salesforce sorts nulls first unless told otherwise, in both directions.
         nulls_first = True if order_key.nulls_first is None else order_key.nulls_first
@@ -443,10 +652,27 @@ def bind(registry: SchemaRegistry, text: str, query: ast.Query) -> BoundQuery:
     )
 
 
+class _Grouping:
+    """What GROUP BY groups: fields, and date functions. A date function of a grouped date
+    field is grouped too (Salesforce allows it for date fields, not for dateTime fields)."""
+
+    def __init__(self, group_by: list[BoundPath | BoundDateFunction]) -> None:
+        self.paths = {(p.owner, p.field.name) for p in group_by if isinstance(p, BoundPath)}
+        self.functions = {f.key for f in group_by if isinstance(f, BoundDateFunction)}
+
+    def covers(self, target: BoundPath | BoundDateFunction) -> bool:
+        if isinstance(target, BoundPath):
+            return (target.owner, target.field.name) in self.paths
+        if target.key in self.functions:
+            return True
+        path = target.path
+        return path.field.type is FieldType.DATE and (path.owner, path.field.name) in self.paths
+
+
 def _check_grouping(
     text: str,
     select: list[SelectExpr],
-    group_by: list[BoundPath],
+    group_by: list[BoundPath | BoundDateFunction],
     having: BoundExpr | None,
     order_by: list[BoundOrder],
     count_only: bool,
@@ -461,32 +687,37 @@ def _check_grouping(
         )
     if not (aggregated or (hidden and not count_only)):
         return
-    grouped = {(p.owner, p.field.name) for p in group_by}
+    grouping = _Grouping(group_by)
     for item in select:
-        if isinstance(item, BoundColumn) and (item.path.owner, item.path.field.name) not in grouped:
+        if isinstance(item, BoundColumn) and not grouping.covers(item.path):
             raise malformed(
                 f"Field must be grouped or aggregated: {item.path.field.name}", query=text, pos=None
             )
     for path in _condition_paths(having):
-        if (path.owner, path.field.name) not in grouped:
+        if not grouping.covers(path):
+            field_name = path.field.name if isinstance(path, BoundPath) else path.path.field.name
             raise malformed(
-                f"Field must be grouped or aggregated: {path.field.name}", query=text, pos=None
+                f"Field must be grouped or aggregated: {field_name}", query=text, pos=None
             )
     for order in order_by:
         target = order.target
-        if isinstance(target, BoundPath) and (target.owner, target.field.name) not in grouped:
+        if isinstance(target, BoundPath | BoundDateFunction) and not grouping.covers(target):
+            field_name = (
+                target.field.name if isinstance(target, BoundPath) else target.path.field.name
+            )
             raise malformed(
-                f"Ordered field must be grouped or aggregated: {target.field.name}",
+                f"Ordered field must be grouped or aggregated: {field_name}",
                 query=text,
                 pos=None,
             )
 
 
-def _condition_paths(expr: BoundExpr | None) -> list[BoundPath]:
+def _condition_paths(expr: BoundExpr | None) -> list[BoundPath | BoundDateFunction]:
     if expr is None:
         return []
     if isinstance(expr, BoundCondition):
-        return [expr.target] if isinstance(expr.target, BoundPath) else []
+        target = expr.target
+        return [target] if isinstance(target, BoundPath | BoundDateFunction) else []
     if isinstance(expr, BoundNot):
         return _condition_paths(expr.operand)
     return [path for operand in expr.operands for path in _condition_paths(operand)]

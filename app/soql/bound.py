@@ -61,7 +61,25 @@ class BoundColumn:
     path: BoundPath
 
 
-SelectExpr = BoundColumn | BoundAggregate
+@dataclass(frozen=True)
+class BoundDateFunction:
+    """A date function (CALENDAR_YEAR, DAY_ONLY, ...) of a date or datetime field, evaluated in
+    UTC, or in `zone` when the field is wrapped in convertTimezone()."""
+
+    function: str
+    path: BoundPath
+    zone: str | None
+    fiscal_start_month: int
+    name: str = ""  # the output key in SELECT: the alias, or exprN
+
+    @property
+    def key(self) -> tuple[str, str, str, str | None]:
+        """What makes two uses the same expression (GROUP BY against SELECT, ORDER BY...)."""
+        return (self.function, self.path.owner, self.path.field.name, self.zone)
+
+
+SelectExpr = BoundColumn | BoundAggregate | BoundDateFunction
+Target = BoundPath | BoundAggregate | BoundDateFunction
 
 
 class ConditionKind(StrEnum):
@@ -73,11 +91,30 @@ class ConditionKind(StrEnum):
 
 
 @dataclass(frozen=True)
+class DateSpan:
+    """A resolved date literal: `start` included, `end` excluded (dates, or naive UTC datetimes
+    for datetime fields)."""
+
+    start: Any
+    end: Any
+
+
+@dataclass(frozen=True)
+class BoundSemiJoin:
+    """The sub-select of `Id IN (SELECT AccountId FROM Contact WHERE ...)`: one id or reference
+    field of `sobject`, from its live rows that match `where`."""
+
+    sobject: SObjectDef
+    column: BoundPath
+    where: BoundExpr | None
+
+
+@dataclass(frozen=True)
 class BoundCondition:
     """A leaf condition with its value typed for the field (ids canonical, datetimes UTC)."""
 
     kind: ConditionKind
-    target: BoundPath | BoundAggregate
+    target: Target
     op: Operator | None
     value: Any  # one value for COMPARE; a tuple of values otherwise
 
@@ -102,7 +139,7 @@ BoundExpr = BoundCondition | BoundAnd | BoundOr | BoundNot
 
 @dataclass(frozen=True)
 class BoundOrder:
-    target: BoundPath | BoundAggregate
+    target: Target
     descending: bool
     nulls_first: bool
 
@@ -113,7 +150,7 @@ class BoundQuery:
     select: tuple[SelectExpr, ...]
     count_only: bool
     where: BoundExpr | None
-    group_by: tuple[BoundPath, ...]
+    group_by: tuple[BoundPath | BoundDateFunction, ...]
     having: BoundExpr | None
     order_by: tuple[BoundOrder, ...]
     limit: int | None

@@ -33,14 +33,19 @@ from app.soql.bound import (
     BoundAnd,
     BoundColumn,
     BoundCondition,
+    BoundDateFunction,
     BoundExpr,
     BoundNot,
     BoundOr,
     BoundPath,
     BoundQuery,
+    BoundSemiJoin,
     ConditionKind,
+    DateSpan,
     Hop,
+    Target,
 )
+from app.soql.functions import date_part, day_only, to_local_time
 from app.storage.tables import TableSet
 
 
@@ -81,11 +86,16 @@ def _like_literal(value: str) -> str:
 class _Joins:
     """The root table and one outer-joined alias per parent relationship chain."""
 
-    def __init__(self, tables: TableSet, bound: BoundQuery) -> None:
+    def __init__(self, tables: TableSet, sobject: str, prefix: str = "t") -> None:
         self.tables = tables
-        self.root = tables[bound.sobject.name].alias("t0")
+        self.prefix = prefix
+        self.sub_selects = 0
+        self.root = tables[sobject].alias(f"{prefix}0")
         self.aliases: dict[tuple[str, ...], FromClause] = {(): self.root}
         self.from_clause: FromClause = self.root
+        # One SQL element per date function, reused by SELECT, GROUP BY, HAVING and ORDER BY:
+        # its bound parameters then keep one name, so PostgreSQL sees the same expression.
+        self.date_functions: dict[tuple[str, str, str, str | None], ColumnElement[Any]] = {}
 
     def table_for(self, hops: tuple[Hop, ...]) -> FromClause:
         key: tuple[str, ...] = ()
@@ -94,7 +104,7 @@ class _Joins:
             key = (*key, hop.name.lower())
             joined = self.aliases.get(key)
             if joined is None:
-                joined = self.tables[hop.target.name].alias(f"t{len(self.aliases)}")
+                joined = self.tables[hop.target.name].alias(f"{self.prefix}{len(self.aliases)}")
                 # A deleted parent reads as an empty lookup, as after Salesforce clears it.
                 on = and_(joined.c.Id == current.c[hop.lookup.name], joined.c.IsDeleted.is_(False))
                 self.from_clause = self.from_clause.outerjoin(joined, on)
@@ -104,6 +114,24 @@ class _Joins:
 
     def column(self, path: BoundPath) -> ColumnElement[Any]:
         return self.table_for(path.hops).c[path.field.name]
+
+    def date_function(self, function: BoundDateFunction) -> ColumnElement[Any]:
+        found = self.date_functions.get(function.key)
+        if found is None:
+            value = self.column(function.path)
+            if function.zone is not None:
+                value = to_local_time(value, function.zone)
+            if function.function == "DAY_ONLY":
+                found = day_only(value)
+            else:
+                found = date_part(function.function, value, function.fiscal_start_month)
+            self.date_functions[function.key] = found
+        return found
+
+    def expression(self, target: BoundPath | BoundDateFunction) -> ColumnElement[Any]:
+        if isinstance(target, BoundDateFunction):
+            return self.date_function(target)
+        return self.column(target)
 
 
 def _aggregate(joins: _Joins, aggregate: BoundAggregate) -> ColumnElement[Any]:
@@ -125,10 +153,10 @@ def _aggregate(joins: _Joins, aggregate: BoundAggregate) -> ColumnElement[Any]:
             return func.max(column)
 
 
-def _target(joins: _Joins, target: BoundPath | BoundAggregate) -> ColumnElement[Any]:
-    if isinstance(target, BoundPath):
-        return joins.column(target)
-    return _aggregate(joins, target)
+def _target(joins: _Joins, target: Target) -> ColumnElement[Any]:
+    if isinstance(target, BoundAggregate):
+        return _aggregate(joins, target)
+    return joins.expression(target)
 
 
 def _is_null_value(condition: BoundCondition, value: Any) -> bool:
@@ -142,6 +170,8 @@ def _compare(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnEle
     is_checkbox = (
         isinstance(condition.target, BoundPath) and condition.target.field.type is FieldType.BOOLEAN
     )
+    if isinstance(value, DateSpan):
+        return _compare_span(op, value, column)
     if _is_null_value(condition, value):
         if is_checkbox and op in (Operator.EQ, Operator.NE):
             # Checkboxes are never null: `= null` matches false and `!= null` true.
@@ -166,15 +196,70 @@ def _compare(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnEle
     raise AssertionError(op)
 
 
+def _compare_span(
+    op: Operator | None, span: DateSpan, column: ColumnElement[Any]
+) -> ColumnElement[Any]:
+    """A date literal: `=` is membership of the half-open range, `<` and `>=` compare with its
+    start, `<=` and `>` with its end; `!=` also matches nulls."""
+    comparisons: dict[Operator | None, Any] = {
+        Operator.EQ: lambda: _within(span, column),
+        Operator.NE: lambda: or_(column < span.start, column >= span.end, column.is_(None)),
+        Operator.LT: lambda: column < span.start,
+        Operator.LE: lambda: column < span.end,
+        Operator.GT: lambda: column >= span.end,
+        Operator.GE: lambda: column >= span.start,
+    }
+    if op not in comparisons:
+        raise AssertionError(op)
+    result: ColumnElement[Any] = comparisons[op]()
+    return result
+
+
+def _within(span: DateSpan, column: ColumnElement[Any]) -> ColumnElement[bool]:
+    return and_(column >= span.start, column < span.end)
+
+
 def _membership(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnElement[bool]:
-    values = [v for v in condition.value if not _is_null_value(condition, v)]
-    has_null = len(values) != len(condition.value)
+    spans = [v for v in condition.value if isinstance(v, DateSpan)]
+    values = [
+        v
+        for v in condition.value
+        if not isinstance(v, DateSpan) and not _is_null_value(condition, v)
+    ]
+    has_null = len(values) + len(spans) != len(condition.value)
+    if spans:
+        within: ColumnElement[bool] = or_(
+            column.in_(values) if values else false(), *(_within(span, column) for span in spans)
+        )
+        if condition.kind is ConditionKind.IN:
+            return or_(within, column.is_(None)) if has_null else within
+        # NOT IN matches nulls, like !=, unless null is one of the excluded values.
+        excluded = within.is_not(True)
+        return and_(excluded, column.is_not(None)) if has_null else excluded
     inside = column.in_(values) if values else false()
     if condition.kind is ConditionKind.IN:
         return or_(inside, column.is_(None)) if has_null else inside
     outside = column.not_in(values) if values else true()
     # NOT IN matches nulls, like !=, unless null is one of the excluded values.
     return and_(outside, column.is_not(None)) if has_null else or_(outside, column.is_(None))
+
+
+def _semi_join(
+    joins: _Joins, condition: BoundCondition, column: ColumnElement[Any]
+) -> ColumnElement[bool]:
+    """`column [NOT] IN (SELECT ...)` over the sub-select's live rows. Nulls in the sub-select
+    are left out, so that NOT IN excludes nothing for them; NOT IN matches a null column."""
+    semi_join: BoundSemiJoin = condition.value
+    joins.sub_selects += 1
+    inner = _Joins(joins.tables, semi_join.sobject.name, prefix=f"s{joins.sub_selects}_")
+    selected = inner.column(semi_join.column)
+    filters: list[ColumnElement[bool]] = [inner.root.c.IsDeleted.is_(False), selected.is_not(None)]
+    if semi_join.where is not None:
+        filters.append(_condition(inner, semi_join.where))
+    sub = select(selected).select_from(inner.from_clause).where(*filters)
+    if condition.kind is ConditionKind.IN:
+        return column.in_(sub)
+    return or_(column.is_(None), column.not_in(sub))
 
 
 def _includes(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnElement[bool]:
@@ -217,7 +302,9 @@ def _condition(joins: _Joins, expr: BoundExpr, negated: bool = False) -> ColumnE
         operands = [_condition(joins, operand, negated) for operand in expr.operands]
         return _joined("AND" if isinstance(expr, BoundAnd) != negated else "OR", operands)
     column = _target(joins, expr.target)
-    if expr.kind is ConditionKind.COMPARE:
+    if isinstance(expr.value, BoundSemiJoin):
+        leaf = _semi_join(joins, expr, column)
+    elif expr.kind is ConditionKind.COMPARE:
         leaf = _compare(expr, column)
     elif expr.kind in (ConditionKind.IN, ConditionKind.NOT_IN):
         leaf = _membership(expr, column)
@@ -244,7 +331,7 @@ def compile_query(bound: BoundQuery, tables: TableSet, *, include_deleted: bool)
     if bound.limit is not None and bound.limit > MAX_SQL_LIMIT:
         # `LIMIT 99999999999999999999` means "no limit"; passed on, it overflows the driver.
         bound = replace(bound, limit=MAX_SQL_LIMIT)
-    joins = _Joins(tables, bound)
+    joins = _Joins(tables, bound.sobject.name)
     root = joins.root
     filters: list[ColumnElement[bool]] = []
     if not include_deleted:
@@ -262,11 +349,13 @@ def compile_query(bound: BoundQuery, tables: TableSet, *, include_deleted: bool)
 
     if bound.is_aggregate:
         columns = [
-            _aggregate(joins, item) if isinstance(item, BoundAggregate) else joins.column(item.path)
+            _aggregate(joins, item)
+            if isinstance(item, BoundAggregate)
+            else joins.expression(item.path if isinstance(item, BoundColumn) else item)
             for item in bound.select
         ]
         statement = select(*columns).where(*filters)
-        statement = statement.group_by(*(joins.column(path) for path in bound.group_by))
+        statement = statement.group_by(*(joins.expression(key) for key in bound.group_by))
         if bound.having is not None:
             statement = statement.having(_condition(joins, bound.having))
         statement = statement.order_by(*_order(joins, bound))

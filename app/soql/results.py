@@ -4,10 +4,11 @@ under canonical names, parent records nested (or null), aggregates as AggregateR
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import date
 from typing import Any
 
 from app.metadata.values import to_json
-from app.soql.bound import AggregateFunction, BoundAggregate, BoundColumn
+from app.soql.bound import AggregateFunction, BoundAggregate, BoundColumn, BoundDateFunction
 from app.soql.compiler import CompiledQuery
 
 
@@ -26,6 +27,10 @@ def shape_aggregate(compiled: CompiledQuery, row: Sequence[Any]) -> dict[str, An
         if isinstance(item, BoundAggregate):
             if not item.name.startswith("__hidden"):
                 record[item.name] = _aggregate_value(item, row[index])
+        elif isinstance(item, BoundDateFunction):
+            value = row[index]
+            # DAY_ONLY gives a date (ISO text); the other functions integers.
+            record[item.name] = value.isoformat() if isinstance(value, date) else value
         else:
             # A grouped field appears under its own name, whatever path selected it.
             record[item.path.field.name] = to_json(item.path.field, row[index])

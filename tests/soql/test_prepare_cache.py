@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from app.config import REPO_ROOT
 from app.metadata.registry import SchemaRegistry
 from app.services.query import batch_size_from, prepare
+from app.soql.date_literals import OrgCalendar
 from app.storage.tables import TableSet
 
 REGISTRY = SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original" / "objects")
@@ -21,6 +24,20 @@ def test_a_repeated_query_is_compiled_once() -> None:
     assert after.hits >= before.hits + 1
     # queryAll compiles its own statement: it must not hide deleted rows.
     assert prepare(REGISTRY, TABLES, text, True) is not first
+
+
+def test_the_cache_keys_on_the_org_calendar() -> None:
+    """Date literals resolve against the org's day and zone: another day compiles anew."""
+    text = "SELECT Id FROM Order WHERE EffectiveDate = TODAY"
+    monday = OrgCalendar(today=date(2024, 6, 3), zone="UTC", fiscal_start_month=1)
+    tuesday = OrgCalendar(today=date(2024, 6, 4), zone="UTC", fiscal_start_month=1)
+    first = prepare(REGISTRY, TABLES, text, False, monday)
+    assert prepare(REGISTRY, TABLES, text, False, monday) is first
+    second = prepare(REGISTRY, TABLES, text, False, tuesday)
+    assert second is not first
+    params = second.statement.compile().params
+    assert date(2024, 6, 4) in params.values()
+    assert date(2024, 6, 3) not in params.values()
 
 
 def test_batch_size_option_parsing() -> None:

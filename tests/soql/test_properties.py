@@ -757,15 +757,28 @@ class GroupSpec:
         return f"{query} GROUP BY {self.group.field.name}"
 
 
+# Objects with a number field whose values vary.
+MEASURED_OBJECTS = [
+    sobject
+    for sobject in OBJECTS
+    if any(
+        c.kind == "number" and c.lookup is None and len(data_values(c)) > 1
+        for c in filterable(sobject)
+    )
+]
+
+
 @st.composite
 def group_queries(draw: st.DrawFn) -> GroupSpec:
     chance = draw(st.randoms(use_true_random=True))
-    sobject = chance.choice(OBJECTS)
+    sobject = chance.choice(MEASURED_OBJECTS if chance.random() < 0.6 else OBJECTS)
     own = [c for c in filterable(sobject) if c.lookup is None]
     numbers = [c for c in own if c.kind == "number"]
+    # Picklists, checkboxes and lookups make groups of several rows, where aggregates show.
+    coarse = [c for c in own if c.kind in ("picklist", "boolean", "id") and c.field.name != "Id"]
     return GroupSpec(
         sobject=sobject,
-        group=chance.choice(own),
+        group=chance.choice(coarse if coarse and chance.random() < 0.7 else own),
         measure=chance.choice(numbers) if numbers and chance.random() < 0.7 else None,
         where=None if chance.random() < 0.3 else draw(conditions(sobject)),
     )
