@@ -10,26 +10,13 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlencode
 
 from app.seeding.pipeline import build_rows
 from app.services.query import prepare
-from bench.server import HttpClient, running_org
+from bench.server import HttpClient, median_ms, report_http_floor, running_org
 from tests.crmarena import tool_queries
-
-
-def _median_ms(action: Callable[[], object], repeat: int) -> float:
-    for _ in range(3):
-        action()  # warm caches: the parse-and-bind cache, SQLite's page cache
-    samples = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        action()
-        samples.append((time.perf_counter() - started) * 1000)
-    return statistics.median(samples)
 
 
 def main() -> None:
@@ -40,8 +27,7 @@ def main() -> None:
         state = org.state
         queries = tool_queries(build_rows(state.registry, state.settings.org, state.settings.seed))
         client = HttpClient(org.base_url)
-        floor_ms = _median_ms(lambda: client.get("/services/data/v59.0/limits"), args.repeat)
-        print(f"HTTP floor (GET /limits, authenticated, no data): {floor_ms:.2f} ms")  # noqa: T201
+        report_http_floor(client, args.repeat)
         ratios = []
         print(f"{'query':40} {'rows':>6} {'http ms':>9} {'sql ms':>9} {'ratio':>7}")  # noqa: T201
         for name, soql in queries.items():
@@ -56,8 +42,8 @@ def main() -> None:
                     return conn.execute(statement).all()  # type: ignore[call-overload]
 
             rows = over_http()["totalSize"]  # type: ignore[index]
-            http_ms = _median_ms(over_http, args.repeat)
-            sql_ms = _median_ms(direct, args.repeat)
+            http_ms = median_ms(over_http, args.repeat)
+            sql_ms = median_ms(direct, args.repeat)
             ratios.append(http_ms / sql_ms)
             print(f"{name:40} {rows:>6} {http_ms:>9.2f} {sql_ms:>9.2f} {http_ms / sql_ms:>7.2f}")  # noqa: T201
         print(f"median ratio (HTTP / direct SQL): {statistics.median(ratios):.2f}")  # noqa: T201

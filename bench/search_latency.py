@@ -18,8 +18,7 @@ from urllib.parse import urlencode
 from sqlalchemy import Select
 
 from app.services.search import prepare
-from bench.query_latency import _median_ms
-from bench.server import HttpClient, running_org
+from bench.server import HttpClient, median_ms, report_http_floor, running_org
 
 # crmarena.md 6.2: the two search tools, with the kind of terms agents send them.
 KNOWLEDGE_TOOL = (
@@ -48,8 +47,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as workdir, running_org(Path(workdir)) as org:
         state = org.state
         client = HttpClient(org.base_url)
-        floor_ms = _median_ms(lambda: client.get("/services/data/v59.0/limits"), args.repeat)
-        print(f"HTTP floor (GET /limits, authenticated, no data): {floor_ms:.2f} ms")  # noqa: T201
+        report_http_floor(client, args.repeat)
         ratios = []
         print(f"{'search':32} {'rows':>6} {'http ms':>9} {'index ms':>9} {'ratio':>7}")  # noqa: T201
         for name, sosl in SEARCHES.items():
@@ -69,8 +67,8 @@ def main() -> None:
                     return [conn.execute(statement).all() for statement in statements]
 
             rows = len(over_http()["searchRecords"])  # type: ignore[index]
-            http_ms = _median_ms(over_http, args.repeat)
-            index_ms = _median_ms(direct, args.repeat)
+            http_ms = median_ms(over_http, args.repeat)
+            index_ms = median_ms(direct, args.repeat)
             ratios.append(http_ms / index_ms)
             line = (
                 f"{name:32} {rows:>6} {http_ms:>9.2f} {index_ms:>9.2f} {http_ms / index_ms:>7.2f}"

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import http.client
 import json
-from collections.abc import Iterator
+import statistics
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,3 +79,23 @@ def running_org(data_dir: Path, seed: int = 42) -> Iterator[RunningOrg]:
     app = create_app(settings)
     with serve_in_thread(app) as port:
         yield RunningOrg(base_url=f"http://127.0.0.1:{port}", state=app.state.localforce)
+
+
+def median_ms(action: Callable[[], object], repeat: int) -> float:
+    """The median wall time of `action` in milliseconds, after a few warm-up calls."""
+    for _ in range(3):
+        action()  # warm caches: the parse-and-bind cache, the database's page cache
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        action()
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples)
+
+
+def report_http_floor(client: HttpClient, repeat: int) -> float:
+    """Print and return the floor every HTTP figure stands on: an authenticated call that
+    touches no data."""
+    floor = median_ms(lambda: client.get("/services/data/v59.0/limits"), repeat)
+    print(f"HTTP floor (GET /limits, authenticated, no data): {floor:.2f} ms")  # noqa: T201
+    return floor
