@@ -49,5 +49,9 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.search_latency
 	$(BIN)/python -m bench.sandbox_bench
 
+# Deeper property runs than the gate does: SOQL against the reference evaluator, and fuzzing.
+fuzz: $(STAMP)
+	LOCALFORCE_PROPERTY_EXAMPLES=2000 $(BIN)/pytest -q tests/soql/test_properties.py tests/sosl/test_search_fuzz.py
+
 clean:
 	rm -rf $(VENV) $(JS_DIR)/node_modules data .mypy_cache .ruff_cache .pytest_cache
