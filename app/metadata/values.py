@@ -23,7 +23,8 @@ _DATETIME = re.compile(
 def format_datetime(value: datetime) -> str:
     if value.tzinfo is not None:
         value = value.astimezone(UTC).replace(tzinfo=None)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}+0000"
+    # isoformat is several times faster than strftime, and query results format many values.
+    return value.isoformat(timespec="milliseconds") + "+0000"
 
 
 def format_time(value: time) -> str:

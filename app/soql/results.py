@@ -4,11 +4,19 @@ under canonical names, parent records nested (or null), aggregates as AggregateR
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from app.metadata.model import FieldDef
 from app.metadata.values import to_json
-from app.soql.bound import AggregateFunction, BoundAggregate, BoundColumn, BoundDateFunction
+from app.soql.bound import (
+    AggregateFunction,
+    BoundAggregate,
+    BoundColumn,
+    BoundDateFunction,
+    Hop,
+)
 from app.soql.compiler import CompiledQuery
 
 
@@ -37,21 +45,42 @@ def shape_aggregate(compiled: CompiledQuery, row: Sequence[Any]) -> dict[str, An
     return record
 
 
-def shape_record(compiled: CompiledQuery, row: Sequence[Any], base_path: str) -> dict[str, Any]:
-    """One record: `attributes`, then each selected field, parents nested where first used."""
-    sobject = compiled.bound.sobject
-    record: dict[str, Any] = {
-        "attributes": {"type": sobject.name, "url": f"{base_path}/sobjects/{sobject.name}/{row[0]}"}
-    }
+@dataclass(frozen=True)
+class _Column:
+    """Where one selected field lands: the parent hops on the way (with the row index of each
+    parent's Id), then the field and the row index of its value."""
+
+    hops: tuple[tuple[Hop, int], ...]
+    field: FieldDef
+    index: int
+
+
+def _record_plan(compiled: CompiledQuery) -> list[_Column]:
+    """Work out once per batch what shape_record would otherwise redo for every row."""
+    plan = []
     for item, index in zip(compiled.bound.select, compiled.value_index, strict=True):
         assert isinstance(item, BoundColumn)
-        container: dict[str, Any] | None = record
+        hops = []
         key: tuple[str, ...] = ()
         for hop in item.path.hops:
             key = (*key, hop.name.lower())
+            hops.append((hop, compiled.parent_id_index[key]))
+        plan.append(_Column(tuple(hops), item.path.field, index))
+    return plan
+
+
+def _shape(
+    plan: list[_Column], sobject_name: str, row: Sequence[Any], base_path: str
+) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "attributes": {"type": sobject_name, "url": f"{base_path}/sobjects/{sobject_name}/{row[0]}"}
+    }
+    for column in plan:
+        container: dict[str, Any] | None = record
+        for hop, parent_index in column.hops:
             assert container is not None
             if hop.name not in container:
-                parent_id = row[compiled.parent_id_index[key]]
+                parent_id = row[parent_index]
                 container[hop.name] = (
                     None
                     if parent_id is None
@@ -66,8 +95,13 @@ def shape_record(compiled: CompiledQuery, row: Sequence[Any], base_path: str) ->
             if container is None:
                 break
         if container is not None:
-            container[item.path.field.name] = to_json(item.path.field, row[index])
+            container[column.field.name] = to_json(column.field, row[column.index])
     return record
+
+
+def shape_record(compiled: CompiledQuery, row: Sequence[Any], base_path: str) -> dict[str, Any]:
+    """One record: `attributes`, then each selected field, parents nested where first used."""
+    return _shape(_record_plan(compiled), compiled.bound.sobject.name, row, base_path)
 
 
 def shape_rows(
@@ -75,4 +109,6 @@ def shape_rows(
 ) -> list[dict[str, Any]]:
     if compiled.bound.is_aggregate:
         return [shape_aggregate(compiled, row) for row in rows]
-    return [shape_record(compiled, row, base_path) for row in rows]
+    plan = _record_plan(compiled)
+    name = compiled.bound.sobject.name
+    return [_shape(plan, name, row, base_path) for row in rows]
