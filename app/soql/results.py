@@ -56,7 +56,7 @@ class _Column:
 
 
 def _record_plan(compiled: CompiledQuery) -> list[_Column]:
-    """Work out once per batch what shape_record would otherwise redo for every row."""
+    """Work out once per batch, not once per row, where each selected field lands."""
     plan = []
     for item, index in zip(compiled.bound.select, compiled.value_index, strict=True):
         assert isinstance(item, BoundColumn)
@@ -97,11 +97,6 @@ def _shape(
         if container is not None:
             container[column.field.name] = to_json(column.field, row[column.index])
     return record
-
-
-def shape_record(compiled: CompiledQuery, row: Sequence[Any], base_path: str) -> dict[str, Any]:
-    """One record: `attributes`, then each selected field, parents nested where first used."""
-    return _shape(_record_plan(compiled), compiled.bound.sobject.name, row, base_path)
 
 
 def shape_rows(

@@ -14,7 +14,7 @@ from typing import Any
 
 from app.metadata.model import FieldType
 from app.soql.bound import BoundColumn
-from app.soql.results import shape_record
+from app.soql.results import shape_rows
 from app.sosl.compiler import CompiledSearch, CompiledTarget
 from app.sosl.terms import leaves
 
@@ -89,7 +89,7 @@ def shape_target(
     base_path: str,
 ) -> list[dict[str, Any]]:
     assert target.compiled is not None
-    records = [shape_record(target.compiled, row, base_path) for row in rows]
+    records = shape_rows(target.compiled, rows, base_path)
     options = search.bound.options
     if not (options.snippet or options.highlight):
         return records
