@@ -6,21 +6,22 @@ cursor lives, whatever is written in between.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Select
 
 from app.errors import SalesforceError
 from app.metadata.registry import SchemaRegistry
 from app.services.context import OrgContext
 from app.services.cursors import Cursor, CursorStore
 from app.soql.binder import UTC_EPOCH_CALENDAR, bind
-from app.soql.compiler import CompiledQuery, compile_query
+from app.soql.compiler import USER_PARAM, CompiledQuery, compile_query
 from app.soql.date_literals import OrgCalendar
 from app.soql.errors import malformed
 from app.soql.parser import parse
-from app.soql.results import shape_rows
+from app.soql.results import Fetch, shape_rows
 from app.storage.tables import TableSet
 
 DEFAULT_BATCH_SIZE = 2000
@@ -54,7 +55,17 @@ def batch_size_from(header: str | None) -> int:
     return DEFAULT_BATCH_SIZE
 
 
+def _fetcher(conn: Connection, ctx: OrgContext) -> Fetch:
+    """Runs child subqueries (and anything else a batch needs) as the querying user."""
+
+    def fetch(statement: Select[Any], params: dict[str, Any]) -> Sequence[Sequence[Any]]:
+        return conn.execute(statement, {USER_PARAM: ctx.user_id, **params}).all()
+
+    return fetch
+
+
 def _page(
+    conn: Connection,
     cursors: CursorStore,
     ctx: OrgContext,
     cursor: Cursor,
@@ -71,7 +82,9 @@ def _page(
     else:
         cursor_id = cursor_id or cursors.open(cursor)
         result["nextRecordsUrl"] = f"{ctx.base_path}/query/{cursor_id}-{end}"
-    result["records"] = shape_rows(cursor.compiled, batch, ctx.base_path)
+    result["records"] = shape_rows(
+        cursor.compiled, batch, ctx.base_path, _fetcher(conn, ctx), ctx.org_calendar.zone
+    )
     return result
 
 
@@ -94,10 +107,11 @@ def run_query(
             pos=None,
         )
     compiled = prepare(ctx.registry, ctx.tables, text, include_deleted, ctx.org_calendar)
+    params = {USER_PARAM: ctx.user_id}
     if compiled.bound.count_only:
-        total = conn.execute(compiled.statement).scalar_one()
+        total = conn.execute(compiled.statement, params).scalar_one()
         return {"totalSize": int(total), "done": True, "records": []}
-    rows = conn.execute(compiled.statement).all()
+    rows = conn.execute(compiled.statement, params).all()
     if compiled.bound.is_aggregate and len(rows) > MAX_AGGREGATE_ROWS:
         raise SalesforceError(
             "Aggregate query does not support queryMore(), use LIMIT to restrict the results "
@@ -105,10 +119,12 @@ def run_query(
             error_code="EXCEEDED_ID_LIMIT",
         )
     cursor = Cursor(compiled=compiled, rows=rows, batch_size=batch_size, owner=ctx.sandbox_id)
-    return _page(cursors, ctx, cursor, 0, None)
+    return _page(conn, cursors, ctx, cursor, 0, None)
 
 
-def query_more(ctx: OrgContext, cursors: CursorStore, locator: str) -> dict[str, Any]:
-    """The batch a `nextRecordsUrl` locator names."""
+def query_more(
+    conn: Connection, ctx: OrgContext, cursors: CursorStore, locator: str
+) -> dict[str, Any]:
+    """The batch a `nextRecordsUrl` locator names (its child subqueries run now)."""
     cursor_id, cursor, offset = cursors.take(locator, ctx.sandbox_id)
-    return _page(cursors, ctx, cursor, offset, cursor_id)
+    return _page(conn, cursors, ctx, cursor, offset, cursor_id)

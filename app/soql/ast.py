@@ -84,7 +84,26 @@ class SelectSubquery:
     pos: Position
 
 
-SelectItem = SelectField | SelectSubquery
+@dataclass(frozen=True)
+class TypeOfBranch:
+    """`WHEN Account THEN Phone, NumberOfEmployees` inside TYPEOF."""
+
+    sobject: str
+    fields: tuple[FieldPath, ...]
+    pos: Position
+
+
+@dataclass(frozen=True)
+class SelectTypeOf:
+    """`TYPEOF What WHEN Account THEN Phone ... ELSE Name END` on a polymorphic lookup."""
+
+    relationship: FieldPath
+    branches: tuple[TypeOfBranch, ...]
+    else_fields: tuple[FieldPath, ...]
+    pos: Position
+
+
+SelectItem = SelectField | SelectSubquery | SelectTypeOf
 
 
 class Operator(StrEnum):

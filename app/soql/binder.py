@@ -11,7 +11,8 @@ in WHERE, HAVING, GROUP BY, ORDER BY and the SELECT of aggregate queries.
 Semi-joins and anti-joins (`Id [NOT] IN (SELECT AccountId FROM Contact ...)`) bind with
 Salesforce's restrictions: at most 2, not nested, not under OR or NOT, one id field selected.
 
-LIMITATIONS (part 2 of the engine): child subqueries answer FUNCTIONALITY_NOT_ENABLED.
+Child subqueries (`(SELECT Subject FROM Cases)`) bind recursively, up to 5 levels deep; the
+SELECT list and GROUP BY (FIELDS(), TYPEOF, toLabel/FORMAT, ROLLUP/CUBE) are in select_list.
 """
 
 from __future__ import annotations
@@ -33,12 +34,15 @@ from app.soql.bound import (
     BoundCondition,
     BoundDateFunction,
     BoundExpr,
+    BoundGrouping,
     BoundNot,
     BoundOr,
     BoundOrder,
     BoundPath,
     BoundQuery,
     BoundSemiJoin,
+    BoundSubquery,
+    BoundTypeOf,
     ConditionKind,
     DateSpan,
     Hop,
@@ -48,9 +52,12 @@ from app.soql.bound import (
 from app.soql.date_literals import OrgCalendar
 from app.soql.errors import SoqlError, malformed
 from app.soql.functions import DATE_FUNCTIONS
+from app.soql.select_list import MAX_FIELDS_LIMIT, SelectListBinder, bind_group_by
 from app.storage.ids import normalize_id
 
 MAX_PARENT_DEPTH = 5
+# Parent-to-child subqueries nest up to 5 levels (API 58 and later).
+MAX_CHILD_DEPTH = 5
 MAX_SEMI_JOINS = 2
 MAX_OFFSET = 2000
 # Levels of AND inside OR inside AND...: each is a level of parentheses in the SQL, and SQLite's
@@ -65,6 +72,11 @@ _BAD_RELATIONSHIP = (
     "Didn't understand relationship '{name}' in field path. If you are attempting to use a "
     "custom relationship, be sure to append the '__r' after the custom relationship name. "
     "Please reference your WSDL or the describe call for the appropriate names."
+)
+_BAD_CHILD_RELATIONSHIP = (
+    "Didn't understand relationship '{name}' in FROM part of query call. If you are attempting "
+    "to use a custom relationship, be sure to append the '__r' after the custom relationship "
+    "name. Please reference your WSDL or the describe call for the appropriate names."
 )
 _BAD_TYPE = (
     "sObject type '{name}' is not supported. If you are attempting to use a custom object, be "
@@ -368,6 +380,53 @@ class Binder:
         kind = ConditionKind.EXCLUDES if node.excludes else ConditionKind.INCLUDES
         return BoundCondition(kind, target, None, values)
 
+    def child_query(
+        self, parent: SObjectDef, parent_alias: str | None, item: ast.SelectSubquery, depth: int
+    ) -> BoundSubquery:
+        """`(SELECT ... FROM Cases ...)` on `parent`: FROM names a child relationship."""
+        query = item.query
+        name = query.sobject
+        if "." in name:
+            # `FROM Account.Contacts` names the relationship through its parent.
+            owner, _, name = name.rpartition(".")
+            if owner.lower() not in {parent.name.lower(), (parent_alias or "").lower()}:
+                name = query.sobject
+        wanted = name.lower()
+        relationships = parent.child_relationships
+        relationship = next(
+            (r for r in relationships if (r.relationship_name or "").lower() == wanted), None
+        )
+        child = self.registry.get(relationship.child_sobject) if relationship else None
+        if relationship is None or child is None:
+            raise self._error(
+                "INVALID_TYPE",
+                _BAD_CHILD_RELATIONSHIP.format(name=query.sobject),
+                query.sobject_pos,
+            )
+        if depth + 1 > MAX_CHILD_DEPTH:
+            raise malformed(
+                "SOQL statements cannot query relationships that are more than 5 levels away "
+                "from the root entity object.",
+                query=self.text,
+                pos=item.pos,
+            )
+        link = child.field(relationship.field)
+        assert link is not None and relationship.relationship_name is not None
+        bound = bind_query(self, child, query, depth + 1)
+        if bound.count_only or bound.is_aggregate:
+            raise malformed(
+                "Aggregate functions are not supported in parent-to-child subqueries",
+                query=self.text,
+                pos=item.pos,
+            )
+        if bound.owned_by_user:
+            raise malformed(
+                "USING SCOPE is not supported in parent-to-child subqueries",
+                query=self.text,
+                pos=item.pos,
+            )
+        return BoundSubquery(relationship=relationship.relationship_name, link=link, query=bound)
+
     def semi_join(
         self, root: SObjectDef, query: ast.Query, scope: str, pos: ast.Position
     ) -> BoundSemiJoin:
@@ -509,8 +568,8 @@ class AggregateMap:
         self.by_key: dict[tuple[str, tuple[str, ...]], BoundAggregate] = {}
         self.hidden = 0
 
-    def add(self, key: tuple[str, tuple[str, ...]], aggregate: BoundAggregate) -> None:
-        self.by_key.setdefault(key, aggregate)
+    def add_selected(self, call: ast.FunctionCall, aggregate: BoundAggregate) -> None:
+        self.by_key.setdefault(_call_key(call), aggregate)
 
     def find_or_add(
         self, binder: Binder, root: SObjectDef, alias: str | None, call: ast.FunctionCall
@@ -537,65 +596,78 @@ def bind(
     """Resolve and type-check `query` (parsed from `text`) against the org's schema; date
     literals resolve against `calendar`."""
     binder = Binder(registry, text, calendar)
+    if "." in query.sobject:
+        raise binder._error("INVALID_TYPE", _BAD_TYPE.format(name=query.sobject), query.sobject_pos)
     root = binder._sobject(query.sobject, query.sobject_pos)
+    return bind_query(binder, root, query)
+
+
+# USING SCOPE values, lower-cased. In a single-user org `mine` and `mine_and_my_groups` keep the
+# records the user owns; the others (teams, territories, delegation, ...) select everything.
+_SCOPES = frozenset(
+    {
+        "delegated",
+        "everything",
+        "mine",
+        "mine_and_my_groups",
+        "my_territory",
+        "my_team_territory",
+        "team",
+        "scopingrule",
+        "mru",
+        "allprivate",
+    }
+)
+_OWNED_SCOPES = frozenset({"mine", "mine_and_my_groups"})
+
+
+def _owned_by_user(binder: Binder, root: SObjectDef, query: ast.Query) -> bool:
+    if query.scope is None:
+        return False
+    scope = query.scope.lower()
+    if scope not in _SCOPES:
+        raise malformed(f"Invalid scope: {query.scope}", query=binder.text, pos=None)
+    if scope not in _OWNED_SCOPES:
+        return False
+    if root.field("OwnerId") is None:
+        raise malformed(
+            f"USING SCOPE {query.scope} needs an object with an owner; {root.name} has none",
+            query=binder.text,
+            pos=None,
+        )
+    return True
+
+
+def bind_query(binder: Binder, root: SObjectDef, query: ast.Query, depth: int = 0) -> BoundQuery:
+    """Bind `query` on `root`: the top-level query (depth 0) or a child subquery."""
+    text = binder.text
     alias = query.alias
     aggregates = AggregateMap()
-    select: list[SelectExpr] = []
-    count_only = False
-    seen: set[str] = set()
-    expr_index = 0
-    for item in query.select:
-        if isinstance(item, ast.SelectSubquery):
-            raise FeatureNotSupported("SOQL parent-to-child subqueries")
-        expr = item.expr
-        if isinstance(expr, ast.FunctionCall) and expr.name.upper() == "COUNT" and not expr.args:
-            if len(query.select) > 1:
-                raise malformed(
-                    "COUNT() and COUNT(fieldName) can only be used with other fields if the query "
-                    "has a GROUP BY clause",
-                    query=text,
-                    pos=item.pos,
-                )
-            count_only = True
-            continue
-        if isinstance(expr, ast.FunctionCall):
-            _no_bare_convert_timezone(binder, expr)
-            name = item.alias or f"expr{expr_index}"
-            if item.alias is None:
-                expr_index += 1
-            if name.lower() in seen:
-                raise binder._error("INVALID_FIELD", f"duplicate alias: {name}", item.pos)
-            seen.add(name.lower())
-            if _is_date_function(expr):
-                select.append(binder.date_function(root, alias, expr, name))
-                continue
-            aggregate = binder.aggregate(root, alias, expr, name)
-            aggregates.add(_call_key(expr), aggregate)
-            select.append(aggregate)
-            continue
-        if item.alias is not None:
-            raise malformed(
-                "only aggregate expressions use field aliasing", query=text, pos=item.pos
-            )
-        path = binder.path(root, alias, expr)
-        canonical = ".".join([*(hop.name for hop in path.hops), path.field.name])
-        if canonical.lower() in seen:
-            raise binder._error("INVALID_FIELD", f"duplicate field selected: {canonical}", None)
-        seen.add(canonical.lower())
-        select.append(BoundColumn(path))
-    group_by: list[BoundPath | BoundDateFunction] = []
-    for key in query.group_by:
-        if isinstance(key, ast.FunctionCall):
-            _no_bare_convert_timezone(binder, key)
-            if not _is_date_function(key):
-                raise FeatureNotSupported(f"GROUP BY {key.name}()")
-            group_by.append(binder.date_function(root, alias, key))
-            continue
-        group_by.append(binder.path(root, alias, key))
+    selected = SelectListBinder(binder, root, query, aggregates, depth).bind()
+    select = selected.items
+    count_only = selected.count_only
+    group_by, group_kind = bind_group_by(binder, root, query)
     is_aggregate = bool(group_by) or any(isinstance(s, BoundAggregate) for s in select)
+    if selected.unbounded_fields and (query.limit is None or query.limit > MAX_FIELDS_LIMIT):
+        raise malformed(
+            "The SOQL FIELDS function must have a LIMIT of at most 200", query=text, pos=None
+        )
+    if selected.uses_fields_function and is_aggregate:
+        raise malformed(
+            "FIELDS() cannot be used in a query with GROUP BY or aggregate functions",
+            query=text,
+            pos=None,
+        )
+    _check_record_only_items(text, select, is_aggregate, group_kind)
     grouping = _Grouping(group_by)
     for expr_item in select:
-        if isinstance(expr_item, BoundAggregate):
+        if isinstance(expr_item, BoundGrouping) and not grouping.covers(expr_item.target):
+            raise malformed(
+                f"GROUPING() takes a field of the ROLLUP or CUBE: {expr_item.name}",
+                query=text,
+                pos=None,
+            )
+        if isinstance(expr_item, BoundAggregate | BoundGrouping | BoundSubquery | BoundTypeOf):
             continue
         checked = expr_item.path if isinstance(expr_item, BoundColumn) else expr_item
         if (is_aggregate or isinstance(expr_item, BoundDateFunction)) and not grouping.covers(
@@ -649,7 +721,31 @@ def bind(
         order_by=tuple(order_by),
         limit=query.limit,
         offset=query.offset,
+        group_kind=group_kind,
+        owned_by_user=_owned_by_user(binder, root, query),
     )
+
+
+def _check_record_only_items(
+    text: str, select: list[SelectExpr], is_aggregate: bool, group_kind: str
+) -> None:
+    """Subqueries, TYPEOF and toLabel-style functions shape records; GROUPING() needs the
+    subtotal rows of ROLLUP or CUBE."""
+    for item in select:
+        if is_aggregate and isinstance(item, BoundSubquery):
+            raise malformed(
+                "Parent-to-child subqueries cannot be used in an aggregate query",
+                query=text,
+                pos=None,
+            )
+        if is_aggregate and isinstance(item, BoundTypeOf):
+            raise malformed("TYPEOF cannot be used in an aggregate query", query=text, pos=None)
+        if isinstance(item, BoundGrouping) and not group_kind:
+            raise malformed(
+                "GROUPING() can only be used with GROUP BY ROLLUP or GROUP BY CUBE",
+                query=text,
+                pos=None,
+            )
 
 
 class _Grouping:

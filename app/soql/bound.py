@@ -47,18 +47,60 @@ class AggregateFunction(StrEnum):
     MAX = "MAX"
 
 
+class Transform(StrEnum):
+    """A SELECT function that changes how a field's value is written, not which rows match."""
+
+    LABEL = "toLabel"
+    FORMAT = "FORMAT"
+    CURRENCY = "convertCurrency"
+
+
 @dataclass(frozen=True)
 class BoundAggregate:
     function: AggregateFunction
     path: BoundPath | None  # None only for COUNT() with no argument inside HAVING/ORDER BY
     name: str  # the output key: the alias, or exprN
+    # FORMAT(MIN(CloseDate)): the aggregate written in the user's locale
+    formatted: bool = False
 
 
 @dataclass(frozen=True)
 class BoundColumn:
-    """A selected plain field."""
+    """A selected plain field, maybe through toLabel(), FORMAT() or convertCurrency()."""
 
     path: BoundPath
+    transform: Transform | None = None
+    # The key the value is written under when aliased: `toLabel(Status) statusLabel`.
+    alias: str | None = None
+
+
+@dataclass(frozen=True)
+class TypeOfBranch:
+    """The fields TYPEOF selects when the polymorphic lookup points at `target`."""
+
+    target: SObjectDef
+    fields: tuple[FieldDef, ...]
+
+
+@dataclass(frozen=True)
+class BoundTypeOf:
+    """`TYPEOF What WHEN Account THEN ... ELSE ... END`: one branch per target type of the
+    lookup that the org has (the ELSE fields for types with no WHEN)."""
+
+    lookup: FieldDef
+    branches: tuple[TypeOfBranch, ...]
+
+    @property
+    def name(self) -> str:
+        return self.lookup.relationship_name or self.lookup.name
+
+
+@dataclass(frozen=True)
+class BoundGrouping:
+    """`GROUPING(Field)`: 1 on the subtotal rows of ROLLUP or CUBE where Field is rolled up."""
+
+    target: BoundPath | BoundDateFunction
+    name: str
 
 
 @dataclass(frozen=True)
@@ -78,7 +120,19 @@ class BoundDateFunction:
         return (self.function, self.path.owner, self.path.field.name, self.zone)
 
 
-SelectExpr = BoundColumn | BoundAggregate | BoundDateFunction
+@dataclass(frozen=True)
+class BoundSubquery:
+    """A parent-to-child subquery, `(SELECT Subject FROM Cases WHERE ...)`: the child rows whose
+    `link` lookup points at each parent row."""
+
+    relationship: str  # the child relationship's name as describe gives it
+    link: FieldDef
+    query: BoundQuery
+
+
+SelectExpr = (
+    BoundColumn | BoundAggregate | BoundDateFunction | BoundTypeOf | BoundGrouping | BoundSubquery
+)
 Target = BoundPath | BoundAggregate | BoundDateFunction
 
 
@@ -155,6 +209,10 @@ class BoundQuery:
     order_by: tuple[BoundOrder, ...]
     limit: int | None
     offset: int | None
+    # "ROLLUP" or "CUBE" when GROUP BY adds subtotal rows, else "".
+    group_kind: str = ""
+    # USING SCOPE mine: only records owned by the querying user.
+    owned_by_user: bool = False
 
     @property
     def is_aggregate(self) -> bool:

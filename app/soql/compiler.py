@@ -8,20 +8,23 @@ Case-insensitive text comes from the column types (NOCASE on SQLite, citext on P
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import (
     ColumnElement,
     Select,
     and_,
+    bindparam,
     distinct,
     false,
     func,
     literal,
     not_,
+    null,
     or_,
     select,
     true,
+    union_all,
 )
 from sqlalchemy.sql.expression import FromClause
 
@@ -35,32 +38,65 @@ from app.soql.bound import (
     BoundCondition,
     BoundDateFunction,
     BoundExpr,
+    BoundGrouping,
     BoundNot,
     BoundOr,
     BoundPath,
     BoundQuery,
     BoundSemiJoin,
+    BoundSubquery,
+    BoundTypeOf,
     ConditionKind,
     DateSpan,
     Hop,
+    SelectExpr,
     Target,
+    TypeOfBranch,
 )
 from app.soql.functions import date_part, day_only, to_local_time
 from app.storage.tables import TableSet
+
+# The bound parameters every statement may take: the querying user (USING SCOPE mine) and, for
+# a child subquery, the Ids of the batch of parent rows it is run for.
+USER_PARAM = "lf_user_id"
+PARENT_IDS_PARAM = "lf_parent_ids"
+
+
+@dataclass(frozen=True)
+class TypeOfColumns:
+    """Where a TYPEOF lands in a row: per branch, the row index of the target's Id (null when
+    the lookup points elsewhere), then of each of its fields."""
+
+    typeof: BoundTypeOf
+    branches: tuple[tuple[TypeOfBranch, int, tuple[int, ...]], ...]
+
+
+@dataclass(frozen=True)
+class ChildQuery:
+    """A parent-to-child subquery, run once per batch of parent rows (PARENT_IDS_PARAM);
+    `link_index` is where each child row holds its parent's Id."""
+
+    subquery: BoundSubquery
+    compiled: CompiledQuery
+    link_index: int
+
+
+# Where one selected item lands: a row index, a TYPEOF's columns, or a child subquery.
+Slot = int | TypeOfColumns | ChildQuery
 
 
 @dataclass(frozen=True)
 class CompiledQuery:
     """The statement, and where each selected value lands in its result rows.
 
-    Row layout for record queries: the root Id, then each parent's Id (for nesting and nulls),
-    then the selected fields. Aggregate queries: the selected expressions in order.
+    Row layout for record queries: the root Id, then per selected item its parents' Ids (for
+    nesting and nulls) and its value. Aggregate queries: the selected expressions in order.
     """
 
     statement: Select[Any]
     bound: BoundQuery
     parent_id_index: dict[tuple[str, ...], int]
-    value_index: tuple[int, ...]
+    value_index: tuple[Slot, ...]
 
 
 def like_pattern(value: str) -> str:
@@ -115,6 +151,35 @@ class _Joins:
     def column(self, path: BoundPath) -> ColumnElement[Any]:
         return self.table_for(path.hops).c[path.field.name]
 
+    def typeof_table(self, lookup: str, target: str) -> FromClause:
+        """The table of one TYPEOF branch, joined where the polymorphic lookup points at it."""
+        key = ("typeof", lookup.lower(), target.lower())
+        joined = self.aliases.get(key)
+        if joined is None:
+            joined = self.tables[target].alias(f"{self.prefix}{len(self.aliases)}")
+            on = and_(joined.c.Id == self.root.c[lookup], joined.c.IsDeleted.is_(False))
+            self.from_clause = self.from_clause.outerjoin(joined, on)
+            self.aliases[key] = joined
+        return joined
+
+    def aggregate(self, aggregate: BoundAggregate) -> ColumnElement[Any]:
+        if aggregate.path is None:
+            return func.count()
+        column = self.column(aggregate.path)
+        match aggregate.function:
+            case AggregateFunction.COUNT:
+                return func.count(column)
+            case AggregateFunction.COUNT_DISTINCT:
+                return func.count(distinct(column))
+            case AggregateFunction.SUM:
+                return func.sum(column)
+            case AggregateFunction.AVG:
+                return func.avg(column)
+            case AggregateFunction.MIN:
+                return func.min(column)
+            case AggregateFunction.MAX:
+                return func.max(column)
+
     def date_function(self, function: BoundDateFunction) -> ColumnElement[Any]:
         found = self.date_functions.get(function.key)
         if found is None:
@@ -134,28 +199,18 @@ class _Joins:
         return self.column(target)
 
 
-def _aggregate(joins: _Joins, aggregate: BoundAggregate) -> ColumnElement[Any]:
-    if aggregate.path is None:
-        return func.count()
-    column = joins.column(aggregate.path)
-    match aggregate.function:
-        case AggregateFunction.COUNT:
-            return func.count(column)
-        case AggregateFunction.COUNT_DISTINCT:
-            return func.count(distinct(column))
-        case AggregateFunction.SUM:
-            return func.sum(column)
-        case AggregateFunction.AVG:
-            return func.avg(column)
-        case AggregateFunction.MIN:
-            return func.min(column)
-        case AggregateFunction.MAX:
-            return func.max(column)
+class _Columns(Protocol):
+    """What conditions and ORDER BY read their targets from: the joined tables of a query, or
+    the output columns of a ROLLUP/CUBE union."""
+
+    def aggregate(self, aggregate: BoundAggregate) -> ColumnElement[Any]: ...
+
+    def expression(self, target: BoundPath | BoundDateFunction) -> ColumnElement[Any]: ...
 
 
-def _target(joins: _Joins, target: Target) -> ColumnElement[Any]:
+def _target(joins: _Columns, target: Target) -> ColumnElement[Any]:
     if isinstance(target, BoundAggregate):
-        return _aggregate(joins, target)
+        return joins.aggregate(target)
     return joins.expression(target)
 
 
@@ -291,7 +346,9 @@ def _joined(keyword: str, clauses: list[ColumnElement[bool]]) -> ColumnElement[b
     return joiner(_joined(keyword, clauses[middle:]))
 
 
-def _condition(joins: _Joins, expr: BoundExpr, negated: bool = False) -> ColumnElement[bool]:
+def _condition(
+    joins: _Joins | _UnionColumns, expr: BoundExpr, negated: bool = False
+) -> ColumnElement[bool]:
     """The SQL of a condition. Salesforce's NOT is two-valued (NOT of "no match" is a match), so
     negations are pushed down to the leaves (De Morgan), where `IS NOT TRUE` also matches SQL's
     unknown: the SQL then nests no deeper than the parentheses, whereas one NOT(...) per level
@@ -303,6 +360,7 @@ def _condition(joins: _Joins, expr: BoundExpr, negated: bool = False) -> ColumnE
         return _joined("AND" if isinstance(expr, BoundAnd) != negated else "OR", operands)
     column = _target(joins, expr.target)
     if isinstance(expr.value, BoundSemiJoin):
+        assert isinstance(joins, _Joins)  # HAVING, the only union condition, has no sub-selects
         leaf = _semi_join(joins, expr, column)
     elif expr.kind is ConditionKind.COMPARE:
         leaf = _compare(expr, column)
@@ -313,7 +371,7 @@ def _condition(joins: _Joins, expr: BoundExpr, negated: bool = False) -> ColumnE
     return leaf.is_not(True) if negated else leaf
 
 
-def _order(joins: _Joins, bound: BoundQuery) -> list[ColumnElement[Any]]:
+def _order(joins: _Columns, bound: BoundQuery) -> list[ColumnElement[Any]]:
     keys: list[ColumnElement[Any]] = []
     for order in bound.order_by:
         column = _target(joins, order.target)
@@ -326,21 +384,30 @@ def _order(joins: _Joins, bound: BoundQuery) -> list[ColumnElement[Any]]:
 MAX_SQL_LIMIT = 2**63 - 1
 
 
+def _filters(joins: _Joins, bound: BoundQuery, include_deleted: bool) -> list[ColumnElement[bool]]:
+    root = joins.root
+    filters: list[ColumnElement[bool]] = []
+    if not include_deleted:
+        filters.append(root.c.IsDeleted.is_(False))
+    if bound.owned_by_user:
+        filters.append(root.c.OwnerId == bindparam(USER_PARAM))
+    if bound.where is not None:
+        filters.append(_condition(joins, bound.where))
+    return filters
+
+
 def compile_query(bound: BoundQuery, tables: TableSet, *, include_deleted: bool) -> CompiledQuery:
     """The SELECT for `bound`; `include_deleted` is queryAll's view of the recycle bin."""
     if bound.limit is not None and bound.limit > MAX_SQL_LIMIT:
         # `LIMIT 99999999999999999999` means "no limit"; passed on, it overflows the driver.
         bound = replace(bound, limit=MAX_SQL_LIMIT)
+    if bound.group_kind:
+        return _compile_subtotals(bound, tables, include_deleted)
     joins = _Joins(tables, bound.sobject.name)
-    root = joins.root
-    filters: list[ColumnElement[bool]] = []
-    if not include_deleted:
-        filters.append(root.c.IsDeleted.is_(False))
-    if bound.where is not None:
-        filters.append(_condition(joins, bound.where))
+    filters = _filters(joins, bound, include_deleted)
 
     if bound.count_only:
-        inner = select(root.c.Id).where(*filters)
+        inner = select(joins.root.c.Id).where(*filters)
         inner = inner.limit(bound.limit).offset(bound.offset)
         statement = select(func.count()).select_from(
             inner.select_from(joins.from_clause).subquery()
@@ -348,12 +415,7 @@ def compile_query(bound: BoundQuery, tables: TableSet, *, include_deleted: bool)
         return CompiledQuery(statement, bound, {}, ())
 
     if bound.is_aggregate:
-        columns = [
-            _aggregate(joins, item)
-            if isinstance(item, BoundAggregate)
-            else joins.expression(item.path if isinstance(item, BoundColumn) else item)
-            for item in bound.select
-        ]
+        columns = _aggregate_columns(joins, bound)
         statement = select(*columns).where(*filters)
         statement = statement.group_by(*(joins.expression(key) for key in bound.group_by))
         if bound.having is not None:
@@ -363,29 +425,166 @@ def compile_query(bound: BoundQuery, tables: TableSet, *, include_deleted: bool)
         statement = statement.select_from(joins.from_clause)
         return CompiledQuery(statement, bound, {}, tuple(range(len(columns))))
 
-    parent_ids: list[ColumnElement[Any]] = []
-    parent_id_index: dict[tuple[str, ...], int] = {}
-    values: list[ColumnElement[Any]] = []
-    for item in bound.select:
-        assert isinstance(item, BoundColumn)
-        hops = item.path.hops
-        for depth in range(1, len(hops) + 1):
-            key = tuple(hop.name.lower() for hop in hops[:depth])
-            if key not in parent_id_index:
-                parent_id_index[key] = -1
-                parent_ids.append(joins.table_for(hops[:depth]).c.Id)
-        values.append(joins.column(item.path))
-    for position, key in enumerate(parent_id_index):
-        parent_id_index[key] = 1 + position
-    first_value = 1 + len(parent_ids)
-    statement = select(root.c.Id, *parent_ids, *values).where(*filters)
+    layout = _RowLayout(joins, tables, include_deleted)
+    slots = layout.place_all(bound)
+    statement = select(*layout.columns).where(*filters)
     # The root Id last makes the order total, so batches of a cursor never shift.
-    statement = statement.order_by(*_order(joins, bound), root.c.Id)
+    statement = statement.order_by(*_order(joins, bound), joins.root.c.Id)
     statement = statement.limit(bound.limit).offset(bound.offset)
     statement = statement.select_from(joins.from_clause)
-    return CompiledQuery(
-        statement,
-        bound,
-        parent_id_index,
-        tuple(range(first_value, first_value + len(values))),
-    )
+    return CompiledQuery(statement, bound, layout.parent_id_index, slots)
+
+
+def _aggregate_columns(joins: _Joins, bound: BoundQuery) -> list[ColumnElement[Any]]:
+    columns = []
+    for item in bound.select:
+        if isinstance(item, BoundAggregate):
+            columns.append(joins.aggregate(item))
+        elif isinstance(item, BoundColumn):
+            columns.append(joins.expression(item.path))
+        else:
+            assert isinstance(item, BoundDateFunction)
+            columns.append(joins.expression(item))
+    return columns
+
+
+class _RowLayout:
+    """The columns of a record query's rows, and where each selected item lands in them."""
+
+    def __init__(self, joins: _Joins, tables: TableSet, include_deleted: bool) -> None:
+        self.joins = joins
+        self.tables = tables
+        self.include_deleted = include_deleted
+        self.columns: list[ColumnElement[Any]] = [joins.root.c.Id]
+        self.parent_id_index: dict[tuple[str, ...], int] = {}
+
+    def add(self, column: ColumnElement[Any]) -> int:
+        self.columns.append(column)
+        return len(self.columns) - 1
+
+    def place_all(self, bound: BoundQuery) -> tuple[Slot, ...]:
+        return tuple(self.place(item) for item in bound.select)
+
+    def place(self, item: SelectExpr) -> Slot:
+        if isinstance(item, BoundColumn):
+            hops = item.path.hops
+            for depth in range(1, len(hops) + 1):
+                key = tuple(hop.name.lower() for hop in hops[:depth])
+                if key not in self.parent_id_index:
+                    self.parent_id_index[key] = self.add(self.joins.table_for(hops[:depth]).c.Id)
+            return self.add(self.joins.column(item.path))
+        if isinstance(item, BoundTypeOf):
+            branches = []
+            for branch in item.branches:
+                table = self.joins.typeof_table(item.lookup.name, branch.target.name)
+                id_index = self.add(table.c.Id)
+                indexes = tuple(self.add(table.c[f.name]) for f in branch.fields)
+                branches.append((branch, id_index, indexes))
+            return TypeOfColumns(item, tuple(branches))
+        assert isinstance(item, BoundSubquery)
+        return _compile_child(item, self.tables, self.include_deleted)
+
+
+def _compile_child(subquery: BoundSubquery, tables: TableSet, include_deleted: bool) -> ChildQuery:
+    """The statement of a child subquery for one batch of parents: their children that match,
+    in the subquery's order, with its LIMIT and OFFSET applied per parent."""
+    bound = subquery.query
+    joins = _Joins(tables, bound.sobject.name)
+    link = joins.root.c[subquery.link.name]
+    filters = _filters(joins, bound, include_deleted)
+    filters.append(link.in_(bindparam(PARENT_IDS_PARAM, expanding=True)))
+    layout = _RowLayout(joins, tables, include_deleted)
+    slots = layout.place_all(bound)
+    link_index = layout.add(link)
+    order = [*_order(joins, bound), joins.root.c.Id]
+    if bound.limit is None and bound.offset is None:
+        statement = select(*layout.columns).where(*filters).order_by(*order)
+        statement = statement.select_from(joins.from_clause)
+    else:
+        # LIMIT counts per parent: number each parent's children in order, keep a window.
+        rank = func.row_number().over(partition_by=link, order_by=order).label("lf_rank")
+        ranked = select(*layout.columns, rank).where(*filters).select_from(joins.from_clause)
+        numbered = ranked.subquery()
+        position = numbered.c.lf_rank
+        start = bound.offset or 0
+        window = [position > start]
+        if bound.limit is not None:
+            window.append(position <= start + min(bound.limit, MAX_SQL_LIMIT - start))
+        statement = select(*list(numbered.c)[:-1]).where(*window).order_by(position)
+    compiled = CompiledQuery(statement, bound, layout.parent_id_index, slots)
+    return ChildQuery(subquery=subquery, compiled=compiled, link_index=link_index)
+
+
+class _UnionColumns:
+    """The output columns of a ROLLUP/CUBE union, for the HAVING and ORDER BY over it."""
+
+    def __init__(self, union: FromClause, bound: BoundQuery) -> None:
+        self.columns = list(union.c)
+        self.bound = bound
+        self.keys = [_group_key(key) for key in bound.group_by]
+
+    def aggregate(self, aggregate: BoundAggregate) -> ColumnElement[Any]:
+        return self.columns[self.bound.select.index(aggregate)]
+
+    def expression(self, target: BoundPath | BoundDateFunction) -> ColumnElement[Any]:
+        return self.columns[len(self.bound.select) + self.keys.index(_group_key(target))]
+
+    def grouping_flag(self, index: int) -> ColumnElement[Any]:
+        return self.columns[len(self.bound.select) + len(self.keys) + index]
+
+
+def _group_key(target: BoundPath | BoundDateFunction) -> tuple[Any, ...]:
+    if isinstance(target, BoundDateFunction):
+        return target.key
+    return (target.owner.lower(), target.field.name)
+
+
+def _grouping_sets(kind: str, count: int) -> list[tuple[int, ...]]:
+    """ROLLUP(a, b): (a, b), (a), (). CUBE(a, b): every subset, the fullest first."""
+    if kind == "ROLLUP":
+        return [tuple(range(size)) for size in range(count, -1, -1)]
+    subsets = [
+        tuple(i for i in range(count) if mask & (1 << i)) for mask in range(2**count - 1, -1, -1)
+    ]
+    return sorted(subsets, key=len, reverse=True)
+
+
+def _compile_subtotals(bound: BoundQuery, tables: TableSet, include_deleted: bool) -> CompiledQuery:
+    """GROUP BY ROLLUP/CUBE as a UNION ALL of one grouped SELECT per grouping set, so SQLite
+    (which has neither) and PostgreSQL give the same rows. Each SELECT gives the selected items,
+    then every key (null where rolled up), then a GROUPING flag per key; HAVING, ORDER BY and
+    LIMIT apply to the union. Without ORDER BY, each subtotal follows the groups it sums."""
+    keys = [_group_key(key) for key in bound.group_by]
+    parts = []
+    for active in _grouping_sets(bound.group_kind, len(keys)):
+        joins = _Joins(tables, bound.sobject.name)
+        filters = _filters(joins, bound, include_deleted)
+        columns: list[ColumnElement[Any]] = []
+        for item in bound.select:
+            if isinstance(item, BoundAggregate):
+                columns.append(joins.aggregate(item))
+            elif isinstance(item, BoundGrouping):
+                rolled_up = keys.index(_group_key(item.target)) not in active
+                columns.append(literal(int(rolled_up)))
+            else:
+                key = item.path if isinstance(item, BoundColumn) else item
+                assert isinstance(key, BoundPath | BoundDateFunction)
+                is_active = keys.index(_group_key(key)) in active
+                columns.append(joins.expression(key) if is_active else null())
+        for index, key in enumerate(bound.group_by):
+            columns.append(joins.expression(key) if index in active else null())
+        columns.extend(literal(int(index not in active)) for index in range(len(keys)))
+        labelled = [column.label(f"c{position}") for position, column in enumerate(columns)]
+        part = select(*labelled).where(*filters).select_from(joins.from_clause)
+        parts.append(part.group_by(*(joins.expression(bound.group_by[i]) for i in active)))
+    union = union_all(*parts).subquery()
+    outputs = _UnionColumns(union, bound)
+    statement = select(*outputs.columns[: len(bound.select)])
+    if bound.having is not None:
+        statement = statement.where(_condition(outputs, bound.having))
+    order = _order(outputs, bound)
+    for index in range(len(keys)):
+        order.append(outputs.grouping_flag(index).asc())
+        order.append(outputs.expression(bound.group_by[index]).asc().nulls_first())
+    statement = statement.order_by(*order).limit(bound.limit).offset(bound.offset)
+    return CompiledQuery(statement, bound, {}, tuple(range(len(bound.select))))

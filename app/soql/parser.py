@@ -4,7 +4,7 @@ Syntax only: names are not resolved and literals are not checked against field t
 does both. A syntax error is Salesforce's MALFORMED_QUERY `unexpected token: 'x'` at the offending
 token, with no position when that token is the first of the query.
 
-LIMITATIONS vs real Salesforce: TYPEOF, WITH DATA CATEGORY and DISTANCE/GEOLOCATION answer
+LIMITATIONS vs real Salesforce: WITH DATA CATEGORY and DISTANCE/GEOLOCATION answer
 FUNCTIONALITY_NOT_ENABLED; currency-prefixed numbers (`USD5000`) and relationship aliases in FROM
 (`FROM Contact c, c.Account a`) are not parsed; `AND NOT x` is accepted (Salesforce rejects it).
 """
@@ -35,6 +35,8 @@ from app.soql.ast import (
     SelectField,
     SelectItem,
     SelectSubquery,
+    SelectTypeOf,
+    TypeOfBranch,
 )
 from app.soql.errors import SoqlError, malformed
 from app.soql.literals import DATE_LITERALS, N_DATE_LITERALS
@@ -68,6 +70,7 @@ _KEYWORD_LITERALS: dict[str, tuple[LiteralKind, bool | None]] = {
 }
 # Accepted and ignored: sharing modes, view tracking and Knowledge statistics.
 _WITH_MODES = ("SECURITY_ENFORCED", "USER_MODE", "SYSTEM_MODE")
+# FOR UPDATE is Apex-only: through the REST API Salesforce rejects it, and so does localforce.
 _FOR_MODES = ("VIEW", "REFERENCE")
 _UPDATE_MODES = ("TRACKING", "VIEWSTAT")
 # Functions that take literal arguments, which the AST cannot hold yet.
@@ -176,6 +179,11 @@ class _Parser:
         if sobject.type is not TokenType.IDENT or sobject.value in _NOT_OBJECT:
             raise self._unexpected()
         self._advance()
+        # A subquery may name its relationship through the parent: `FROM Account.Contacts`.
+        name = sobject.text
+        while self._tok.type is TokenType.DOT:
+            self._advance()
+            name += "." + self._expect_type(TokenType.IDENT).text
         alias = self._parse_alias()
         clauses = _Clauses()
         # Clauses come in this fixed order; one out of order is left for the caller to reject.
@@ -184,7 +192,7 @@ class _Parser:
                 parse_clause(self, clauses)
         return Query(
             select=select,
-            sobject=sobject.text,
+            sobject=name,
             sobject_pos=sobject.pos,
             alias=alias,
             where=clauses.where,
@@ -212,9 +220,39 @@ class _Parser:
             self._expect_type(TokenType.RPAREN)
             return SelectSubquery(query, token.pos)
         if self._at("TYPEOF") and self._peek().type is TokenType.IDENT:
-            raise FeatureNotSupported("SOQL TYPEOF")
+            return self._parse_typeof()
         expr = self._parse_expr()
         return SelectField(expr, self._parse_alias(), expr.pos)
+
+    def _parse_typeof(self) -> SelectTypeOf:
+        """`TYPEOF What WHEN Account THEN Phone, Name [WHEN ...] [ELSE Name] END`."""
+        start = self._advance()
+        relationship = self._parse_path()
+        branches = []
+        while self._at("WHEN"):
+            self._advance()
+            sobject = self._expect_type(TokenType.IDENT)
+            self._expect("THEN")
+            branches.append(TypeOfBranch(sobject.text, self._parse_path_list(), sobject.pos))
+        if not branches:
+            raise self._unexpected()
+        else_fields: tuple[FieldPath, ...] = ()
+        if self._accept("ELSE"):
+            else_fields = self._parse_path_list()
+        self._expect("END")
+        return SelectTypeOf(relationship, tuple(branches), else_fields, start.pos)
+
+    def _parse_path_list(self) -> tuple[FieldPath, ...]:
+        paths = [self._parse_path_item()]
+        while self._tok.type is TokenType.COMMA:
+            self._advance()
+            paths.append(self._parse_path_item())
+        return tuple(paths)
+
+    def _parse_path_item(self) -> FieldPath:
+        if self._tok.type is not TokenType.IDENT or self._peek().type is TokenType.LPAREN:
+            raise self._unexpected()
+        return self._parse_path()
 
     def _parse_alias(self) -> str | None:
         token = self._tok

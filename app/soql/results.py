@@ -1,47 +1,85 @@
 """Shapes result rows into Salesforce's JSON records: attributes first, fields in SELECT order
-under canonical names, parent records nested (or null), aggregates as AggregateResult."""
+under canonical names, parent records nested (or null), TYPEOF as the record the polymorphic
+lookup points at, child subqueries as `{totalSize, done, records}` (or null), aggregates as
+AggregateResult.
+
+Child subqueries run here, once per subquery per batch of parent rows, through `fetch`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from app.metadata.model import FieldDef
+from sqlalchemy import Select
+
+from app.metadata.model import FieldDef, FieldType
 from app.metadata.values import to_json
 from app.soql.bound import (
     AggregateFunction,
     BoundAggregate,
     BoundColumn,
     BoundDateFunction,
+    BoundGrouping,
     Hop,
+    Transform,
 )
-from app.soql.compiler import CompiledQuery
+from app.soql.compiler import PARENT_IDS_PARAM, ChildQuery, CompiledQuery, TypeOfColumns
+from app.soql.formatting import format_value, to_label
+
+# Runs a statement with extra bound parameters and returns its rows.
+Fetch = Callable[[Select[Any], dict[str, Any]], Sequence[Sequence[Any]]]
+# The type of an aggregate of numbers: written as a double.
+_DOUBLE = FieldDef(name="expr", type=FieldType.DOUBLE, label="expr", scale=2)
 
 
-def _aggregate_value(aggregate: BoundAggregate, value: Any) -> Any:
+def _aggregate_value(aggregate: BoundAggregate, value: Any, zone: str) -> Any:
     if aggregate.function in (AggregateFunction.COUNT, AggregateFunction.COUNT_DISTINCT):
-        return int(value or 0)
+        number = int(value or 0)
+        return format_value(_DOUBLE, number, zone) if aggregate.formatted else number
     if aggregate.function in (AggregateFunction.SUM, AggregateFunction.AVG):
-        return None if value is None else float(value)
+        if value is None:
+            return None
+        assert aggregate.path is not None
+        field = aggregate.path.field
+        if aggregate.formatted:
+            return format_value(field if field.type is FieldType.CURRENCY else _DOUBLE, value, zone)
+        return float(value)
     assert aggregate.path is not None
+    if aggregate.formatted:
+        return format_value(aggregate.path.field, value, zone)
     return to_json(aggregate.path.field, value)
 
 
-def shape_aggregate(compiled: CompiledQuery, row: Sequence[Any]) -> dict[str, Any]:
+def _transformed(column: BoundColumn, value: Any, zone: str) -> Any:
+    field = column.path.field
+    if column.transform is Transform.LABEL:
+        return to_label(field, value)
+    if column.transform is Transform.FORMAT:
+        return format_value(field, value, zone)
+    return to_json(field, value)
+
+
+def shape_aggregate(compiled: CompiledQuery, row: Sequence[Any], zone: str) -> dict[str, Any]:
     record: dict[str, Any] = {"attributes": {"type": "AggregateResult"}}
     for item, index in zip(compiled.bound.select, compiled.value_index, strict=True):
+        assert isinstance(index, int)
         if isinstance(item, BoundAggregate):
             if not item.name.startswith("__hidden"):
-                record[item.name] = _aggregate_value(item, row[index])
+                record[item.name] = _aggregate_value(item, row[index], zone)
         elif isinstance(item, BoundDateFunction):
             value = row[index]
             # DAY_ONLY gives a date (ISO text); the other functions integers.
             record[item.name] = value.isoformat() if isinstance(value, date) else value
+        elif isinstance(item, BoundGrouping):
+            record[item.name] = int(row[index])
         else:
+            assert isinstance(item, BoundColumn)
             # A grouped field appears under its own name, whatever path selected it.
-            record[item.path.field.name] = to_json(item.path.field, row[index])
+            key = item.alias or item.path.field.name
+            record[key] = _transformed(item, row[index], zone)
     return record
 
 
@@ -51,59 +89,117 @@ class _Column:
     parent's Id), then the field and the row index of its value."""
 
     hops: tuple[tuple[Hop, int], ...]
-    field: FieldDef
+    column: BoundColumn
     index: int
 
 
-def _record_plan(compiled: CompiledQuery) -> list[_Column]:
-    """Work out once per batch, not once per row, where each selected field lands."""
-    plan = []
-    for item, index in zip(compiled.bound.select, compiled.value_index, strict=True):
+_Planned = _Column | TypeOfColumns | ChildQuery
+
+
+def _record_plan(compiled: CompiledQuery) -> list[_Planned]:
+    """Work out once per batch, not once per row, where each selected item lands."""
+    plan: list[_Planned] = []
+    for item, slot in zip(compiled.bound.select, compiled.value_index, strict=True):
+        if not isinstance(slot, int):
+            plan.append(slot)
+            continue
         assert isinstance(item, BoundColumn)
         hops = []
         key: tuple[str, ...] = ()
-        for hop in item.path.hops:
+        # An aliased toLabel()/FORMAT() of a parent field is written at the top level.
+        for hop in () if item.alias else item.path.hops:
             key = (*key, hop.name.lower())
             hops.append((hop, compiled.parent_id_index[key]))
-        plan.append(_Column(tuple(hops), item.path.field, index))
+        plan.append(_Column(tuple(hops), item, slot))
     return plan
 
 
+def _attributes(sobject_name: str, record_id: Any, base_path: str) -> dict[str, Any]:
+    return {"type": sobject_name, "url": f"{base_path}/sobjects/{sobject_name}/{record_id}"}
+
+
+def _typeof_value(columns: TypeOfColumns, row: Sequence[Any], base_path: str) -> Any:
+    for branch, id_index, indexes in columns.branches:
+        record_id = row[id_index]
+        if record_id is None:
+            continue
+        attributes = _attributes(branch.target.name, record_id, base_path)
+        related: dict[str, Any] = {"attributes": attributes}
+        for field, index in zip(branch.fields, indexes, strict=True):
+            related[field.name] = to_json(field, row[index])
+        return related
+    return None
+
+
 def _shape(
-    plan: list[_Column], sobject_name: str, row: Sequence[Any], base_path: str
+    plan: list[_Planned], sobject_name: str, row: Sequence[Any], base_path: str, zone: str
 ) -> dict[str, Any]:
-    record: dict[str, Any] = {
-        "attributes": {"type": sobject_name, "url": f"{base_path}/sobjects/{sobject_name}/{row[0]}"}
-    }
-    for column in plan:
+    record: dict[str, Any] = {"attributes": _attributes(sobject_name, row[0], base_path)}
+    for planned in plan:
+        if isinstance(planned, TypeOfColumns):
+            record[planned.typeof.name] = _typeof_value(planned, row, base_path)
+            continue
+        if isinstance(planned, ChildQuery):
+            # A placeholder keeps the SELECT order; the batch's children fill it in.
+            record[planned.subquery.relationship] = None
+            continue
         container: dict[str, Any] | None = record
-        for hop, parent_index in column.hops:
+        for hop, parent_index in planned.hops:
             assert container is not None
             if hop.name not in container:
                 parent_id = row[parent_index]
                 container[hop.name] = (
                     None
                     if parent_id is None
-                    else {
-                        "attributes": {
-                            "type": hop.target.name,
-                            "url": f"{base_path}/sobjects/{hop.target.name}/{parent_id}",
-                        }
-                    }
+                    else {"attributes": _attributes(hop.target.name, parent_id, base_path)}
                 )
             container = container[hop.name]
             if container is None:
                 break
         if container is not None:
-            container[column.field.name] = to_json(column.field, row[column.index])
+            column = planned.column
+            key = column.alias or column.path.field.name
+            container[key] = _transformed(column, row[planned.index], zone)
     return record
 
 
+def _add_children(
+    child: ChildQuery,
+    records: list[dict[str, Any]],
+    rows: Sequence[Sequence[Any]],
+    base_path: str,
+    fetch: Fetch,
+    zone: str,
+) -> None:
+    """One query for the children of every parent in the batch, then grouped by parent."""
+    child_rows = fetch(child.compiled.statement, {PARENT_IDS_PARAM: [row[0] for row in rows]})
+    shaped = shape_rows(child.compiled, child_rows, base_path, fetch, zone)
+    by_parent: dict[str, list[dict[str, Any]]] = {}
+    for child_row, child_record in zip(child_rows, shaped, strict=True):
+        by_parent.setdefault(child_row[child.link_index], []).append(child_record)
+    name = child.subquery.relationship
+    for record, row in zip(records, rows, strict=True):
+        found = by_parent.get(row[0])
+        if found:
+            record[name] = {"totalSize": len(found), "done": True, "records": found}
+
+
 def shape_rows(
-    compiled: CompiledQuery, rows: Sequence[Sequence[Any]], base_path: str
+    compiled: CompiledQuery,
+    rows: Sequence[Sequence[Any]],
+    base_path: str,
+    fetch: Fetch | None = None,
+    zone: str = "UTC",
 ) -> list[dict[str, Any]]:
+    """The batch's records; `fetch` runs child subqueries, `zone` is FORMAT()'s time zone."""
     if compiled.bound.is_aggregate:
-        return [shape_aggregate(compiled, row) for row in rows]
+        return [shape_aggregate(compiled, row, zone) for row in rows]
     plan = _record_plan(compiled)
     name = compiled.bound.sobject.name
-    return [_shape(plan, name, row, base_path) for row in rows]
+    records = [_shape(plan, name, row, base_path, zone) for row in rows]
+    children = [planned for planned in plan if isinstance(planned, ChildQuery)]
+    if children and rows:
+        assert fetch is not None, "a query with child subqueries needs a connection"
+        for child in children:
+            _add_children(child, records, rows, base_path, fetch, zone)
+    return records

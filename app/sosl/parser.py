@@ -109,6 +109,8 @@ def _check_select(query: soql_ast.Query, source: SoqlSource) -> None:
     for item in query.select:
         if isinstance(item, soql_ast.SelectSubquery):
             raise _positioned("unexpected token: '('", source, item.pos)
+        if isinstance(item, soql_ast.SelectTypeOf):
+            raise _positioned("unexpected token: 'TYPEOF'", source, item.pos)
         if isinstance(item.expr, soql_ast.FunctionCall) and item.expr.name.upper() in _AGGREGATES:
             raise _positioned(f"unexpected token: '{item.expr.name}'", source, item.pos)
     if query.group_by or query.having:

@@ -28,6 +28,7 @@ from app.soql.ast import (
     SelectField,
     SelectItem,
     SelectSubquery,
+    SelectTypeOf,
 )
 from app.soql.errors import SoqlError
 from app.soql.parser import parse
@@ -65,6 +66,14 @@ def render(query: Query) -> str:
 def _item(item: SelectItem) -> str:
     if isinstance(item, SelectSubquery):
         return f"({render(item.query)})"
+    if isinstance(item, SelectTypeOf):
+        text = f"TYPEOF {item.relationship.text}"
+        for branch in item.branches:
+            fields = ", ".join(path.text for path in branch.fields)
+            text += f" WHEN {branch.sobject} THEN {fields}"
+        if item.else_fields:
+            text += " ELSE " + ", ".join(path.text for path in item.else_fields)
+        return text + " END"
     return _expr(item.expr) + (f" {item.alias}" if item.alias else "")
 
 

@@ -1,0 +1,360 @@
+"""Binds a query's SELECT list and GROUP BY: plain fields and parent paths, FIELDS(), toLabel(),
+FORMAT() and convertCurrency(), aggregates and date functions, GROUPING(), TYPEOF on
+polymorphic lookups and parent-to-child subqueries, and ROLLUP/CUBE.
+
+Output keys follow Salesforce: unaliased functions are `expr0`, `expr1`, ... in SELECT order;
+a field selected twice, or twice through FIELDS(), is `duplicate field selected`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from app.metadata.model import FieldDef, SObjectDef
+from app.soql import ast
+from app.soql.bound import (
+    BoundAggregate,
+    BoundColumn,
+    BoundDateFunction,
+    BoundGrouping,
+    BoundPath,
+    BoundTypeOf,
+    SelectExpr,
+    Transform,
+    TypeOfBranch,
+)
+from app.soql.errors import malformed
+from app.soql.functions import DATE_FUNCTIONS
+
+if TYPE_CHECKING:
+    from app.soql.binder import AggregateMap, Binder
+
+# The FIELDS() groups; ALL and CUSTOM are unbounded, so they need a LIMIT of at most 200.
+FIELDS_GROUPS = ("ALL", "STANDARD", "CUSTOM")
+MAX_FIELDS_LIMIT = 200
+_TRANSFORMS = {transform.value.upper(): transform for transform in Transform}
+# Fields of the polymorphic "Name" entity: what TYPEOF's ELSE may select on any target.
+NAME_ENTITY_FIELDS = frozenset(
+    name.lower()
+    for name in (
+        "Id",
+        "Name",
+        "Type",
+        "Alias",
+        "Email",
+        "FirstName",
+        "LastName",
+        "Phone",
+        "Title",
+        "Username",
+        "IsActive",
+        "ProfileId",
+        "RecordTypeId",
+        "UserRoleId",
+        "LastReferencedDate",
+        "LastViewedDate",
+    )
+)
+MAX_ROLLUP_FIELDS = 3
+
+
+@dataclass
+class SelectList:
+    """The bound SELECT list, and what the rest of the binding needs to know about it."""
+
+    items: list[SelectExpr] = field(default_factory=list)
+    count_only: bool = False
+    uses_fields_function: bool = False
+    unbounded_fields: bool = False  # FIELDS(ALL) or FIELDS(CUSTOM)
+    seen: set[str] = field(default_factory=set)
+    expr_index: int = 0
+
+
+class SelectListBinder:
+    def __init__(
+        self,
+        binder: Binder,
+        root: SObjectDef,
+        query: ast.Query,
+        aggregates: AggregateMap,
+        depth: int,
+    ) -> None:
+        self.binder = binder
+        self.root = root
+        self.alias = query.alias
+        self.query = query
+        self.aggregates = aggregates
+        self.depth = depth
+        self.out = SelectList()
+
+    def bind(self) -> SelectList:
+        for item in self.query.select:
+            if isinstance(item, ast.SelectSubquery):
+                subquery = self.binder.child_query(self.root, self.alias, item, self.depth)
+                self._claim(subquery.relationship, None)
+                self.out.items.append(subquery)
+            elif isinstance(item, ast.SelectTypeOf):
+                self.out.items.append(self._typeof(item))
+            else:
+                self._field_item(item)
+        return self.out
+
+    # -- names --------------------------------------------------------------------------
+
+    def _claim(self, name: str, pos: ast.Position | None, *, alias: bool = False) -> None:
+        """Every output key once: a second is Salesforce's duplicate field or alias error."""
+        if name.lower() in self.out.seen:
+            message = f"duplicate alias: {name}" if alias else f"duplicate field selected: {name}"
+            raise self.binder._error("INVALID_FIELD", message, pos)
+        self.out.seen.add(name.lower())
+
+    def _function_name(self, item: ast.SelectField) -> str:
+        name = item.alias or f"expr{self.out.expr_index}"
+        if item.alias is None:
+            self.out.expr_index += 1
+        self._claim(name, item.pos, alias=True)
+        return name
+
+    # -- fields and functions -------------------------------------------------------------
+
+    def _field_item(self, item: ast.SelectField) -> None:
+        binder, expr = self.binder, item.expr
+        if isinstance(expr, ast.FieldPath):
+            if item.alias is not None:
+                raise malformed(
+                    "only aggregate expressions use field aliasing", query=binder.text, pos=item.pos
+                )
+            self._column(binder.path(self.root, self.alias, expr))
+            return
+        upper = expr.name.upper()
+        if upper == "COUNT" and not expr.args:
+            if len(self.query.select) > 1:
+                raise malformed(
+                    "COUNT() and COUNT(fieldName) can only be used with other fields if the query "
+                    "has a GROUP BY clause",
+                    query=binder.text,
+                    pos=item.pos,
+                )
+            self.out.count_only = True
+            return
+        if upper == "FIELDS":
+            self._fields_function(item, expr)
+            return
+        if upper == "CONVERTTIMEZONE":
+            raise malformed(
+                "convertTimezone() can only be used inside a date function",
+                query=binder.text,
+                pos=expr.pos,
+            )
+        if upper in _TRANSFORMS:
+            self._transform(item, expr, _TRANSFORMS[upper])
+            return
+        if upper == "GROUPING":
+            self.out.items.append(self._grouping(item, expr))
+            return
+        name = self._function_name(item)
+        if upper in DATE_FUNCTIONS:
+            self.out.items.append(binder.date_function(self.root, self.alias, expr, name))
+            return
+        aggregate = binder.aggregate(self.root, self.alias, expr, name)
+        self.aggregates.add_selected(expr, aggregate)
+        self.out.items.append(aggregate)
+
+    def _column(self, path: BoundPath, pos: ast.Position | None = None) -> None:
+        canonical = ".".join([*(hop.name for hop in path.hops), path.field.name])
+        self._claim(canonical, pos)
+        self.out.items.append(BoundColumn(path))
+
+    def _fields_function(self, item: ast.SelectField, call: ast.FunctionCall) -> None:
+        """FIELDS(ALL | STANDARD | CUSTOM): the object's fields in describe order."""
+        binder = self.binder
+        arg = call.args[0] if len(call.args) == 1 else None
+        group = arg.text.upper() if isinstance(arg, ast.FieldPath) else ""
+        if group not in FIELDS_GROUPS or item.alias is not None:
+            raise malformed(
+                "FIELDS() takes one of ALL, STANDARD or CUSTOM", query=binder.text, pos=call.pos
+            )
+        self.out.uses_fields_function = True
+        self.out.unbounded_fields |= group != "STANDARD"
+        for definition in self.root.fields:
+            if group == "ALL" or definition.custom == (group == "CUSTOM"):
+                self._column(BoundPath(hops=(), field=definition))
+
+    def _transform(self, item: ast.SelectField, call: ast.FunctionCall, kind: Transform) -> None:
+        """toLabel(f), FORMAT(f), convertCurrency(f), FORMAT(convertCurrency(f)), FORMAT(MIN(f))."""
+        binder = self.binder
+        if len(call.args) != 1:
+            raise malformed(
+                f"{call.name}() takes exactly one field", query=binder.text, pos=call.pos
+            )
+        arg = call.args[0]
+        if isinstance(arg, ast.FunctionCall):
+            inner = arg.name.upper()
+            if kind is Transform.FORMAT and inner == "CONVERTCURRENCY" and len(arg.args) == 1:
+                arg = arg.args[0]
+            elif kind is Transform.FORMAT and _is_aggregate_name(inner):
+                name = self._function_name(item)
+                aggregate = binder.aggregate(self.root, self.alias, arg, name)
+                formatted = BoundAggregate(aggregate.function, aggregate.path, name, True)
+                self.aggregates.add_selected(arg, formatted)
+                self.out.items.append(formatted)
+                return
+        if not isinstance(arg, ast.FieldPath):
+            raise malformed(
+                f"{call.name}() takes exactly one field", query=binder.text, pos=call.pos
+            )
+        path = binder.path(self.root, self.alias, arg)
+        if item.alias is not None:
+            self._claim(item.alias, item.pos, alias=True)
+        else:
+            canonical = ".".join([*(hop.name for hop in path.hops), path.field.name])
+            self._claim(canonical, item.pos)
+        self.out.items.append(BoundColumn(path, transform=kind, alias=item.alias))
+
+    def _grouping(self, item: ast.SelectField, call: ast.FunctionCall) -> BoundGrouping:
+        binder = self.binder
+        if len(call.args) != 1:
+            raise malformed("GROUPING() takes exactly one field", query=binder.text, pos=call.pos)
+        arg = call.args[0]
+        target: BoundPath | BoundDateFunction
+        if isinstance(arg, ast.FieldPath):
+            target = binder.path(self.root, self.alias, arg)
+        else:
+            target = binder.date_function(self.root, self.alias, arg)
+        return BoundGrouping(target=target, name=self._function_name(item))
+
+    # -- TYPEOF ---------------------------------------------------------------------------
+
+    def _typeof(self, item: ast.SelectTypeOf) -> BoundTypeOf:
+        binder = self.binder
+        node = item.relationship
+        parts = list(node.parts)
+        if len(parts) > 1 and parts[0].lower() in {self.root.name.lower(), (self.alias or "")}:
+            parts = parts[1:]
+        lookup = self.root.field_by_relationship(parts[0]) if len(parts) == 1 else None
+        if lookup is None:
+            raise binder._error(
+                "INVALID_FIELD",
+                f"Didn't understand relationship '{node.text}' in field path. TYPEOF takes a "
+                "polymorphic relationship of the object queried.",
+                node.pos,
+            )
+        if len(lookup.reference_to) < 2:
+            raise binder._error(
+                "INVALID_FIELD",
+                "TYPEOF can only be used on a polymorphic relationship: "
+                f"{lookup.relationship_name} is not polymorphic",
+                node.pos,
+            )
+        self._claim(lookup.relationship_name or lookup.name, item.pos)
+        for path in item.else_fields:
+            if len(path.parts) != 1 or path.parts[0].lower() not in NAME_ENTITY_FIELDS:
+                raise binder._error(
+                    "INVALID_FIELD",
+                    f"No such column '{path.text}' on entity 'Name'. TYPEOF's ELSE selects "
+                    "fields of the Name entity.",
+                    path.pos,
+                )
+        allowed = {name.lower(): name for name in lookup.reference_to}
+        when: dict[str, tuple[FieldDef, ...]] = {}
+        for branch in item.branches:
+            target = binder.registry.get(branch.sobject)
+            if branch.sobject.lower() not in allowed or target is None:
+                raise binder._error(
+                    "INVALID_FIELD",
+                    f"Invalid type in TYPEOF: {branch.sobject} is not a type of "
+                    f"{lookup.relationship_name}",
+                    branch.pos,
+                )
+            if target.name in when:
+                raise binder._error(
+                    "INVALID_FIELD", f"duplicate WHEN type in TYPEOF: {target.name}", branch.pos
+                )
+            when[target.name] = self._branch_fields(target, branch.fields)
+        branches = []
+        for name in lookup.reference_to:
+            target = binder.registry.get(name)
+            if target is None:
+                continue
+            if target.name in when:
+                branches.append(TypeOfBranch(target, when[target.name]))
+            elif item.else_fields:
+                branches.append(TypeOfBranch(target, self._else_fields(target, item.else_fields)))
+        return BoundTypeOf(lookup=lookup, branches=tuple(branches))
+
+    def _branch_fields(
+        self, target: SObjectDef, paths: tuple[ast.FieldPath, ...]
+    ) -> tuple[FieldDef, ...]:
+        fields = []
+        for path in paths:
+            bound = self.binder.path(target, None, path)
+            if bound.hops:
+                raise self.binder._error(
+                    "INVALID_FIELD",
+                    "TYPEOF selects fields of the related object, not its parents",
+                    path.pos,
+                )
+            fields.append(bound.field)
+        return tuple(fields)
+
+    def _else_fields(
+        self, target: SObjectDef, paths: tuple[ast.FieldPath, ...]
+    ) -> tuple[FieldDef, ...]:
+        """ELSE selects from the Name entity, so each field must be one of its fields; a type
+        without one of them leaves it out."""
+        fields = []
+        for path in paths:
+            found = target.field(path.parts[0])
+            if found is not None:
+                fields.append(found)
+        return tuple(fields)
+
+
+def _is_aggregate_name(name: str) -> bool:
+    return name not in _TRANSFORMS and name not in DATE_FUNCTIONS
+
+
+def bind_group_by(
+    binder: Binder, root: SObjectDef, query: ast.Query
+) -> tuple[list[BoundPath | BoundDateFunction], str]:
+    """GROUP BY's keys, and "ROLLUP" or "CUBE" when it is one of those (alone, up to 3 keys)."""
+    keys: list[BoundPath | BoundDateFunction] = []
+    kind = ""
+    for key in query.group_by:
+        if isinstance(key, ast.FunctionCall) and key.name.upper() in ("ROLLUP", "CUBE"):
+            if len(query.group_by) != 1:
+                raise malformed(
+                    f"{key.name.upper()} must be the only expression of GROUP BY",
+                    query=binder.text,
+                    pos=key.pos,
+                )
+            if not 1 <= len(key.args) <= MAX_ROLLUP_FIELDS:
+                raise malformed(
+                    f"{key.name.upper()} takes from 1 to {MAX_ROLLUP_FIELDS} fields",
+                    query=binder.text,
+                    pos=key.pos,
+                )
+            kind = key.name.upper()
+            keys.extend(_group_key(binder, root, query.alias, arg) for arg in key.args)
+            continue
+        keys.append(_group_key(binder, root, query.alias, key))
+    return keys, kind
+
+
+def _group_key(
+    binder: Binder, root: SObjectDef, alias: str | None, key: ast.FieldPath | ast.FunctionCall
+) -> BoundPath | BoundDateFunction:
+    if isinstance(key, ast.FieldPath):
+        return binder.path(root, alias, key)
+    if key.name.upper() == "CONVERTTIMEZONE":
+        raise malformed(
+            "convertTimezone() can only be used inside a date function",
+            query=binder.text,
+            pos=key.pos,
+        )
+    if key.name.upper() not in DATE_FUNCTIONS:
+        raise malformed(
+            f"GROUP BY does not take the function {key.name}()", query=binder.text, pos=key.pos
+        )
+    return binder.date_function(root, alias, key)
