@@ -1,6 +1,7 @@
-"""Query latency: each CRMArena tool query over HTTP against a running server, beside the same
-compiled SQL executed directly on the same database. Prints the median of each and the ratio,
-and the HTTP floor (an authenticated request that touches no data) measured in the same run.
+"""Query latency: each CRMArena tool query, and aggregate and child-subquery queries an analyst
+agent sends, over HTTP against a running server, beside the same compiled SQL executed directly
+on the same database (a subquery's SQL included). Prints the median of each and the ratio, and
+the HTTP floor (an authenticated request that touches no data) measured in the same run.
 
 Run: `make bench` (or `python -m bench.query_latency [--repeat N]`).
 """
@@ -11,12 +12,56 @@ import argparse
 import statistics
 import tempfile
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
+
+from sqlalchemy import Engine
 
 from app.seeding.pipeline import build_rows
 from app.services.query import prepare
+from app.soql.compiler import PARENT_IDS_PARAM, USER_PARAM, ChildQuery, CompiledQuery
 from bench.server import HttpClient, median_ms, report_http_floor, running_org
 from tests.crmarena import tool_queries
+
+# Beyond the tool queries: the aggregates and subqueries of analyst and free-form agents.
+ANALYST_QUERIES = {
+    "aggregate: cases by status and priority": (
+        "SELECT Status, Priority, COUNT(Id) n FROM Case GROUP BY Status, Priority "
+        "ORDER BY COUNT(Id) DESC"
+    ),
+    "aggregate: monthly case trend": (
+        "SELECT CALENDAR_YEAR(CreatedDate) y, CALENDAR_MONTH(CreatedDate) m, COUNT(Id) n "
+        "FROM Case GROUP BY CALENDAR_YEAR(CreatedDate), CALENDAR_MONTH(CreatedDate)"
+    ),
+    "aggregate: top accounts by order total": (
+        "SELECT Order.AccountId, SUM(TotalPrice) total FROM OrderItem GROUP BY Order.AccountId "
+        "ORDER BY SUM(TotalPrice) DESC LIMIT 10"
+    ),
+    "aggregate: rollup of priority and status": (
+        "SELECT Priority, Status, COUNT(Id) n, GROUPING(Status) g FROM Case "
+        "GROUP BY ROLLUP(Priority, Status)"
+    ),
+    "subquery: accounts with latest cases": (
+        "SELECT Name, (SELECT Subject, Status FROM Cases ORDER BY CreatedDate DESC LIMIT 5) "
+        "FROM Account LIMIT 100"
+    ),
+    "subquery: orders with their items": (
+        "SELECT Id, Status, (SELECT Quantity, UnitPrice, Product2.Name FROM OrderItems) "
+        "FROM Order LIMIT 200"
+    ),
+}
+
+
+def run_direct(engine: Engine, compiled: CompiledQuery) -> list[Any]:
+    """The query's SQL without the server: its statement, then each child subquery's for the
+    rows it returned."""
+    with engine.connect() as conn:
+        rows = list(conn.execute(compiled.statement, {USER_PARAM: ""}).all())
+        for slot in compiled.value_index:
+            if isinstance(slot, ChildQuery) and rows:
+                ids = {PARENT_IDS_PARAM: [row[0] for row in rows]}
+                conn.execute(slot.compiled.statement, ids).all()
+        return rows
 
 
 def main() -> None:
@@ -25,7 +70,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as workdir, running_org(Path(workdir)) as org:
         state = org.state
-        queries = tool_queries(build_rows(state.registry, state.settings.org, state.settings.seed))
+        rows = build_rows(state.registry, state.settings.org, state.settings.seed)
+        queries = {**tool_queries(rows), **ANALYST_QUERIES}
         client = HttpClient(org.base_url)
         report_http_floor(client, args.repeat)
         ratios = []
@@ -37,15 +83,14 @@ def main() -> None:
 
             compiled = prepare(state.registry, state.tables, soql, False)
 
-            def direct(statement: object = compiled.statement) -> object:
-                with state.engine.connect() as conn:
-                    return conn.execute(statement).all()  # type: ignore[call-overload]
+            def direct(compiled: CompiledQuery = compiled) -> object:
+                return run_direct(state.engine, compiled)
 
-            rows = over_http()["totalSize"]  # type: ignore[index]
+            total = over_http()["totalSize"]  # type: ignore[index]
             http_ms = median_ms(over_http, args.repeat)
             sql_ms = median_ms(direct, args.repeat)
             ratios.append(http_ms / sql_ms)
-            print(f"{name:40} {rows:>6} {http_ms:>9.2f} {sql_ms:>9.2f} {http_ms / sql_ms:>7.2f}")  # noqa: T201
+            print(f"{name:40} {total:>6} {http_ms:>9.2f} {sql_ms:>9.2f} {http_ms / sql_ms:>7.2f}")  # noqa: T201
         print(f"median ratio (HTTP / direct SQL): {statistics.median(ratios):.2f}")  # noqa: T201
 
 

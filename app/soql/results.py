@@ -8,6 +8,7 @@ Child subqueries run here, once per subquery per batch of parent rows, through `
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -16,7 +17,7 @@ from typing import Any
 from sqlalchemy import Select
 
 from app.metadata.model import FieldDef, FieldType
-from app.metadata.values import to_json
+from app.metadata.values import json_converter, to_json
 from app.soql.bound import (
     AggregateFunction,
     BoundAggregate,
@@ -54,12 +55,17 @@ def _aggregate_value(aggregate: BoundAggregate, value: Any, zone: str) -> Any:
 
 
 def _transformed(column: BoundColumn, value: Any, zone: str) -> Any:
+    return _converter(column, zone)(value)
+
+
+def _converter(column: BoundColumn, zone: str) -> Callable[[Any], Any]:
+    """How a selected column's stored value is written: as JSON, or as toLabel()/FORMAT() say."""
     field = column.path.field
     if column.transform is Transform.LABEL:
-        return to_label(field, value)
+        return functools.partial(to_label, field)
     if column.transform is Transform.FORMAT:
-        return format_value(field, value, zone)
-    return to_json(field, value)
+        return lambda value: format_value(field, value, zone)
+    return json_converter(field)
 
 
 def shape_aggregate(compiled: CompiledQuery, row: Sequence[Any], zone: str) -> dict[str, Any]:
@@ -89,14 +95,15 @@ class _Column:
     parent's Id), then the field and the row index of its value."""
 
     hops: tuple[tuple[Hop, int], ...]
-    column: BoundColumn
+    key: str
+    convert: Callable[[Any], Any]
     index: int
 
 
 _Planned = _Column | TypeOfColumns | ChildQuery
 
 
-def _record_plan(compiled: CompiledQuery) -> list[_Planned]:
+def _record_plan(compiled: CompiledQuery, zone: str) -> list[_Planned]:
     """Work out once per batch, not once per row, where each selected item lands."""
     plan: list[_Planned] = []
     for item, slot in zip(compiled.bound.select, compiled.value_index, strict=True):
@@ -110,7 +117,8 @@ def _record_plan(compiled: CompiledQuery) -> list[_Planned]:
         for hop in () if item.alias else item.path.hops:
             key = (*key, hop.name.lower())
             hops.append((hop, compiled.parent_id_index[key]))
-        plan.append(_Column(tuple(hops), item, slot))
+        key_name = item.alias or item.path.field.name
+        plan.append(_Column(tuple(hops), key_name, _converter(item, zone), slot))
     return plan
 
 
@@ -132,7 +140,7 @@ def _typeof_value(columns: TypeOfColumns, row: Sequence[Any], base_path: str) ->
 
 
 def _shape(
-    plan: list[_Planned], sobject_name: str, row: Sequence[Any], base_path: str, zone: str
+    plan: list[_Planned], sobject_name: str, row: Sequence[Any], base_path: str
 ) -> dict[str, Any]:
     record: dict[str, Any] = {"attributes": _attributes(sobject_name, row[0], base_path)}
     for planned in plan:
@@ -157,9 +165,7 @@ def _shape(
             if container is None:
                 break
         if container is not None:
-            column = planned.column
-            key = column.alias or column.path.field.name
-            container[key] = _transformed(column, row[planned.index], zone)
+            container[planned.key] = planned.convert(row[planned.index])
     return record
 
 
@@ -194,9 +200,9 @@ def shape_rows(
     """The batch's records; `fetch` runs child subqueries, `zone` is FORMAT()'s time zone."""
     if compiled.bound.is_aggregate:
         return [shape_aggregate(compiled, row, zone) for row in rows]
-    plan = _record_plan(compiled)
+    plan = _record_plan(compiled, zone)
     name = compiled.bound.sobject.name
-    records = [_shape(plan, name, row, base_path, zone) for row in rows]
+    records = [_shape(plan, name, row, base_path) for row in rows]
     children = [planned for planned in plan if isinstance(planned, ChildQuery)]
     if children and rows:
         assert fetch is not None, "a query with child subqueries needs a connection"

@@ -14,26 +14,29 @@ from app.metadata.model import SObjectDef
 Record = dict[str, Any]
 
 
-def _case_is_closed(record: Record) -> None:
-    record["IsClosed"] = record.get("Status") == "Closed"
+def _case_is_closed(record: Record) -> Any:
+    return record.get("Status") == "Closed"
 
 
-def _order_item_total(record: Record) -> None:
+def _line_total(record: Record) -> Any:
     quantity, unit_price = record.get("Quantity"), record.get("UnitPrice")
-    record["TotalPrice"] = (
-        None if quantity is None or unit_price is None else round(quantity * unit_price, 2)
-    )
+    if quantity is None or unit_price is None:
+        return None
+    discount = record.get("Discount") or 0
+    return round(quantity * unit_price * (1 - discount / 100), 2)
 
 
-def _account_is_person(record: Record) -> None:
-    record["IsPersonAccount"] = record.get("LastName") is not None
+def _account_is_person(record: Record) -> Any:
+    return record.get("LastName") is not None
 
 
-# Formula fields, by object. Each reads the full record and sets its field.
-FORMULAS: dict[str, Callable[[Record], None]] = {
-    "Case": _case_is_closed,
-    "OrderItem": _order_item_total,
-    "Account": _account_is_person,
+# Formula fields: (object, field) -> its value from the full record. An org whose object lacks
+# the field (a business-account org has no IsPersonAccount) computes nothing for it.
+FORMULAS: dict[tuple[str, str], Callable[[Record], Any]] = {
+    ("Case", "IsClosed"): _case_is_closed,
+    ("OrderItem", "TotalPrice"): _line_total,
+    ("QuoteLineItem", "TotalPrice"): _line_total,
+    ("Account", "IsPersonAccount"): _account_is_person,
 }
 
 
@@ -51,9 +54,9 @@ def apply_derived(sobject: SObjectDef, record: Record) -> None:
         sobject.compound_name.always or not record.get("Name")
     ):
         record["Name"] = compound_name(sobject, record)
-    formula = FORMULAS.get(sobject.name)
-    if formula is not None:
-        formula(record)
+    for (sobject_name, field_name), formula in FORMULAS.items():
+        if sobject_name == sobject.name and sobject.field(field_name) is not None:
+            record[field_name] = formula(record)
 
 
 def apply_auto_numbers(sobject: SObjectDef, record: Record, number: int) -> None:

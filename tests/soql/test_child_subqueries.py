@@ -1,0 +1,96 @@
+"""Parent-to-child subqueries across batches: each batch of parents runs one query per
+subquery (never one per parent row), and every parent gets exactly its own children, on both
+backends. The shapes of single-batch results are in tests/soql/fixtures/corpus_part2.yaml."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import event
+
+from app.api.state import AppState
+from tests.conftest import API
+
+
+@pytest.fixture
+def statements(api: TestClient) -> Iterator[list[str]]:
+    """The SQL statements the default sandbox runs while the test runs."""
+    state: AppState = api.app.state.localforce  # type: ignore[attr-defined]
+    engine = state.sandboxes.get("default").engine
+    seen: list[str] = []
+
+    def record(*args: Any) -> None:
+        seen.append(args[2])
+
+    event.listen(engine, "before_cursor_execute", record)
+    yield seen
+    event.remove(engine, "before_cursor_execute", record)
+
+
+def _all_pages(api: TestClient, query: str, batch_size: int) -> list[dict[str, Any]]:
+    headers = {"Sforce-Query-Options": f"batchSize={batch_size}"}
+    body = api.get(f"{API}/query", params={"q": query}, headers=headers).json()
+    records = list(body["records"])
+    while not body["done"]:
+        body = api.get(body["nextRecordsUrl"]).json()
+        records.extend(body["records"])
+    return records
+
+
+def test_each_batch_runs_one_query_per_subquery(api: TestClient, statements: list[str]) -> None:
+    query = (
+        "SELECT Id, (SELECT Id FROM Cases), (SELECT Id FROM Contacts), (SELECT Id FROM Orders) "
+        "FROM Account ORDER BY Id"
+    )
+    records = _all_pages(api, query, batch_size=200)
+    assert len(records) == 201
+    selects = [sql for sql in statements if sql.lstrip().upper().startswith("SELECT")]
+    # The parents once; then per batch (200, then 1) one query for each of the 3 subqueries.
+    child_queries = [sql for sql in selects if "IN (" in sql.upper() or "ANY (" in sql.upper()]
+    assert len(child_queries) == 2 * 3, selects
+
+
+def test_every_parent_gets_exactly_its_children(api: TestClient) -> None:
+    records = _all_pages(
+        api,
+        "SELECT Id, (SELECT Id, OrderId FROM OrderItems ORDER BY Id) FROM Order ORDER BY Id",
+        batch_size=500,
+    )
+    items = _all_pages(api, "SELECT Id, OrderId FROM OrderItem ORDER BY Id", batch_size=2000)
+    expected = Counter(item["OrderId"] for item in items)
+    for record in records:
+        children = record["OrderItems"]
+        if expected[record["Id"]] == 0:
+            assert children is None
+            continue
+        assert children["totalSize"] == expected[record["Id"]] == len(children["records"])
+        assert children["done"] is True
+        assert {child["OrderId"] for child in children["records"]} == {record["Id"]}
+        ids = [child["Id"] for child in children["records"]]
+        assert ids == sorted(ids)
+    assert sum(expected.values()) == len(items) == 7100
+
+
+def test_child_limit_applies_per_parent(api: TestClient) -> None:
+    records = _all_pages(
+        api,
+        "SELECT Id, (SELECT Id FROM OrderItems ORDER BY Quantity DESC, Id LIMIT 2 OFFSET 1) "
+        "FROM Order WHERE Id IN (SELECT OrderId FROM OrderItem) ORDER BY Id LIMIT 300",
+        batch_size=200,
+    )
+    items = _all_pages(
+        api, "SELECT Id, OrderId, Quantity FROM OrderItem ORDER BY Id", batch_size=2000
+    )
+    by_order: dict[str, list[dict[str, Any]]] = {}
+    for item in items:
+        by_order.setdefault(item["OrderId"], []).append(item)
+    for record in records:
+        ranked = sorted(by_order[record["Id"]], key=lambda item: (-item["Quantity"], item["Id"]))
+        expected = [item["Id"] for item in ranked[1:3]]
+        got = record["OrderItems"]
+        assert (got is None) == (not expected)
+        assert ([child["Id"] for child in got["records"]] if got else []) == expected
