@@ -17,12 +17,12 @@ SELECT list and GROUP BY (FIELDS(), TYPEOF, toLabel/FORMAT, ROLLUP/CUBE) are in 
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from app.errors import FeatureNotSupported
 from app.metadata.model import ID_TYPES, NUMBER_TYPES, FieldDef, FieldType, SObjectDef
 from app.metadata.registry import SchemaRegistry
 from app.soql import ast
@@ -167,13 +167,16 @@ class Binder:
         try:
             function = AggregateFunction(upper)
         except ValueError:
-            raise FeatureNotSupported(f"the SOQL function {call.name}()") from None
+            # SQL habits (YEAR(), UPPER(), NOW()): SOQL has no such function.
+            raise malformed(
+                f"Unknown function: {call.name}", query=self.text, pos=call.pos
+            ) from None
         if not call.args:
             if function is not AggregateFunction.COUNT:
                 raise malformed("unexpected token: ')'", query=self.text, pos=call.pos)
             return BoundAggregate(function=function, path=None, name=name)
         if len(call.args) != 1 or not isinstance(call.args[0], ast.FieldPath):
-            raise FeatureNotSupported(f"nested functions inside {call.name}()")
+            raise malformed(f"{upper}() takes exactly one field", query=self.text, pos=call.pos)
         path = self.path(root, alias, call.args[0])
         numeric_only = function in {AggregateFunction.SUM, AggregateFunction.AVG}
         # MIN and MAX order values; a checkbox has no order (PostgreSQL has no max(boolean)).
@@ -332,6 +335,8 @@ class Binder:
             )
         if isinstance(node, ast.Not):
             return BoundNot(self.condition(root, alias, node.operand, aggregates, scope or "NOT"))
+        if isinstance(node.left, ast.FunctionCall) and node.left.name.upper() == "TOLABEL":
+            return self._label_condition(root, alias, node)
         target = self._condition_target(root, alias, node.left, aggregates)
         field = _target_field(target)
         if isinstance(node, ast.Comparison):
@@ -427,6 +432,49 @@ class Binder:
             )
         return BoundSubquery(relationship=relationship.relationship_name, link=link, query=bound)
 
+    def _label_condition(
+        self,
+        root: SObjectDef,
+        alias: str | None,
+        node: ast.Comparison | ast.InCondition | ast.IncludesCondition,
+    ) -> BoundCondition:
+        """`toLabel(Status) = 'Closed'` compares labels: it becomes a test of the values whose
+        label matches (a value the picklist does not list is its own label)."""
+        call = node.left
+        assert isinstance(call, ast.FunctionCall)
+        if len(call.args) != 1 or not isinstance(call.args[0], ast.FieldPath):
+            raise malformed("TOLABEL() takes exactly one field", query=self.text, pos=call.pos)
+        path = self.path(root, alias, call.args[0])
+        field = path.field
+        if isinstance(node, ast.Comparison):
+            literals: tuple[ast.Literal, ...] = (node.right,)
+            negated = node.op is ast.Operator.NE
+            if node.op not in (ast.Operator.EQ, ast.Operator.NE, ast.Operator.LIKE):
+                raise self._error(
+                    "INVALID_QUERY_FILTER_OPERATOR",
+                    "toLabel() can only be compared with =, !=, IN, NOT IN or LIKE",
+                    node.pos,
+                )
+            like = node.op is ast.Operator.LIKE
+        elif isinstance(node, ast.InCondition) and not isinstance(node.values, ast.Query):
+            literals, negated, like = node.values, node.negated, False
+        else:
+            raise malformed(
+                "toLabel() cannot be used with INCLUDES, EXCLUDES or a sub-select",
+                query=self.text,
+                pos=node.pos,
+            )
+        values: list[Any] = []
+        for literal in literals:
+            if literal.kind is ast.LiteralKind.NULL:
+                values.append(None)
+                continue
+            if literal.kind is not ast.LiteralKind.STRING or not field.is_text:
+                raise self._mismatch(field, literal)
+            values.extend(_values_labelled(field, str(literal.value), like))
+        kind = ConditionKind.NOT_IN if negated else ConditionKind.IN
+        return BoundCondition(kind, path, None, tuple(values))
+
     def semi_join(
         self, root: SObjectDef, query: ast.Query, scope: str, pos: ast.Position
     ) -> BoundSemiJoin:
@@ -520,6 +568,33 @@ class Binder:
         if left.name.upper() in DATE_FUNCTIONS:
             return self.date_function(root, alias, left)
         return aggregates.find_or_add(self, root, alias, left)
+
+
+def _like_regex(pattern: str) -> re.Pattern[str]:
+    r"""A SOQL LIKE pattern as a regular expression: `%` any run, `_` one character, `\%` and
+    `\_` literal; case-insensitive like the database's."""
+    parts = []
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\" and index + 1 < len(pattern) and pattern[index + 1] in "%_":
+            parts.append(re.escape(pattern[index + 1]))
+            index += 2
+            continue
+        parts.append(".*" if char == "%" else "." if char == "_" else re.escape(char))
+        index += 1
+    return re.compile("".join(parts), re.IGNORECASE | re.DOTALL)
+
+
+def _values_labelled(field: FieldDef, text: str, like: bool) -> list[str]:
+    """The stored values whose label is `text` (or matches it as a LIKE pattern)."""
+    if like:
+        regex = _like_regex(text)
+        return [entry.value for entry in field.picklist if regex.fullmatch(entry.label)]
+    matches = [entry.value for entry in field.picklist if entry.label.lower() == text.lower()]
+    if not any(entry.value.lower() == text.lower() for entry in field.picklist):
+        matches.append(text)
+    return matches
 
 
 def _no_bare_convert_timezone(binder: Binder, call: ast.FunctionCall) -> None:
