@@ -88,3 +88,10 @@ class FeatureNotSupported(SalesforceError):
 
     def __init__(self, feature: str) -> None:
         super().__init__(f"localforce does not support {feature} yet")
+
+
+class UnsupportedQueryFeature(FeatureNotSupported):
+    """A SOQL or SOSL construct localforce lacks. Salesforce answers every query it cannot run
+    with a 400, so this one is a 400 too, still naming the feature."""
+
+    status_code = 400

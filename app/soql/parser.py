@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import ClassVar
 
-from app.errors import FeatureNotSupported
+from app.errors import UnsupportedQueryFeature
 from app.soql.ast import (
     And,
     Comparison,
@@ -287,7 +287,7 @@ class _Parser:
     def _parse_call(self) -> FunctionCall:
         name = self._advance()
         if name.value in _UNSUPPORTED_FUNCTIONS:
-            raise FeatureNotSupported(f"the SOQL function {name.text}()")
+            raise UnsupportedQueryFeature(f"the SOQL function {name.text}()")
         self._advance()  # the "(" seen by _parse_expr
         args: list[Expr] = []
         if self._tok.type is not TokenType.RPAREN:
@@ -313,7 +313,7 @@ class _Parser:
     def _parse_with(self, clauses: _Clauses) -> None:
         self._advance()
         if self._at("DATA"):
-            raise FeatureNotSupported("SOQL WITH DATA CATEGORY")
+            raise UnsupportedQueryFeature("SOQL WITH DATA CATEGORY")
         self._expect(*_WITH_MODES)
 
     def _parse_group_by(self, clauses: _Clauses) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app.errors import FeatureNotSupported
+from app.errors import UnsupportedQueryFeature
 from app.soql import ast as soql_ast
 from app.soql.ast import Position
 from app.soql.errors import SoqlError
@@ -299,7 +299,7 @@ class _StatementParser:
                 if split < len(inner) and token.value in _NOT_IN_SOSL and not is_path:
                     raise self.unexpected(token)
                 if token.value == "USING" and following.value == "LISTVIEW":
-                    raise FeatureNotSupported("SOSL USING LISTVIEW")
+                    raise UnsupportedQueryFeature("SOSL USING LISTVIEW")
         if split == 0:
             raise self.unexpected(inner[0])
         after_fields = inner[split] if split < len(inner) else closing

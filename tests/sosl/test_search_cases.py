@@ -82,7 +82,7 @@ def soql_ids(api: TestClient, soql: str) -> set[str]:
 
 def check_error(api: TestClient, case: Case, code: str, expected: str) -> None:
     response = api.get(f"{API}/search", params={"q": case.statement})
-    assert response.status_code == (501 if code == "FUNCTIONALITY_NOT_ENABLED" else 400)
+    assert response.status_code == 400
     body = response.json()
     assert len(body) == 1 and body[0]["errorCode"] == code, body
     match = _ERROR_RE.match(f"{code}: {expected}")
