@@ -1,20 +1,42 @@
-"""The `localforce` command: serve an org, or (re)build its data."""
+"""The `localforce` command: serve an org, (re)build its data, or import a CRMArena dump."""
 
 from __future__ import annotations
 
 import shlex
+import tempfile
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn, TypeVar
 
 import typer
 import uvicorn
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TransferSpeedColumn,
+)
+from rich.table import Table
 
 from app.config import Settings
 from app.main import build_state, create_app
-from app.seeding.bootstrap import ensure_database
+from app.seeding.bootstrap import ImportedOrgInTheWay, ensure_database
+from app.seeding.download import check_sha256_format, download, is_url, verify_sha256
+from app.seeding.dump_reader import DumpError
+from app.seeding.importer import (
+    DUMP_BASE_URL,
+    DUMP_FILES,
+    DumpRejected,
+    ImportResult,
+    ObjectReport,
+    import_dump,
+)
 from app.seeding.pipeline import ProgressCallback, SeedResult, seed_org
 from app.storage.database import migrate_platform
 from app.tls import ensure_certificates, tls_files
@@ -54,7 +76,11 @@ def _report(result: SeedResult) -> None:
     print(f"content hash: {result.content_hash}")  # noqa: T201
 
 
-def _with_progress(run: Callable[[ProgressCallback], SeedResult | None]) -> SeedResult | None:
+T = TypeVar("T")
+
+
+def _with_progress(run: Callable[[ProgressCallback], T], verb: str = "Seeding") -> T:
+    """Run with a progress bar; the callback's step name follows `verb` (empty: shown as is)."""
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -62,10 +88,11 @@ def _with_progress(run: Callable[[ProgressCallback], SeedResult | None]) -> Seed
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=console, transient=True) as progress:
-        task = progress.add_task("Seeding", total=None)
+        task = progress.add_task(verb or "Working", total=None)
 
-        def on_progress(sobject: str, done: int, total: int) -> None:
-            progress.update(task, description=f"Seeding {sobject}", completed=done, total=total)
+        def on_progress(step: str, done: int, total: int) -> None:
+            description = f"{verb} {step}" if verb else step
+            progress.update(task, description=description, completed=done, total=total)
 
         return run(on_progress)
 
@@ -101,14 +128,19 @@ def serve(
     first run."""
     settings = _settings(data_dir, host=host, port=port)
     state = build_state(settings)
-    result = _with_progress(
-        lambda on_progress: ensure_database(
-            state.engine, state.registry, state.tables, settings, on_progress
+    try:
+        result = _with_progress(
+            lambda on_progress: ensure_database(
+                state.engine, state.registry, state.tables, settings, on_progress
+            )
         )
-    )
+    except ImportedOrgInTheWay as error:
+        console.print(f"[red]{error}[/]")
+        raise typer.Exit(1) from None
+    finally:
+        state.engine.dispose()
     if result is not None:
         _report(result)
-    state.engine.dispose()
     certfile: str | None = None
     keyfile: str | None = None
     scheme = "http"
@@ -210,6 +242,155 @@ def seed(
     assert result is not None
     _report(result)
     state.engine.dispose()
+
+
+class DumpOrg(StrEnum):
+    original = "original"
+    b2b = "b2b"
+    b2c = "b2c"
+
+
+def _download(url: str, directory: Path, sha256: str | None) -> Path:
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task(f"Downloading {url.rsplit('/', 1)[-1]}", total=None)
+
+        def on_progress(done: int, total: int | None) -> None:
+            progress.update(task, completed=done, total=total)
+
+        return download(url, directory, sha256=sha256, on_progress=on_progress)
+
+
+def _report_table(reports: list[ObjectReport]) -> Table:
+    table = Table(title="Import report", title_justify="left")
+    table.add_column("Object")
+    table.add_column("Loaded", justify="right")
+    table.add_column("Converted", justify="right")
+    table.add_column("Rejected", justify="right")
+    table.add_column("Reasons and notes", overflow="fold")
+    for report in reports:
+        notes = report.reasons() + report.notes()
+        if report.converted:
+            notes.append("converted: " + ", ".join(sorted(report.converted)))
+        if report.table is None:
+            notes.append("no table in the dump: left empty")
+        table.add_row(
+            report.sobject,
+            f"{report.loaded:,}",
+            f"{report.converted_values:,}",
+            f"{report.rejected_rows:,}",
+            escape("; ".join(notes)),
+            style="red" if report.rejected_rows else None,
+        )
+    return table
+
+
+def _import_report(result: ImportResult, settings: Settings) -> None:
+    console.print(_report_table(result.reports))
+    rows = sum(result.counts.values())
+    console.print(
+        f"Imported {escape(result.source)} into org [bold]{result.org}[/]: {rows:,} records "
+        f"in {result.seconds:.2f}s"
+    )
+    if Settings().org != result.org:
+        console.print(f"Serve it with: LOCALFORCE_ORG={result.org} localforce serve")
+    print(f"sha256: {result.sha256}")  # noqa: T201
+    print(f"content hash: {result.content_hash}")  # noqa: T201
+
+
+@cli.command("import")
+def import_command(
+    location: Annotated[
+        str,
+        typer.Argument(
+            metavar="PATH_OR_URL",
+            help="A CRMArena SQLite dump: a file, or an http(s) URL to download it from",
+            show_default=False,
+        ),
+    ],
+    org: Annotated[
+        DumpOrg,
+        typer.Option(
+            "--org",
+            help="Which org the dump is of: original (crmarena_data.db), b2b "
+            "(crmarenapro_b2b_data.db) or b2c (crmarenapro_b2c_data.db)",
+            case_sensitive=False,
+        ),
+    ],
+    sha256: Annotated[
+        str | None,
+        typer.Option(
+            "--sha256",
+            metavar="HEX",
+            help="Refuse the file unless its sha256 is this (checked before anything changes)",
+            show_default=False,
+        ),
+    ] = None,
+    skip_invalid_rows: Annotated[
+        bool,
+        typer.Option(
+            "--skip-invalid-rows",
+            help="Leave out (and report) rows holding values that cannot be read, instead of "
+            "failing",
+        ),
+    ] = False,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Load a CRMArena dump into the org, keeping every id (replaces the org's data; a dump
+    that cannot be imported changes nothing)."""
+    settings = _settings(data_dir, org=org.value)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        if sha256 is not None:
+            sha256 = check_sha256_format(sha256)
+        with tempfile.TemporaryDirectory(prefix="import-", dir=settings.data_dir) as scratch:
+            if is_url(location):
+                path = _download(location, Path(scratch), sha256)
+            else:
+                path = Path(location).expanduser()
+                if not path.is_file():
+                    raise DumpError(
+                        f"No such file: {path}. CRMArena publishes the {org.value} dump at "
+                        f"{DUMP_BASE_URL}{DUMP_FILES[org.value]}"
+                    )
+                if sha256 is not None:
+                    verify_sha256(path, sha256)
+            state = build_state(settings)
+            try:
+                migrate_platform(state.engine)
+                result = _with_progress(
+                    lambda on_progress: import_dump(
+                        state.engine,
+                        state.registry,
+                        state.tables,
+                        path,
+                        org=settings.org,
+                        source=location,
+                        skip_invalid=skip_invalid_rows,
+                        on_progress=on_progress,
+                    ),
+                    verb="",
+                )
+            finally:
+                state.engine.dispose()
+    except DumpRejected as error:
+        console.print(_report_table(error.reports))
+        _fail(error)
+    except DumpError as error:
+        _fail(error)
+    _import_report(result, settings)
+
+
+def _fail(error: Exception) -> NoReturn:
+    console.print(f"[bold red]Import failed:[/] {escape(str(error))}", highlight=False)
+    console.print("The org's data was not changed.")
+    raise typer.Exit(code=1)
 
 
 def main() -> None:

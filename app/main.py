@@ -20,8 +20,16 @@ from app.errors import MethodNotAllowed, NotFound, SalesforceError
 from app.metadata.registry import SchemaRegistry
 from app.sandbox.clock import SandboxClock, to_naive_utc
 from app.sandbox.copies import Copies, PostgresCopies, SqliteCopies
-from app.sandbox.manager import DEFAULT_ID, Sandbox, SandboxManager, SandboxSettings, Schema
+from app.sandbox.manager import (
+    DEFAULT_ID,
+    Sandbox,
+    SandboxManager,
+    SandboxSettings,
+    Schema,
+    TemplateSpec,
+)
 from app.seeding.bootstrap import ensure_database
+from app.seeding.loading import copy_org_data
 from app.seeding.pipeline import seed_org
 from app.storage.database import create_db_engine, migrate_platform
 from app.storage.tables import TableSet
@@ -62,15 +70,24 @@ def build_state(settings: Settings) -> AppState:
         else SqliteCopies(settings.data_dir.resolve() / "sandboxes")
     )
 
-    def build_template(template_url: str, org: str, seed: int) -> None:
+    def build_template(template_url: str, spec: TemplateSpec) -> None:
+        """Generate the org into a new template, or copy the server's imported org into it."""
         copies.create_empty(template_url)
         template = create_db_engine(template_url)
-        org_schema = schemas(org)
+        org_schema = schemas(spec.org)
         try:
             migrate_platform(template)
-            seed_org(template, org_schema.registry, org_schema.tables, org=org, seed=seed)
-        finally:
+            if spec.imported is not None:
+                copy_org_data(engine, template, org_schema.registry, org_schema.tables)
+            else:
+                seed_org(
+                    template, org_schema.registry, org_schema.tables, org=spec.org, seed=spec.seed
+                )
+        except BaseException:
             template.dispose()
+            copies.drop(template_url)  # a half-built template must not be cloned later
+            raise
+        template.dispose()
 
     default = Sandbox(
         id=DEFAULT_ID,

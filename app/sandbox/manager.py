@@ -1,8 +1,10 @@
 """The sandbox manager: creates, finds, resets, snapshots and deletes sandboxes.
 
-A sandbox is a clone of a freshly seeded template, with its own engine, clock and call log.
-The default sandbox is the server's own database and always exists. Clones are taken from a
-small warm pool so creating a sandbox costs a checkout, not a copy.
+A sandbox is a clone of a template, with its own engine, clock and call log. The template holds
+the org freshly generated from the sandbox's seed, or, when the server's org was imported from a
+dump (`localforce import`), that imported data whatever the seed: an imported org has no seed to
+generate it from. The default sandbox is the server's own database and always exists. Clones are
+taken from a small warm pool so creating a sandbox costs a checkout, not a copy.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 
 from app.errors import NotFound, SalesforceError
 from app.metadata.registry import SchemaRegistry
@@ -26,6 +28,7 @@ from app.sandbox.clock import SandboxClock, utc_now
 from app.sandbox.copies import Copies
 from app.storage.database import create_db_engine
 from app.storage.journal import touched_records, undo_all
+from app.storage.platform import IMPORTED_SOURCE_PREFIX, OrgInfo
 from app.storage.records import fetch_row
 from app.storage.tables import TableSet
 
@@ -33,6 +36,7 @@ DEFAULT_ID = "default"
 SANDBOX_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")
 # Audit fields change on every write; a diff that listed them would bury the real changes.
 AUDIT_FIELDS = frozenset({"LastModifiedDate", "LastModifiedById", "SystemModstamp"})
+ORG_INFO = OrgInfo.__table__  # type: ignore[attr-defined]
 
 
 class SandboxLimitReached(SalesforceError):
@@ -44,6 +48,22 @@ class SandboxLimitReached(SalesforceError):
 class Schema:
     registry: SchemaRegistry
     tables: TableSet
+
+
+@dataclass(frozen=True)
+class TemplateSpec:
+    """What a template holds: `org` generated from `seed`, or, with `imported` (the sha256 of
+    the dump), the data the server's own org was imported from."""
+
+    org: str
+    seed: int
+    imported: str | None = None
+
+    @property
+    def key(self) -> str:
+        if self.imported is not None:
+            return f"{self.org}_import_{self.imported[:12]}"
+        return f"{self.org}_{self.seed}"
 
 
 @dataclass
@@ -89,7 +109,7 @@ class SandboxManager:
         default: Sandbox,
         copies: Copies,
         schema_for: Callable[[str], Schema],
-        build_template: Callable[[str, str, int], None],
+        build_template: Callable[[str, TemplateSpec], None],
         settings: SandboxSettings,
     ) -> None:
         self._sandboxes: dict[str, Sandbox] = {DEFAULT_ID: default}
@@ -122,11 +142,22 @@ class SandboxManager:
 
     # -- templates and the warm pool -------------------------------------------------------
 
+    def imported_dump(self, org: str) -> str | None:
+        """The sha256 of the dump the server's database holds `org` from, if it was imported."""
+        with self._sandboxes[DEFAULT_ID].engine.connect() as conn:
+            source = conn.execute(
+                select(ORG_INFO.c.source).where(ORG_INFO.c.org == org)
+            ).scalar_one_or_none()
+        if source is None or not source.startswith(IMPORTED_SOURCE_PREFIX):
+            return None
+        return str(source).removeprefix(IMPORTED_SOURCE_PREFIX)
+
     def _template(self, org: str, seed: int) -> str:
-        url = self.copies.template_url(f"{org}_{seed}")
+        spec = TemplateSpec(org=org, seed=seed, imported=self.imported_dump(org))
+        url = self.copies.template_url(spec.key)
         with self._lock:
             if not self.copies.exists(url):
-                self.build_template(url, org, seed)
+                self.build_template(url, spec)
         return url
 
     def _take_clone(self, template: str) -> str:

@@ -14,25 +14,25 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, insert, select
+from sqlalchemy import Connection, Engine, select
 
 from app.metadata.model import SObjectDef
 from app.metadata.registry import SchemaRegistry
 from app.seeding.generate import generate_original_org
-from app.storage.database import recreate_data_tables
+from app.seeding.loading import ORG_INFO, OrgStamp, ProgressCallback, Rows, replace_org_data
+from app.seeding.pro import generate_b2b_org, generate_b2c_org
 from app.storage.derived import apply_auto_numbers, apply_derived
-from app.storage.platform import OrgInfo
-from app.storage.records import insert_rows, set_sequences
 from app.storage.tables import TableSet
 
-Rows = dict[str, list[dict[str, Any]]]
-ProgressCallback = Callable[[str, int, int], None]
+__all__ = ["ORG_INFO", "ProgressCallback", "Rows"]
 
 # When the org "went live": the audit date of records the generator leaves undated.
 ORG_EPOCH = datetime(2020, 1, 1, 0, 0, 0)
-GENERATORS: dict[str, Callable[[int], Rows]] = {"original": generate_original_org}
-INSERT_CHUNK = 2000
-ORG_INFO = OrgInfo.__table__  # type: ignore[attr-defined]
+GENERATORS: dict[str, Callable[[int], Rows]] = {
+    "original": generate_original_org,
+    "b2b": generate_b2b_org,
+    "b2c": generate_b2c_org,
+}
 
 
 @dataclass(frozen=True)
@@ -109,24 +109,14 @@ def seed_org(
     started = time.perf_counter()
     rows = build_rows(registry, org, seed)
     digest = content_hash(registry, rows)
-    total = sum(len(batch) for batch in rows.values())
-    done = 0
-    recreate_data_tables(engine, tables)
-    with engine.begin() as conn:
-        for name, batch in rows.items():
-            for start in range(0, len(batch), INSERT_CHUNK):
-                chunk = batch[start : start + INSERT_CHUNK]
-                insert_rows(conn, tables[name], chunk)
-                done += len(chunk)
-                if on_progress is not None:
-                    on_progress(name, done, total)
-        set_sequences(conn, {name: len(batch) for name, batch in rows.items()})
-        conn.execute(delete(ORG_INFO))
-        conn.execute(
-            insert(ORG_INFO).values(
-                org=org, seed=seed, content_hash=digest, seeded_at=datetime.now()
-            )
-        )
+    replace_org_data(
+        engine,
+        tables,
+        rows,
+        stamp=OrgStamp(org=org, seed=seed, content_hash=digest),
+        sequences={name: len(batch) for name, batch in rows.items()},
+        on_progress=on_progress,
+    )
     return SeedResult(
         org=org,
         seed=seed,

@@ -34,8 +34,16 @@ class IdSequence(SQLModel, table=True):
     last_number: int
 
 
+# OrgInfo.source: generated from the seed, or imported from a dump ("import:<sha256>").
+GENERATED_SOURCE = "generated"
+IMPORTED_SOURCE_PREFIX = "import:"
+
+
 class OrgInfo(SQLModel, table=True):
-    """One row: which org and seed the data holds, and the content hash of the seeding."""
+    """One row: which org and seed the data holds, and the content hash of the seeding.
+
+    source is "generated" (made from the seed) or "import:<sha256 of the dump>" (loaded by
+    `localforce import`; the seed then means nothing)."""
 
     __tablename__ = "lf_org_info"
 
@@ -43,6 +51,7 @@ class OrgInfo(SQLModel, table=True):
     seed: int
     content_hash: str = Field(max_length=64)
     seeded_at: datetime = Field(sa_column=Column(DateTime(), nullable=False))
+    source: str = Field(default=GENERATED_SOURCE, max_length=80)
 
 
 class JournalEntry(SQLModel, table=True):

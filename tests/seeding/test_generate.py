@@ -12,12 +12,17 @@ from typing import Any
 
 import pytest
 
-from app.metadata.model import FieldType
 from app.metadata.registry import SchemaRegistry
 from app.seeding.generate import GeneratedOrg, generate, generate_original_org
 from app.seeding.generate.text import OBJECTS_DIR, TEXT_FILES, load_text, placeholders
-from app.storage.ids import make_id, normalize_id
-from tests.crmarena import CRMARENA_COUNTS
+from app.storage.ids import make_id
+from tests.crmarena import (
+    CRMARENA_COUNTS,
+    TRANSCRIPT_LINE,
+    assert_fields_fit,
+    assert_ids_are_ordinal,
+    assert_references_resolve,
+)
 
 SEED = 7
 REGISTRY = SchemaRegistry.from_directory(OBJECTS_DIR)
@@ -33,23 +38,7 @@ ISSUE_NAMES = {
     "Incorrect Item Received",
     "Loyalty Program Inquiry",
 }
-TRANSCRIPT_LINE = re.compile(
-    r"^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\] ([A-Z][A-Za-z' -]+) \((Customer|Agent)\): \S.*$"
-)
-# Fields the pipeline derives or the platform owns; the generator must leave them out.
-PLATFORM_FIELDS = {"IsDeleted", "LastModifiedDate", "LastModifiedById", "SystemModstamp"}
-DERIVED_FIELDS = {("Contact", "Name"), ("User", "Name"), ("Account", "IsPersonAccount")}
 SET_ON_PURPOSE = {("PricebookEntry", "Name")}  # calculated, but the generator provides it
-PYTHON_TYPES: dict[FieldType, tuple[type, ...]] = {
-    FieldType.BOOLEAN: (bool,),
-    FieldType.INT: (int,),
-    FieldType.DOUBLE: (float,),
-    FieldType.CURRENCY: (float,),
-    FieldType.PERCENT: (float,),
-    FieldType.DATE: (date,),
-    FieldType.DATETIME: (datetime,),
-    FieldType.JUNCTIONIDLIST: (list,),
-}
 # Placeholders the case texts may use beyond the policy parameters and agreement words.
 CASE_CONTEXT = {
     "company", "product", "category", "days_since", "order_date", "price", "quantity", "amount",
@@ -74,12 +63,6 @@ def by_id(records: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]
     return {record["Id"]: record for batch in records.values() for record in batch}
 
 
-def _all(records: dict[str, list[dict[str, Any]]]) -> Iterator[tuple[str, dict[str, Any]]]:
-    for name, batch in records.items():
-        for record in batch:
-            yield name, record
-
-
 def test_exact_counts(records: dict[str, list[dict[str, Any]]]) -> None:
     assert {name: len(batch) for name, batch in records.items()} == CRMARENA_COUNTS
     assert sum(CRMARENA_COUNTS.values()) == 41081
@@ -100,60 +83,19 @@ def test_same_seed_same_org_other_seed_other_org(
 def test_ids_are_ordinal_and_use_the_object_prefix(
     records: dict[str, list[dict[str, Any]]],
 ) -> None:
-    for name, batch in records.items():
-        prefix = REGISTRY.get(name).key_prefix  # type: ignore[union-attr]
-        for number, record in enumerate(batch, start=1):
-            assert record["Id"] == make_id(prefix, number)
-            assert normalize_id(record["Id"]) == record["Id"]
+    assert_ids_are_ordinal(records, REGISTRY)
 
 
 def test_fields_exist_and_values_fit_their_definitions(
     records: dict[str, list[dict[str, Any]]],
 ) -> None:
-    for name, record in _all(records):
-        sobject = REGISTRY.get(name)
-        assert sobject is not None
-        for field_name, value in record.items():
-            field = sobject.field(field_name)
-            assert field is not None and field.name == field_name, (name, field_name)
-            assert field_name not in PLATFORM_FIELDS, (name, field_name)
-            assert not field.auto_number, (name, field_name)
-            assert (name, field_name) not in DERIVED_FIELDS
-            if field.calculated:
-                assert (name, field_name) in SET_ON_PURPOSE
-            if value is None:
-                continue
-            if field.is_text or field.type in (FieldType.ID, FieldType.REFERENCE):
-                assert isinstance(value, str), (name, field_name, value)
-                assert len(value) <= field.length, (name, field_name, len(value))
-            else:
-                assert isinstance(value, PYTHON_TYPES[field.type]), (name, field_name, value)
-            if field.type is FieldType.DATE:
-                assert not isinstance(value, datetime), (name, field_name)
-            if isinstance(value, datetime):
-                assert value.tzinfo is None and value.microsecond == 0, (name, field_name)
-            if field.picklist:
-                assert field.allows_picklist_value(value), (name, field_name, value)
-        for field in sobject.fields:
-            if field.required:
-                assert record.get(field.name) is not None, (name, field.name)
+    assert_fields_fit(records, REGISTRY, SET_ON_PURPOSE)
 
 
 def test_references_point_at_existing_records(
     records: dict[str, list[dict[str, Any]]], by_id: dict[str, dict[str, Any]]
 ) -> None:
-    for name, record in _all(records):
-        sobject = REGISTRY.get(name)
-        assert sobject is not None
-        for field_name, value in record.items():
-            field = sobject.field(field_name)
-            assert field is not None
-            targets = [t for t in field.reference_to if REGISTRY.get(t) is not None]
-            if value is None or not targets:
-                continue
-            for target_id in value if isinstance(value, list) else [value]:
-                assert by_id[target_id]["Id"] == target_id
-                assert REGISTRY.by_key_prefix(target_id[:3]).name in targets  # type: ignore[union-attr]
+    assert assert_references_resolve(records, REGISTRY, by_id) > 0
 
 
 def test_people(records: dict[str, list[dict[str, Any]]], by_id: dict[str, Any]) -> None:

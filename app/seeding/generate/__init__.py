@@ -72,7 +72,7 @@ def generate(seed: int) -> GeneratedOrg:
         "Order": orders.records["Order"],
         "OrderItem": orders.records["OrderItem"],
         "Case": cases,
-        "CaseHistory__c": history_records(plans, people),
+        "CaseHistory__c": history_records(plans, [agent.id for agent in people.agents]),
         "EmailMessage": talk.emails,
         "LiveChatTranscript": talk.transcripts,
     }

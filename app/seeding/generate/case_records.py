@@ -8,9 +8,10 @@ is derived from the very same plan as the Case: one 'Case Creation' at CreatedDa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from random import Random
-from typing import Any
+from typing import Any, Protocol
 
 from app.seeding.generate.cases import CasePlan
 from app.seeding.generate.catalog import Catalog
@@ -111,23 +112,37 @@ def case_records(rng: Random, plans: list[CasePlan], people: People) -> list[Rec
     return records
 
 
-def history_records(plans: list[CasePlan], people: People) -> list[Record]:
+class CaseTimeline(Protocol):
+    """What the audit trail needs of a case plan (the original org's or a Pro org's)."""
+
+    index: int
+    id: str
+    created: datetime
+    assigned: datetime
+    first_owner: int  # index into the agent ids
+    transfer: tuple[datetime, int] | None
+    closed: datetime | None
+
+
+def history_records(
+    plans: Sequence[CaseTimeline], agent_ids: Sequence[str], org: str = "original"
+) -> list[Record]:
     """The audit trail in event order, so history ids grow with time like the real org's."""
     events: list[tuple[datetime, int, int, str, str | None, str | None]] = []
     for plan in plans:
-        first = people.agents[plan.first_owner].id
+        first = agent_ids[plan.first_owner]
         events.append((plan.created, plan.index, CREATION, "Case Creation", None, None))
         events.append((plan.assigned, plan.index, ASSIGNMENT, "Owner Assignment", None, first))
         if plan.transfer:
             at, new_owner = plan.transfer
-            new = people.agents[new_owner].id
+            new = agent_ids[new_owner]
             events.append((at, plan.index, ASSIGNMENT, "Owner Assignment", first, new))
         if plan.closed:
             events.append((plan.closed, plan.index, CLOSING, "Case Closed", None, None))
     events.sort(key=lambda event: event[:3])
     return [
         {
-            "Id": record_id("CaseHistory__c", n + 1),
+            "Id": record_id("CaseHistory__c", n + 1, org),
             "CaseId__c": plans[case].id,
             "Field__c": field_name,
             "OldValue__c": old,

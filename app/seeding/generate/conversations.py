@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from random import Random
-from typing import Any
+from typing import Any, Protocol
 
 from app.seeding.generate.cases import THREAD_ORIGINS, CasePlan
 from app.seeding.generate.knowledge import Knowledge
-from app.seeding.generate.people import Agent, Contact, People
+from app.seeding.generate.people import People
 from app.seeding.generate.records import Record, record_id, visitor_id
 from app.seeding.generate.resolution import Resolution, resolve
 from app.seeding.generate.sampling import spaced_times
@@ -161,7 +161,7 @@ def _emails(
             )
             signoff = pick(rng, mail["customer_signoff"], context)
             body = f"{greeting}\n\n{content}\n\n{signoff}\n{contact.name}"
-        emails.append(_email(plan, subject, body, at, by_agent, agent, contact))
+        emails.append(email_record(subject, body, at, by_agent, agent, contact, ParentId=plan.id))
     return emails
 
 
@@ -188,19 +188,32 @@ def _agent_reply(
     return pick(rng, mail["agent_update"], context)
 
 
-def _email(
-    plan: CasePlan,
+class Correspondent(Protocol):
+    """Who writes or receives an e-mail: an agent or a customer contact."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def email(self) -> str: ...
+
+
+def email_record(
     subject: str,
     body: str,
     at: datetime,
     by_agent: bool,
-    agent: Agent,
-    contact: Contact,
+    agent: Correspondent,
+    contact: Correspondent,
+    **links: str | None,
 ) -> Record:
+    """One EmailMessage between an agent and a contact, without an Id; `links` (ParentId,
+    RelatedToId) tie it to its case or deal and come first."""
     sender = (agent.name, agent.email) if by_agent else (contact.name, contact.email)
     to = (contact.email, contact.id) if by_agent else (agent.email, agent.id)
     return {
-        "ParentId": plan.id,
+        **links,
         "Subject": subject,
         "TextBody": body,
         "FromName": sender[0],

@@ -89,21 +89,42 @@ def build_knowledge(rng: Random) -> Knowledge:
         key, title, summary, answer = drafts[n]
         article_id = record_id("Knowledge__kav", ordinal)
         knowledge.records.append(
-            {
-                "Id": article_id,
-                "Title": fill(title, params),
-                "UrlName": _url_name(rng, created, url_names),
-                "Summary": fill(summary, params),
-                "FAQ_Answer__c": fill(answer, params),
-                "PublishStatus": "Online",
-                "Language": "en_US",
-                "ValidationStatus": "Validated",
-                "CreatedDate": created,
-            }
+            article_record(
+                rng,
+                article_id,
+                created,
+                url_names,
+                fill(title, params),
+                fill(summary, params),
+                fill(answer, params),
+            )
         )
         if key is not None:
             knowledge.policies[key] = _policy(key, article_id, specs[key])
     return knowledge
+
+
+def article_record(
+    rng: Random,
+    article_id: str,
+    created: datetime,
+    url_names: set[str],
+    title: str,
+    summary: str,
+    answer: str,
+) -> Record:
+    """A published, validated Knowledge__kav with a UrlName not in `url_names` yet."""
+    return {
+        "Id": article_id,
+        "Title": title,
+        "UrlName": _url_name(rng, created, url_names),
+        "Summary": summary,
+        "FAQ_Answer__c": answer,
+        "PublishStatus": "Online",
+        "Language": "en_US",
+        "ValidationStatus": "Validated",
+        "CreatedDate": created,
+    }
 
 
 def _url_name(rng: Random, created: datetime, used: set[str]) -> str:

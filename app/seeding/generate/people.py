@@ -75,7 +75,7 @@ class People:
     contact_records: list[Record] = field(default_factory=list)
 
 
-class _NamePool:
+class NamePool:
     """Hands out full names never used before in the org (agents and customers alike)."""
 
     def __init__(self, names: dict[str, Any]) -> None:
@@ -94,11 +94,11 @@ class _NamePool:
                 return candidate
 
 
-def _phone(rng: Random, area_codes: list[str]) -> str:
+def phone_number(rng: Random, area_codes: list[str]) -> str:
     return f"({rng.choice(area_codes)}) 555-{rng.randrange(10000):04d}"
 
 
-def _unique(candidate: str, used: set[str], limit: int, domain: str = "") -> str:
+def unique_value(candidate: str, used: set[str], limit: int, domain: str = "") -> str:
     """`candidate` (+ `domain`), or with a number appended to `candidate` if already taken,
     within `limit` characters in all."""
     limit -= len(domain)
@@ -110,19 +110,21 @@ def _unique(candidate: str, used: set[str], limit: int, domain: str = "") -> str
     return value + domain
 
 
-def _user_record(
-    user_id: str, first: str, last: str, domain: str, phone: str, hired: date, used: set[str]
+def user_record(
+    user_id: str, first: str, last: str, domain: str, hired: date, used: set[str], **fields: Any
 ) -> Record:
+    """An active User with a username and alias unique in `used`; `fields` (the org's own, such
+    as Phone or ProfileId) go right after the alias."""
     local = f"{first}.{last}".lower().replace("'", "")
-    username = _unique(local, used, 80, f"@{domain}")
+    username = unique_value(local, used, 80, f"@{domain}")
     return {
         "Id": user_id,
         "FirstName": first,
         "LastName": last,
         "Username": username,
         "Email": username,
-        "Alias": _unique((first[0] + last).lower().replace("'", ""), used, 8),
-        "Phone": phone,
+        "Alias": unique_value((first[0] + last).lower().replace("'", ""), used, 8),
+        **fields,
         "IsActive": True,
         "TimeZoneSidKey": "America/Los_Angeles",
         "LocaleSidKey": "en_US",
@@ -135,20 +137,20 @@ def _user_record(
 def build_people(rng: Random, issue_names: list[str]) -> People:
     names = load_text("names")
     company = names["company"]
-    pool = _NamePool(names)
+    pool = NamePool(names)
     used: set[str] = set()
     admin_first, admin_last = company["admin"]["first"], company["admin"]["last"]
     pool.reserve(admin_first, admin_last)
     admin_id = record_id("User", 1)
     users = [
-        _user_record(
+        user_record(
             admin_id,
             admin_first,
             admin_last,
             company["user_domain"],
-            _phone(rng, company["agent_area_codes"]),
             ORG_CREATED.date(),
             used,
+            Phone=phone_number(rng, company["agent_area_codes"]),
         )
     ]
     agents: list[Agent] = []
@@ -161,9 +163,15 @@ def build_people(rng: Random, issue_names: list[str]) -> People:
             if rng.random() < 0.75
             else late_hires.sample(rng, 1)[0]
         )
-        phone = _phone(rng, company["agent_area_codes"])
-        record = _user_record(
-            record_id("User", ordinal), first, last, company["user_domain"], phone, hired, used
+        phone = phone_number(rng, company["agent_area_codes"])
+        record = user_record(
+            record_id("User", ordinal),
+            first,
+            last,
+            company["user_domain"],
+            hired,
+            used,
+            Phone=phone,
         )
         skill = rng.betavariate(2.2, 2.2)
         agents.append(
@@ -194,10 +202,10 @@ def _customer_email(
         rng.choice(names["customer_email_patterns"]),
         {"first": first, "last": last, "initial": first[0], "n": rng.randint(1, 99)},
     )
-    return _unique(local.lower(), used, 80, f"@{rng.choice(names['customer_email_domains'])}")
+    return unique_value(local.lower(), used, 80, f"@{rng.choice(names['customer_email_domains'])}")
 
 
-def _add_customers(rng: Random, people: People, pool: _NamePool, names: dict[str, Any]) -> None:
+def _add_customers(rng: Random, people: People, pool: NamePool, names: dict[str, Any]) -> None:
     states: list[dict[str, Any]] = names["states"]
     signups = DaySampler(date(2018, 1, 8), date(2019, 8, 30), lambda _: 1.0)
     emails: set[str] = set()
@@ -208,7 +216,7 @@ def _add_customers(rng: Random, people: People, pool: _NamePool, names: dict[str
         first, last = pool.draw(rng)
         state = rng.choices(states, weights=[s["weight"] for s in states])[0]
         email = _customer_email(rng, first, last, names, emails)
-        phone = _phone(rng, state["area_codes"])
+        phone = phone_number(rng, state["area_codes"])
         account_id = record_id("Account", index + 1)
         created = datetime.combine(signups.sample(rng, 1)[0], time(rng.randint(14, 23)))
         people.accounts.append(

@@ -8,7 +8,7 @@ from random import Random
 from typing import Any
 
 from app.metadata.registry import SchemaRegistry
-from app.seeding.generate.text import OBJECTS_DIR
+from app.seeding.generate.text import ORGS_DIR
 from app.storage.ids import make_id
 
 # One sObject record: field API name -> Python value (str, int, float, bool, None, date,
@@ -25,24 +25,25 @@ LIVE_CHAT_VISITOR_PREFIX = "571"
 
 
 @functools.cache
-def _key_prefixes() -> dict[str, str]:
-    registry = SchemaRegistry.from_directory(OBJECTS_DIR)
+def key_prefixes(org: str = "original") -> dict[str, str]:
+    """sObject name -> key prefix, from the org's object definitions."""
+    registry = SchemaRegistry.from_directory(ORGS_DIR / org / "objects")
     return {sobject.name: sobject.key_prefix for sobject in registry}
 
 
-def record_id(sobject: str, ordinal: int) -> str:
+def record_id(sobject: str, ordinal: int, org: str = "original") -> str:
     """The id of the `ordinal`-th (1-based) record of `sobject`: the same on every run."""
-    return make_id(_key_prefixes()[sobject], ordinal)
+    return make_id(key_prefixes(org)[sobject], ordinal)
 
 
 def visitor_id(ordinal: int) -> str:
     return make_id(LIVE_CHAT_VISITOR_PREFIX, ordinal)
 
 
-def child_rng(seed: int, stream: str) -> Random:
+def child_rng(seed: int, stream: str, org: str = "original") -> Random:
     """An independent random stream per generator step.
 
     Seeding from a string goes through SHA-512 (not hash()), so it is stable across runs and
     machines, and one step drawing more numbers does not shift the numbers of the others.
     """
-    return Random(f"localforce/original/{seed}/{stream}")
+    return Random(f"localforce/{org}/{seed}/{stream}")

@@ -1,4 +1,4 @@
-"""Loads the org's text vocabularies (seed/orgs/original/text/*.yaml) and fills templates."""
+"""Loads an org's text vocabularies (seed/orgs/<org>/text/*.yaml) and fills templates."""
 
 from __future__ import annotations
 
@@ -12,16 +12,19 @@ from typing import Any
 
 import yaml
 
-ORG_DIR = Path(__file__).resolve().parents[3] / "seed" / "orgs" / "original"
+ORGS_DIR = Path(__file__).resolve().parents[3] / "seed" / "orgs"
+ORG_DIR = ORGS_DIR / "original"
 TEXT_DIR = ORG_DIR / "text"
 OBJECTS_DIR = ORG_DIR / "objects"
 TEXT_FILES = ("names", "catalog", "issues", "knowledge", "conversation")
 
 
 @functools.cache
-def load_text(name: str) -> dict[str, Any]:
-    """The parsed `<name>.yaml`. Cached per process, so callers must treat it as read-only."""
-    data = yaml.safe_load((TEXT_DIR / f"{name}.yaml").read_text(encoding="utf-8"))
+def load_text(name: str, org: str = "original") -> dict[str, Any]:
+    """The parsed `seed/orgs/<org>/text/<name>.yaml`. Cached per process, so callers must treat
+    it as read-only."""
+    path = ORGS_DIR / org / "text" / f"{name}.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ValueError(f"{name}.yaml must hold a mapping")
     return data

@@ -1,0 +1,496 @@
+"""The service side: Issue__c, Knowledge__kav, Case, CaseHistory__c, LiveChatTranscript and the
+cases' EmailMessage threads.
+
+Cases are about order items the customer actually received (an Activated order): a product's
+cases lean to its dominant issue and peak in its peak months (top_issue_identification,
+monthly_trend_analysis); agents get more cases of their specialties (case_routing); handle
+time follows agent skill and a per-state service factor (handle_time, best_region); a few
+resolutions break the issue's policy article (policy_violation_identification).
+
+Knowledge articles: the org's policies (quote approval, configuration, BANT qualification,
+contracts, ...) with the latent numbers filled in, an article per product (its configuration
+rules: quantity limit and exclusions), per issue (troubleshooting and resolution policy) and
+per category, and general FAQs.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from random import Random
+from typing import Any
+
+from app.seeding.generate.case_records import history_records
+from app.seeding.generate.conversations import email_record
+from app.seeding.generate.knowledge import article_record
+from app.seeding.generate.records import Record
+from app.seeding.generate.sampling import between, moment, spaced_times, spread, weighted_sample
+from app.seeding.generate.text import fill, load_text, long_date, money
+from app.seeding.pro.catalog import Catalog
+from app.seeding.pro.people import People
+from app.seeding.pro.profile import LAST_DAY, NOW, ORG_CREATED, VISITOR_PREFIX, OrgProfile
+from app.seeding.pro.sales import Sales
+from app.storage.ids import make_id
+
+OPEN_STATUSES, OPEN_WEIGHTS = ("New", "Working", "Escalated"), (0.3, 0.5, 0.2)
+SPECIALTY_BOOST, DOMINANT_ISSUE_BOOST, PEAK_BOOST = 5.0, 4.0, 2.5
+MAX_CASE_EMAILS = 8
+
+
+@dataclass
+class Knowledge:
+    records: list[Record]
+    policies: dict[str, str]  # policy key -> Knowledge__kav Id
+    product_articles: dict[int, str]  # product index -> its configuration article
+    issue_articles: dict[str, str]  # issue name -> its resolution policy article
+
+
+@dataclass
+class CasePlan:
+    index: int
+    id: str
+    created: datetime
+    customer: int
+    contact: int
+    item: Record  # the OrderItem the case is about
+    product: int
+    issue: int
+    priority: str
+    first_owner: int  # service agent indexes
+    assigned: datetime
+    owner: int = -1
+    status: str = "Closed"
+    closed: datetime | None = None
+    end: datetime = datetime.min
+    transfer: tuple[datetime, int] | None = None
+    chat: bool = False
+    origin: str = "Email"
+    emails: int = 0
+    violated: bool = False
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Service:
+    issues: list[Record]
+    knowledge: Knowledge
+    cases: list[Record] = field(default_factory=list)
+    history: list[Record] = field(default_factory=list)
+    chats: list[Record] = field(default_factory=list)
+    emails: list[Record] = field(default_factory=list)  # without Ids
+    violations: dict[str, str] = field(default_factory=dict)  # Case Id -> Knowledge__kav Id
+
+
+def issue_specs(profile: OrgProfile) -> list[dict[str, Any]]:
+    issues: list[dict[str, Any]] = load_text("service", profile.org)["issues"]
+    if len(issues) != profile.counts["Issue__c"]:
+        raise ValueError(
+            f"{profile.org} service.yaml must define {profile.counts['Issue__c']} issues"
+        )
+    return issues
+
+
+def build_knowledge(rng: Random, profile: OrgProfile, catalog: Catalog) -> Knowledge:
+    text = load_text("knowledge", profile.org)
+    issues = issue_specs(profile)
+    params = {
+        "auto_discount": f"{profile.auto_approve_discount:g}",
+        "max_discount": f"{profile.max_discount:g}",
+        "validity_days": profile.quote_validity_days,
+    }
+    drafts: list[tuple[str, str | int, dict[str, Any]]] = []  # (family, key, article template)
+    for spec in text["policies"]:
+        drafts.append(("policy", spec["key"], spec))
+    for product in catalog.products:
+        category = catalog.categories[product.category]
+        excluded = catalog.products[product.excludes].name if product.excludes is not None else None
+        context = {
+            "product": product.name,
+            "category": category["name"],
+            "max_quantity": product.max_quantity,
+            "price": money(product.price),
+            "exclusion": fill(text["exclusion_sentence"], {"other": excluded})
+            if excluded
+            else text["no_exclusion_sentence"],
+        }
+        for n, spec in enumerate(text["per_product"]):
+            drafts.append(
+                ("product" if n == 0 else "product-info", product.index, _filled(spec, context))
+            )
+    for issue in issues:
+        context = {
+            "issue": issue["name"],
+            "description": issue["description"],
+            "steps": _items(issue["steps"]),
+            "policy": issue["policy"],
+        }
+        for n, spec in enumerate(text["per_issue"]):
+            drafts.append(
+                ("issue-policy" if n == 0 else "issue", issue["name"], _filled(spec, context))
+            )
+    for category in catalog.categories:
+        context = {"category": category["name"], "tips": _items(category["tips"]),
+                   "category_lower": category["name"].lower()}  # fmt: skip
+        for spec in text["per_category"]:
+            drafts.append(("category", category["name"], _filled(spec, context)))
+    for spec in text["faqs"]:
+        drafts.append(("faq", spec["title"], spec))
+    if len(drafts) != profile.counts["Knowledge__kav"]:
+        raise ValueError(f"{profile.org} knowledge.yaml yields {len(drafts)} articles")
+    written = sorted(
+        (ORG_CREATED + timedelta(days=rng.randrange(100), seconds=rng.randrange(86400)), n)
+        for n in range(len(drafts))
+    )
+    knowledge = Knowledge(records=[], policies={}, product_articles={}, issue_articles={})
+    used: set[str] = set()
+    for ordinal, (created, n) in enumerate(written, start=1):
+        family, key, spec = drafts[n]
+        article_id = profile.id("Knowledge__kav", ordinal)
+        knowledge.records.append(
+            article_record(
+                rng,
+                article_id,
+                created,
+                used,
+                fill(spec["title"], params),
+                fill(spec["summary"], params),
+                fill(spec["answer"], params),
+            )
+        )
+        if family == "policy":
+            knowledge.policies[str(key)] = article_id
+        elif family == "product":
+            knowledge.product_articles[int(key)] = article_id
+        elif family == "issue-policy":
+            knowledge.issue_articles[str(key)] = article_id
+    return knowledge
+
+
+def _items(values: list[str]) -> str:
+    return "".join(f"<li>{html.escape(v)}</li>" for v in values)
+
+
+def _filled(spec: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+    """Fill the per-item placeholders now and keep the policy ones ({max_discount}) for later."""
+    escaped = {k: v if k in ("tips", "steps") else html.escape(str(v)) for k, v in context.items()}
+    plain = {k: str(v) for k, v in context.items()}
+    keep = _Keep(plain)
+    return {
+        "title": spec["title"].format_map(keep),
+        "summary": spec["summary"].format_map(keep),
+        "answer": spec["answer"].format_map(_Keep(escaped)),
+    }
+
+
+class _Keep(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def build_service(
+    rng: Random,
+    profile: OrgProfile,
+    people: People,
+    catalog: Catalog,
+    sales: Sales,
+    knowledge: Knowledge,
+) -> Service:
+    issues = issue_specs(profile)
+    issue_records = [
+        {
+            "Id": profile.id("Issue__c", n + 1),
+            "Name": issue["name"],
+            "Description__c": issue["description"],
+            "OwnerId": people.admin_id,
+            "CreatedDate": ORG_CREATED,
+        }
+        for n, issue in enumerate(issues)
+    ]
+    service = Service(issues=issue_records, knowledge=knowledge)
+    plans = _plan_cases(rng, profile, people, catalog, sales, issues)
+    _settle(rng, profile, people, issues, plans)
+    text = load_text("service", profile.org)
+    for plan in plans:
+        _case_text(rng, profile, people, catalog, issues, plan, text)
+        if plan.violated:
+            service.violations[plan.id] = knowledge.issue_articles[issues[plan.issue]["name"]]
+    service.cases = [_case_record(profile, people, plan) for plan in plans]
+    service.history = history_records(plans, [a.id for a in people.service], profile.org)
+    for plan in plans:
+        if plan.chat:
+            service.chats.append(_chat(rng, profile, people, plan, text, len(service.chats) + 1))
+        service.emails.extend(_case_emails(rng, people, plan, text))
+    return service
+
+
+def _plan_cases(
+    rng: Random,
+    profile: OrgProfile,
+    people: People,
+    catalog: Catalog,
+    sales: Sales,
+    issues: list[dict[str, Any]],
+) -> list[CasePlan]:
+    orders = {o["Id"]: o for o in sales.records["Order"]}
+    latest = LAST_DAY - timedelta(days=3)
+    items = [
+        item
+        for item in sales.records["OrderItem"]
+        if orders[item["OrderId"]]["Status"] == "Activated"
+        and orders[item["OrderId"]]["EffectiveDate"] <= latest
+    ]
+    products = {p.id: p for p in catalog.products}
+    weights = [products[item["Product2Id"]].popularity for item in items]
+    account_of = {c.id: c for c in people.customers}
+    names = [issue["name"] for issue in issues]
+    drafts: list[tuple[datetime, Record]] = []
+    for item in rng.choices(items, weights=weights, k=profile.counts["Case"]):
+        order = orders[item["OrderId"]]
+        product = products[item["Product2Id"]]
+        first: date = order["EffectiveDate"] + timedelta(days=2)
+        span = max(0, min((latest - first).days, 240))
+        days = [first + timedelta(days=rng.randint(0, span)) for _ in range(3)]
+        boost = [PEAK_BOOST if d.month in product.peak_months else 1.0 for d in days]
+        drafts.append((moment(rng, rng.choices(days, weights=boost)[0]), item))
+    drafts.sort(key=lambda d: d[0])
+    plans: list[CasePlan] = []
+    for index, (created, item) in enumerate(drafts):
+        product = products[item["Product2Id"]]
+        customer = account_of[orders[item["OrderId"]]["AccountId"]]
+        contacts = [k for k in customer.contacts if people.contacts[k].created <= created]
+        issue_weights = [
+            issue["weight"]
+            * (DOMINANT_ISSUE_BOOST if issue["name"] == product.dominant_issue else 1.0)
+            for issue in issues
+        ]
+        issue = rng.choices(range(len(issues)), weights=issue_weights)[0]
+        staff = [a for a in people.service if a.hired <= created.date()]
+        owner = rng.choices(
+            staff,
+            weights=[SPECIALTY_BOOST if names[issue] in a.specialties else 1.0 for a in staff],
+        )[0]
+        priorities = issues[issue]["priority"]
+        plans.append(
+            CasePlan(
+                index=index,
+                id=profile.id("Case", index + 1),
+                created=created,
+                customer=customer.index,
+                contact=rng.choice(contacts or customer.contacts),
+                item=item,
+                product=product.index,
+                issue=issue,
+                priority=rng.choices(
+                    sorted(priorities), weights=[priorities[k] for k in sorted(priorities)]
+                )[0],
+                first_owner=owner.index,
+                assigned=created + timedelta(seconds=rng.randint(0, 150)),
+                owner=owner.index,
+            )
+        )
+    return plans
+
+
+def _settle(
+    rng: Random,
+    profile: OrgProfile,
+    people: People,
+    issues: list[dict[str, Any]],
+    plans: list[CasePlan],
+) -> None:
+    age = [math.exp(-(NOW - p.created).days / 400) + 0.02 for p in plans]
+    open_count = len(plans) - profile.closed_cases
+    for k in weighted_sample(rng, age, open_count):
+        plans[k].status = rng.choices(OPEN_STATUSES, weights=OPEN_WEIGHTS)[0]
+    agents = people.service
+    propensity = [
+        0.0 if p.status == "New" else (1.1 - agents[p.first_owner].skill) ** 2 for p in plans
+    ]
+    transferred = set(weighted_sample(rng, propensity, profile.case_transfers))
+    chats = set(rng.sample(range(len(plans)), profile.chats))
+    states = sorted(people.state_weights)
+    state_factor = {state: rng.lognormvariate(0.0, 0.2) for state in states}
+    closed = [k for k, p in enumerate(plans) if p.status == "Closed"]
+    violated = set(rng.sample(closed, profile.case_violations))
+    for plan in plans:
+        if plan.status == "Closed":
+            minutes = (
+                issues[plan.issue]["handle_minutes"]
+                * (0.45 + 1.6 * (1.0 - agents[plan.first_owner].skill))
+                * state_factor[people.customers[plan.customer].state]
+                * rng.lognormvariate(0.0, 0.3)
+                * (1.4 if plan.index in transferred else 1.0)
+            )
+            plan.closed = plan.created + timedelta(seconds=int(min(max(minutes, 15), 2400) * 60))
+            plan.closed = min(plan.closed, NOW)
+            plan.end = plan.closed
+            plan.violated = plan.index in violated
+        else:
+            plan.end = min(plan.created + timedelta(minutes=rng.randint(60, 2400)), NOW)
+        plan.end = max(plan.end, plan.assigned + timedelta(minutes=10))
+        if plan.index in chats:
+            plan.chat, plan.origin = True, "Chat"
+        else:
+            plan.origin = rng.choices(("Email", "Web", "Phone"), weights=(0.55, 0.3, 0.15))[0]
+        if plan.index in transferred:
+            staff = [
+                a for a in agents if a.hired <= plan.created.date() and a.index != plan.first_owner
+            ]
+            names = issues[plan.issue]["name"]
+            new = rng.choices(
+                staff,
+                weights=[
+                    (a.skill**2 + 0.05) * (3.0 if names in a.specialties else 1.0) for a in staff
+                ],
+            )[0]
+            at = between(rng, plan.assigned + timedelta(minutes=5), plan.end - timedelta(minutes=2))
+            plan.transfer, plan.owner = (at, new.index), new.index
+    counts = spread(
+        rng,
+        profile.case_emails,
+        [1] * len(plans),
+        [3.0 if p.origin in ("Email", "Web") else 1.0 for p in plans],
+        MAX_CASE_EMAILS,
+    )
+    for plan, count in zip(plans, counts, strict=True):
+        plan.emails = count
+
+
+def _case_text(
+    rng: Random,
+    profile: OrgProfile,
+    people: People,
+    catalog: Catalog,
+    issues: list[dict[str, Any]],
+    plan: CasePlan,
+    text: dict[str, Any],
+) -> None:
+    product = catalog.products[plan.product]
+    contact = people.contacts[plan.contact]
+    agent = people.service[plan.first_owner]
+    issue = issues[plan.issue]
+    context = {
+        "company": text["company"],
+        "product": product.name,
+        "quantity": int(plan.item["Quantity"]),
+        "order_date": long_date(plan.created.date() - timedelta(days=rng.randint(2, 30))),
+        "customer_first": contact.first,
+        "customer_name": contact.name,
+        "agent_first": agent.first,
+        "agent_name": agent.name,
+        "account": people.customers[plan.customer].name,
+    }
+    context["subject"] = fill(rng.choice(issue["subjects"]), context)
+    context["description"] = fill(rng.choice(issue["descriptions"]), context)
+    context["resolution"] = fill(issue["violation" if plan.violated else "resolution"], context)
+    plan.context = context
+
+
+def _case_record(profile: OrgProfile, people: People, plan: CasePlan) -> Record:
+    return {
+        "Id": plan.id,
+        "Subject": plan.context["subject"],
+        "Description": plan.context["description"],
+        "Status": plan.status,
+        "Priority": plan.priority,
+        "Origin": plan.origin,
+        "ContactId": people.contacts[plan.contact].id,
+        "AccountId": people.customers[plan.customer].id,
+        "OwnerId": people.service[plan.owner].id,
+        "CreatedDate": plan.created,
+        "ClosedDate": plan.closed,
+        "OrderItemId__c": plan.item["Id"],
+        "IssueId__c": profile.id("Issue__c", plan.issue + 1),
+    }
+
+
+def _owner_at(plan: CasePlan, at: datetime) -> int:
+    if plan.transfer and at >= plan.transfer[0]:
+        return plan.transfer[1]
+    return plan.first_owner
+
+
+def _chat(
+    rng: Random,
+    profile: OrgProfile,
+    people: People,
+    plan: CasePlan,
+    text: dict[str, Any],
+    ordinal: int,
+) -> Record:
+    chat = text["chat"]
+    context = plan.context
+    agent = people.service[plan.first_owner]
+    contact = people.contacts[plan.contact]
+    turns = [
+        (True, rng.choice(chat["agent_greeting"])),
+        (False, context["description"]),
+        (True, rng.choice(chat["agent_probe"])),
+        (False, rng.choice(chat["customer_detail"])),
+        (True, context["resolution"]),
+        (False, rng.choice(chat["customer_ack"])),
+        (True, rng.choice(chat["agent_closing"])),
+    ]
+    span = min(rng.randint(240, 900), int(0.5 * (plan.end - plan.created).total_seconds()))
+    times = spaced_times(
+        rng, plan.created, plan.created + timedelta(seconds=max(span, 60)), len(turns)
+    )
+    body = "\n".join(
+        f"[{at:%Y-%m-%dT%H:%M:%S}] "
+        + (f"{agent.name} (Agent): " if by_agent else f"{contact.name} (Customer): ")
+        + fill(said, context)
+        for at, (by_agent, said) in zip(times, turns, strict=True)
+    )
+    return {
+        "Id": profile.id("LiveChatTranscript", ordinal),
+        "CaseId": plan.id,
+        "AccountId": people.customers[plan.customer].id,
+        "ContactId": contact.id,
+        "LiveChatVisitorId": make_id(VISITOR_PREFIX, ordinal),
+        "OwnerId": people.service[plan.owner].id,
+        "Body": body,
+        "StartTime": times[0],
+        "EndTime": times[-1],
+        "Status": "Completed",
+        "CreatedDate": times[-1],
+    }
+
+
+def _case_emails(rng: Random, people: People, plan: CasePlan, text: dict[str, Any]) -> list[Record]:
+    mail = text["email"]
+    customer_first = plan.origin in ("Email", "Web")
+    start = (
+        plan.created if customer_first else plan.assigned + timedelta(minutes=rng.randint(5, 20))
+    )
+    start = min(start, plan.end)
+    times = spaced_times(rng, start, plan.end, plan.emails)
+    contact = people.contacts[plan.contact]
+    emails: list[Record] = []
+    for n, at in enumerate(times):
+        by_agent = (n % 2 == 0) != customer_first
+        agent = people.service[_owner_at(plan, at)]
+        context = plan.context | {"agent_first": agent.first, "agent_name": agent.name}
+        subject = plan.context["subject"] if n == 0 else f"RE: {plan.context['subject']}"
+        last = n == len(times) - 1
+        if by_agent:
+            content = (
+                plan.context["resolution"] if last or n <= 1 else rng.choice(mail["agent_update"])
+            )
+            body = (
+                f"Hi {contact.first},\n\n{fill(content, context)}\n\n"
+                f"{rng.choice(mail['agent_signoff'])}\n{agent.name}\n"
+                f"{fill(mail['signature'], context)}"
+            )
+        else:
+            content = (
+                plan.context["description"] if n == 0 else rng.choice(mail["customer_followup"])
+            )
+            body = f"Hello,\n\n{fill(content, context)}\n\nThanks,\n{contact.name}"
+        emails.append(
+            email_record(
+                subject, body, at, by_agent, agent, contact, ParentId=plan.id, RelatedToId=plan.id
+            )
+        )
+    return emails
