@@ -83,9 +83,11 @@ def shape_aggregate(compiled: CompiledQuery, row: Sequence[Any], zone: str) -> d
             record[item.name] = int(row[index])
         else:
             assert isinstance(item, BoundColumn)
-            # A grouped field appears under its own name, whatever path selected it.
+            # A grouped field appears under its own name, whatever path selected it. A rolled-up
+            # key is null, even a checkbox's, which is never null in a record.
             key = item.alias or item.path.field.name
-            record[key] = _transformed(item, row[index], zone)
+            value = row[index]
+            record[key] = None if value is None else _transformed(item, value, zone)
     return record
 
 

@@ -252,3 +252,21 @@ def test_the_control_plane_is_in_the_openapi_schema(client: TestClient) -> None:
         "/__localforce/sandboxes/{sandbox_id}/snapshots/{name}/restore",
     } <= set(paths)
     assert "post" in paths["/__localforce/sandboxes"]
+
+
+def test_a_sandbox_can_hold_another_org(client: TestClient) -> None:
+    """One server, several orgs: a sandbox of the B2B org beside the default original org."""
+    body = create(client, id="pro-b2b", org="b2b")
+    assert body["org"] == "b2b"
+    sf = as_token(client, body["access_token"])
+    counts = sf.get(f"{API}/limits/recordCount", params={"sObjects": "Opportunity,Case"}).json()
+    assert counts == {
+        "sObjects": [{"count": 1170, "name": "Opportunity"}, {"count": 153, "name": "Case"}]
+    }
+    described = sf.get(f"{API}/sobjects/Account/describe").json()
+    assert "Industry" in {field["name"] for field in described["fields"]}
+    default = as_token(client, create(client, id="beside-b2b")["access_token"])
+    response = default.get(f"{API}/query", params={"q": "SELECT Id FROM Opportunity"})
+    assert response.status_code == 400
+    assert response.json()[0]["errorCode"] == "INVALID_TYPE"
+    assert client.delete(f"{CONTROL}/pro-b2b").status_code == 204
