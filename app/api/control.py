@@ -47,7 +47,9 @@ class SandboxCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str | None = Field(default=None, description="Your own id (1-40 letters, digits, - _)")
-    org: str | None = Field(default=None, description="Which org's schema and data: original, b2b or b2c")
+    org: str | None = Field(
+        default=None, description="Which org's schema and data: original, b2b or b2c"
+    )
     seed: int | None = Field(default=None, description="Seed of the generated data")
     clock: datetime | None = Field(default=None, description="Start of the sandbox's clock")
     clockMode: Literal["pinned", "running"] = Field(  # camelCase: a JSON key
