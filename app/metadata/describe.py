@@ -18,6 +18,7 @@ SOAP_TYPES = {
     FieldType.DATETIME: "xsd:dateTime",
     FieldType.TIME: "xsd:time",
     FieldType.JUNCTIONIDLIST: "tns:ID",
+    FieldType.LOCATION: "urn:location",
 }
 # Long text can't be filtered, grouped or sorted on in Salesforce.
 _LONG_TEXT = 255
@@ -101,7 +102,7 @@ def describe_field(field: FieldDef) -> dict[str, Any]:
         "calculatedFormula": None,
         "cascadeDelete": field.cascade_delete,
         "caseSensitive": False,
-        "compoundFieldName": None,
+        "compoundFieldName": field.compound_field_name,
         "controllerName": None,
         "createable": field.createable,
         "custom": field.custom,

@@ -149,9 +149,40 @@ def _field(name: str, spec: dict[str, Any]) -> FieldDef:
     )
 
 
+def _location(name: str, spec: dict[str, Any]) -> list[FieldDef]:
+    """A geolocation field as Salesforce describes it: the compound (read-only; it reads as
+    {latitude, longitude}), then its latitude and longitude, which are what is written."""
+    compound = _field(name, {**spec, "createable": False, "updateable": False})
+    base = name.removesuffix("__c")
+    parts = []
+    for part in ("Latitude", "Longitude"):
+        component = _field(
+            f"{base}__{part}__s",
+            {
+                "type": "double",
+                "precision": 18,
+                "scale": int(spec.get("scale", 15)),
+                "label": f"{compound.label} ({part})",
+                "custom": compound.custom,
+            },
+        )
+        parts.append(FieldDef(**{**component.__dict__, "compound_field_name": name}))
+    return [compound, *parts]
+
+
+def _declared_fields(raw_fields: dict[str, Any]) -> list[FieldDef]:
+    fields: list[FieldDef] = []
+    for field_name, spec in raw_fields.items():
+        if spec["type"] == FieldType.LOCATION.value:
+            fields.extend(_location(field_name, spec))
+        else:
+            fields.append(_field(field_name, spec))
+    return fields
+
+
 def load_object(raw: dict[str, Any]) -> SObjectDef:
     name = raw["name"]
-    declared = [_field(field_name, spec) for field_name, spec in raw["fields"].items()]
+    declared = _declared_fields(raw["fields"])
     name_field = raw.get("nameField")
     declared = [
         FieldDef(**{**f.__dict__, "name_field": True}) if f.name == name_field else f

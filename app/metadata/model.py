@@ -27,6 +27,8 @@ class FieldType(StrEnum):
     TIME = "time"
     REFERENCE = "reference"
     JUNCTIONIDLIST = "junctionidlist"
+    # A geolocation: a compound of two doubles, `<Name>__Latitude__s` and `<Name>__Longitude__s`.
+    LOCATION = "location"
 
 
 TEXT_TYPES = frozenset(
@@ -82,6 +84,8 @@ class FieldDef:
     html_formatted: bool = False
     # A system field the platform maintains (Id, audit fields, IsDeleted).
     system: bool = False
+    # A component of a compound field (a location's latitude): the compound's name.
+    compound_field_name: str | None = None
 
     @property
     def is_text(self) -> bool:
@@ -133,13 +137,26 @@ class SObjectDef:
     deletable: bool = True
     child_relationships: tuple[ChildRelationship, ...] = ()
     _by_lower_name: dict[str, FieldDef] = field(default_factory=dict, compare=False, repr=False)
+    _locations: list[FieldDef] = field(default_factory=list, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self._by_lower_name.update({f.name.lower(): f for f in self.fields})
+        self._locations.extend(f for f in self.fields if f.type is FieldType.LOCATION)
+
+    @property
+    def location_fields(self) -> list[FieldDef]:
+        return self._locations
 
     def field(self, name: str) -> FieldDef | None:
         """The field named `name`, whatever its letter case."""
         return self._by_lower_name.get(name.lower())
+
+    def location_parts(self, location: FieldDef) -> tuple[FieldDef, FieldDef]:
+        """A location field's latitude and longitude components."""
+        parts = [f for f in self.fields if f.compound_field_name == location.name]
+        latitude = next(f for f in parts if f.name.endswith("__Latitude__s"))
+        longitude = next(f for f in parts if f.name.endswith("__Longitude__s"))
+        return latitude, longitude
 
     def field_by_relationship(self, relationship_name: str) -> FieldDef | None:
         wanted = relationship_name.lower()

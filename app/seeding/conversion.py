@@ -161,6 +161,12 @@ def to_id_list(value: Any) -> Converted:
     return ids, True
 
 
+def from_components(value: Any) -> Converted:
+    """A location compound is derived from its latitude and longitude columns, which a dump
+    holds as doubles; its own value is not read."""
+    return None, False
+
+
 _CONVERTERS: dict[FieldType, Converter] = {
     FieldType.ID: to_id,
     FieldType.REFERENCE: to_id,
@@ -173,6 +179,7 @@ _CONVERTERS: dict[FieldType, Converter] = {
     FieldType.DATETIME: to_datetime,
     FieldType.TIME: to_time,
     FieldType.JUNCTIONIDLIST: to_id_list,
+    FieldType.LOCATION: from_components,
 }
 
 

@@ -42,6 +42,8 @@ class FunctionCall:
     name: str
     args: tuple[FieldPath | FunctionCall, ...]
     pos: Position
+    # Literal arguments: DISTANCE(Loc__c, GEOLOCATION(lat, lon), 'mi') has (lat, lon, 'mi').
+    literals: tuple[Literal, ...] = ()
 
 
 class LiteralKind(StrEnum):

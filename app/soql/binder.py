@@ -33,6 +33,7 @@ from app.soql.bound import (
     BoundColumn,
     BoundCondition,
     BoundDateFunction,
+    BoundDistance,
     BoundExpr,
     BoundGrouping,
     BoundNot,
@@ -51,7 +52,7 @@ from app.soql.bound import (
 )
 from app.soql.date_literals import OrgCalendar
 from app.soql.errors import SoqlError, malformed
-from app.soql.functions import DATE_FUNCTIONS
+from app.soql.functions import DATE_FUNCTIONS, EARTH_RADIUS
 from app.soql.select_list import MAX_FIELDS_LIMIT, SelectListBinder, bind_group_by
 from app.storage.ids import normalize_id
 
@@ -242,6 +243,48 @@ class Binder:
             name=name,
         )
 
+    def distance(
+        self, root: SObjectDef, alias: str | None, call: ast.FunctionCall, name: str = ""
+    ) -> BoundDistance:
+        """`DISTANCE(Location__c, GEOLOCATION(37.77, -122.42), 'mi')` (the parser checked its
+        shape): a point on the globe, a unit, and a location field."""
+        lat_literal, lon_literal, unit_literal = call.literals
+        point = (float(Decimal(str(lat_literal.value))), float(Decimal(str(lon_literal.value))))
+        for value, limit, literal in ((point[0], 90, lat_literal), (point[1], 180, lon_literal)):
+            if not -limit <= value <= limit:
+                raise malformed(
+                    f"GEOLOCATION() takes a latitude within 90 and a longitude within 180 "
+                    f"degrees: {literal.text}",
+                    query=self.text,
+                    pos=literal.pos,
+                )
+        unit = str(unit_literal.value)
+        if unit not in EARTH_RADIUS:
+            raise malformed(
+                f"DISTANCE() takes the unit 'mi' or 'km', not {unit_literal.text}",
+                query=self.text,
+                pos=unit_literal.pos,
+            )
+        located = call.args[0]
+        assert isinstance(located, ast.FieldPath)  # the parser reads DISTANCE's field as a path
+        path = self.path(root, alias, located)
+        field = path.field
+        if field.type is not FieldType.LOCATION:
+            raise self._error(
+                "INVALID_FIELD",
+                f"DISTANCE() takes a location field: {field.name} is not one",
+                located.pos,
+            )
+        owner = path.hops[-1].target if path.hops else root
+        latitude, longitude = owner.location_parts(field)
+        return BoundDistance(
+            latitude=BoundPath(path.hops, latitude),
+            longitude=BoundPath(path.hops, longitude),
+            point=point,
+            unit=unit,
+            name=name,
+        )
+
     # -- literals -------------------------------------------------------------------------
 
     def _mismatch(self, field: FieldDef, literal: ast.Literal) -> SoqlError:
@@ -339,6 +382,12 @@ class Binder:
             return self._label_condition(root, alias, node)
         target = self._condition_target(root, alias, node.left, aggregates)
         field = _target_field(target)
+        if field.type is FieldType.LOCATION:
+            raise self._error(
+                "INVALID_FIELD",
+                f"A location field is filtered through DISTANCE(): {field.name}",
+                node.pos,
+            )
         if isinstance(node, ast.Comparison):
             if node.op is ast.Operator.LIKE:
                 if field.type in ID_TYPES:
@@ -567,6 +616,8 @@ class Binder:
         _no_bare_convert_timezone(self, left)
         if left.name.upper() in DATE_FUNCTIONS:
             return self.date_function(root, alias, left)
+        if left.name.upper() == "DISTANCE":
+            return self.distance(root, alias, left)
         return aggregates.find_or_add(self, root, alias, left)
 
 
@@ -613,6 +664,8 @@ def _is_date_function(expr: ast.FieldPath | ast.FunctionCall) -> bool:
 def _target_field(target: Target) -> FieldDef:
     if isinstance(target, BoundPath):
         return target.field
+    if isinstance(target, BoundDistance):
+        return DISTANCE_FIELD
     if isinstance(target, BoundDateFunction):
         field_name = f"{target.function}({target.path.field.name})"
         if target.function == "DAY_ONLY":
@@ -627,6 +680,7 @@ def _target_field(target: Target) -> FieldDef:
 
 # The type of COUNT(...) results, for typing literals compared with them.
 COUNT_FIELD = FieldDef(name="expr", type=FieldType.INT, label="expr")
+DISTANCE_FIELD = FieldDef(name="DISTANCE", type=FieldType.DOUBLE, label="DISTANCE")
 
 
 def _call_key(call: ast.FunctionCall) -> tuple[str, tuple[str, ...]]:
@@ -742,7 +796,10 @@ def bind_query(binder: Binder, root: SObjectDef, query: ast.Query, depth: int = 
                 query=text,
                 pos=None,
             )
-        if isinstance(expr_item, BoundAggregate | BoundGrouping | BoundSubquery | BoundTypeOf):
+        if isinstance(
+            expr_item,
+            BoundAggregate | BoundGrouping | BoundSubquery | BoundTypeOf | BoundDistance,
+        ):
             continue
         checked = expr_item.path if isinstance(expr_item, BoundColumn) else expr_item
         if (is_aggregate or isinstance(expr_item, BoundDateFunction)) and not grouping.covers(
@@ -771,6 +828,8 @@ def bind_query(binder: Binder, root: SObjectDef, query: ast.Query, depth: int = 
             target: Target = binder.path(root, alias, order_key.expr)
         elif _is_date_function(order_key.expr):
             target = binder.date_function(root, alias, order_key.expr)
+        elif order_key.expr.name.upper() == "DISTANCE":
+            target = binder.distance(root, alias, order_key.expr)
         else:
             _no_bare_convert_timezone(binder, order_key.expr)
             target = aggregates.find_or_add(binder, root, alias, order_key.expr)
@@ -815,6 +874,8 @@ def _check_record_only_items(
             )
         if is_aggregate and isinstance(item, BoundTypeOf):
             raise malformed("TYPEOF cannot be used in an aggregate query", query=text, pos=None)
+        if is_aggregate and isinstance(item, BoundDistance):
+            raise malformed("DISTANCE() cannot be used in an aggregate query", query=text, pos=None)
         if isinstance(item, BoundGrouping) and not group_kind:
             raise malformed(
                 "GROUPING() can only be used with GROUP BY ROLLUP or GROUP BY CUBE",
@@ -865,6 +926,8 @@ def _check_grouping(
                 f"Field must be grouped or aggregated: {item.path.field.name}", query=text, pos=None
             )
     for path in _condition_paths(having):
+        if isinstance(path, BoundDistance):
+            raise malformed("Field must be grouped or aggregated: DISTANCE", query=text, pos=None)
         if not grouping.covers(path):
             field_name = path.field.name if isinstance(path, BoundPath) else path.path.field.name
             raise malformed(
@@ -872,6 +935,10 @@ def _check_grouping(
             )
     for order in order_by:
         target = order.target
+        if isinstance(target, BoundDistance):
+            raise malformed(
+                "Ordered field must be grouped or aggregated: DISTANCE", query=text, pos=None
+            )
         if isinstance(target, BoundPath | BoundDateFunction) and not grouping.covers(target):
             field_name = (
                 target.field.name if isinstance(target, BoundPath) else target.path.field.name
@@ -883,12 +950,16 @@ def _check_grouping(
             )
 
 
-def _condition_paths(expr: BoundExpr | None) -> list[BoundPath | BoundDateFunction]:
+def _condition_paths(
+    expr: BoundExpr | None,
+) -> list[BoundPath | BoundDateFunction | BoundDistance]:
     if expr is None:
         return []
     if isinstance(expr, BoundCondition):
         target = expr.target
-        return [target] if isinstance(target, BoundPath | BoundDateFunction) else []
+        if isinstance(target, BoundPath | BoundDateFunction | BoundDistance):
+            return [target]
+        return []
     if isinstance(expr, BoundNot):
         return _condition_paths(expr.operand)
     return [path for operand in expr.operands for path in _condition_paths(operand)]

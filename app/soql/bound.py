@@ -130,10 +130,28 @@ class BoundSubquery:
     query: BoundQuery
 
 
+@dataclass(frozen=True)
+class BoundDistance:
+    """DISTANCE(Location__c, GEOLOCATION(lat, lon), 'mi'): how far the record's location is from
+    a fixed point, in miles or kilometres; null when the record has no location."""
+
+    latitude: BoundPath
+    longitude: BoundPath
+    point: tuple[float, float]
+    unit: str  # "mi" or "km"
+    name: str = ""  # the output key in SELECT: the alias, or exprN
+
+
 SelectExpr = (
-    BoundColumn | BoundAggregate | BoundDateFunction | BoundTypeOf | BoundGrouping | BoundSubquery
+    BoundColumn
+    | BoundAggregate
+    | BoundDateFunction
+    | BoundTypeOf
+    | BoundGrouping
+    | BoundSubquery
+    | BoundDistance
 )
-Target = BoundPath | BoundAggregate | BoundDateFunction
+Target = BoundPath | BoundAggregate | BoundDateFunction | BoundDistance
 
 
 class ConditionKind(StrEnum):

@@ -37,6 +37,7 @@ from app.soql.bound import (
     BoundColumn,
     BoundCondition,
     BoundDateFunction,
+    BoundDistance,
     BoundExpr,
     BoundGrouping,
     BoundNot,
@@ -53,7 +54,7 @@ from app.soql.bound import (
     Target,
     TypeOfBranch,
 )
-from app.soql.functions import date_part, day_only, to_local_time
+from app.soql.functions import EARTH_RADIUS, GeoDistance, date_part, day_only, to_local_time
 from app.storage.tables import TableSet
 
 # The bound parameters every statement may take: the querying user (USING SCOPE mine) and, for
@@ -193,9 +194,18 @@ class _Joins:
             self.date_functions[function.key] = found
         return found
 
-    def expression(self, target: BoundPath | BoundDateFunction) -> ColumnElement[Any]:
+    def expression(
+        self, target: BoundPath | BoundDateFunction | BoundDistance
+    ) -> ColumnElement[Any]:
         if isinstance(target, BoundDateFunction):
             return self.date_function(target)
+        if isinstance(target, BoundDistance):
+            return GeoDistance(
+                self.column(target.latitude),
+                self.column(target.longitude),
+                target.point,
+                EARTH_RADIUS[target.unit],
+            )
         return self.column(target)
 
 
@@ -205,7 +215,9 @@ class _Columns(Protocol):
 
     def aggregate(self, aggregate: BoundAggregate) -> ColumnElement[Any]: ...
 
-    def expression(self, target: BoundPath | BoundDateFunction) -> ColumnElement[Any]: ...
+    def expression(
+        self, target: BoundPath | BoundDateFunction | BoundDistance
+    ) -> ColumnElement[Any]: ...
 
 
 def _target(joins: _Columns, target: Target) -> ColumnElement[Any]:
@@ -473,6 +485,8 @@ class _RowLayout:
                 if key not in self.parent_id_index:
                     self.parent_id_index[key] = self.add(self.joins.table_for(hops[:depth]).c.Id)
             return self.add(self.joins.column(item.path))
+        if isinstance(item, BoundDistance):
+            return self.add(self.joins.expression(item))
         if isinstance(item, BoundTypeOf):
             branches = []
             for branch in item.branches:
@@ -526,7 +540,10 @@ class _UnionColumns:
     def aggregate(self, aggregate: BoundAggregate) -> ColumnElement[Any]:
         return self.columns[self.bound.select.index(aggregate)]
 
-    def expression(self, target: BoundPath | BoundDateFunction) -> ColumnElement[Any]:
+    def expression(
+        self, target: BoundPath | BoundDateFunction | BoundDistance
+    ) -> ColumnElement[Any]:
+        assert not isinstance(target, BoundDistance)  # the binder keeps it out of aggregates
         return self.columns[len(self.bound.select) + self.keys.index(_group_key(target))]
 
     def grouping_flag(self, index: int) -> ColumnElement[Any]:

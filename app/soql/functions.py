@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, Date, Integer, bindparam
+from sqlalchemy import ColumnElement, Date, Float, Integer, bindparam
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
@@ -166,3 +166,46 @@ def _to_local_sqlite(element: to_local_time, compiler: SQLCompiler, **kw: Any) -
 def _to_local_postgresql(element: to_local_time, compiler: SQLCompiler, **kw: Any) -> str:
     value, zone = _args(element, compiler, **kw)
     return f"timezone({zone}, timezone('UTC', {value}))"
+
+
+# DISTANCE() units: the mean Earth radius in each.
+EARTH_RADIUS = {"mi": 3958.7613, "km": 6371.0088}
+
+
+class GeoDistance(FunctionElement[float]):
+    """The great-circle distance from a record's location to a fixed point (haversine)."""
+
+    type = Float()
+    inherit_cache = True
+
+    def __init__(
+        self,
+        latitude: ColumnElement[Any],
+        longitude: ColumnElement[Any],
+        point: tuple[float, float],
+        radius: float,
+    ):
+        super().__init__(
+            latitude,
+            longitude,
+            bindparam(None, point[0], type_=Float()),
+            bindparam(None, point[1], type_=Float()),
+            bindparam(None, radius, type_=Float()),
+        )
+
+
+@compiles(GeoDistance)
+def _sqlite_distance(element: GeoDistance, compiler: SQLCompiler, **kw: Any) -> str:
+    # SQLite has no trigonometry: app.storage.database registers lf_distance in Python.
+    return f"lf_distance({compiler.process(element.clauses, **kw)})"
+
+
+@compiles(GeoDistance, "postgresql")
+def _postgres_distance(element: GeoDistance, compiler: SQLCompiler, **kw: Any) -> str:
+    lat1, lon1, lat2, lon2, radius = (compiler.process(c, **kw) for c in element.clauses)
+    chord = (
+        f"power(sin(radians({lat2} - {lat1}) / 2), 2) + cos(radians({lat1})) * "
+        f"cos(radians({lat2})) * power(sin(radians({lon2} - {lon1}) / 2), 2)"
+    )
+    # Rounding can push the chord a hair above 1; LEAST would also turn a null into 1.
+    return f"(2 * {radius} * asin(sqrt(CASE WHEN {chord} > 1 THEN 1 ELSE {chord} END)))"

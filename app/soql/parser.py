@@ -4,9 +4,9 @@ Syntax only: names are not resolved and literals are not checked against field t
 does both. A syntax error is Salesforce's MALFORMED_QUERY `unexpected token: 'x'` at the offending
 token, with no position when that token is the first of the query.
 
-LIMITATIONS vs real Salesforce: WITH DATA CATEGORY and DISTANCE/GEOLOCATION answer
-FUNCTIONALITY_NOT_ENABLED; currency-prefixed numbers (`USD5000`) and relationship aliases in FROM
-(`FROM Contact c, c.Account a`) are not parsed; `AND NOT x` is accepted (Salesforce rejects it).
+LIMITATIONS vs real Salesforce: WITH DATA CATEGORY answers FUNCTIONALITY_NOT_ENABLED;
+currency-prefixed numbers (`USD5000`) and relationship aliases in FROM (`FROM Contact c,
+c.Account a`) are not parsed; `AND NOT x` is accepted (Salesforce rejects it).
 """
 
 from __future__ import annotations
@@ -73,8 +73,6 @@ _WITH_MODES = ("SECURITY_ENFORCED", "USER_MODE", "SYSTEM_MODE")
 # FOR UPDATE is Apex-only: through the REST API Salesforce rejects it, and so does localforce.
 _FOR_MODES = ("VIEW", "REFERENCE")
 _UPDATE_MODES = ("TRACKING", "VIEWSTAT")
-# Functions that take literal arguments, which the AST cannot hold yet.
-_UNSUPPORTED_FUNCTIONS = frozenset({"DISTANCE", "GEOLOCATION"})
 
 # Parentheses, NOT chains and subqueries nest the recursion; stop well before Python's limit.
 MAX_DEPTH = 100
@@ -286,9 +284,11 @@ class _Parser:
 
     def _parse_call(self) -> FunctionCall:
         name = self._advance()
-        if name.value in _UNSUPPORTED_FUNCTIONS:
-            raise UnsupportedQueryFeature(f"the SOQL function {name.text}()")
+        if name.value == "GEOLOCATION":
+            raise self._unexpected(name)  # only as DISTANCE's second argument
         self._advance()  # the "(" seen by _parse_expr
+        if name.value == "DISTANCE":
+            return self._parse_distance(name)
         args: list[Expr] = []
         if self._tok.type is not TokenType.RPAREN:
             with self._nested():
@@ -298,6 +298,32 @@ class _Parser:
                     args.append(self._parse_expr())
         self._expect_type(TokenType.RPAREN)
         return FunctionCall(name.text, tuple(args), name.pos)
+
+    def _parse_distance(self, name: Token) -> FunctionCall:
+        """`DISTANCE(Location__c, GEOLOCATION(37.77, -122.42), 'mi')` after its "("."""
+        field = self._parse_path()
+        self._expect_type(TokenType.COMMA)
+        self._expect("GEOLOCATION")
+        self._expect_type(TokenType.LPAREN)
+        latitude = self._parse_number()
+        self._expect_type(TokenType.COMMA)
+        longitude = self._parse_number()
+        self._expect_type(TokenType.RPAREN)
+        self._expect_type(TokenType.COMMA)
+        unit = self._tok
+        if unit.type is not TokenType.STRING:
+            raise self._unexpected()
+        self._advance()
+        self._expect_type(TokenType.RPAREN)
+        unit_literal = Literal(LiteralKind.STRING, unit.value, unit.text, unit.pos)
+        return FunctionCall(name.text, (field,), name.pos, (latitude, longitude, unit_literal))
+
+    def _parse_number(self) -> Literal:
+        token = self._tok
+        if token.type not in (TokenType.INTEGER, TokenType.DECIMAL):
+            raise self._unexpected()
+        self._advance()
+        return Literal(_LITERAL_TOKENS[token.type], token.value, token.text, token.pos)
 
     # -- clauses ---------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from app.soql.bound import (
     BoundAggregate,
     BoundColumn,
     BoundDateFunction,
+    BoundDistance,
     BoundGrouping,
     Hop,
     Transform,
@@ -34,6 +35,7 @@ from app.soql.formatting import format_value, to_label
 Fetch = Callable[[Select[Any], dict[str, Any]], Sequence[Sequence[Any]]]
 # The type of an aggregate of numbers: written as a double.
 _DOUBLE = FieldDef(name="expr", type=FieldType.DOUBLE, label="expr", scale=2)
+_DISTANCE_JSON = json_converter(_DOUBLE)
 
 
 def _aggregate_value(aggregate: BoundAggregate, value: Any, zone: str) -> Any:
@@ -111,6 +113,9 @@ def _record_plan(compiled: CompiledQuery, zone: str) -> list[_Planned]:
     for item, slot in zip(compiled.bound.select, compiled.value_index, strict=True):
         if not isinstance(slot, int):
             plan.append(slot)
+            continue
+        if isinstance(item, BoundDistance):
+            plan.append(_Column((), item.name, _DISTANCE_JSON, slot))
             continue
         assert isinstance(item, BoundColumn)
         hops = []

@@ -154,6 +154,9 @@ class SelectListBinder:
             self.out.items.append(self._grouping(item, expr))
             return
         name = self._function_name(item)
+        if upper == "DISTANCE":
+            self.out.items.append(binder.distance(self.root, self.alias, expr, name))
+            return
         if upper in DATE_FUNCTIONS:
             self.out.items.append(binder.date_function(self.root, self.alias, expr, name))
             return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -29,8 +30,23 @@ def to_local_time(value: str | None, zone: str) -> str | None:
     return moment.replace(tzinfo=None).isoformat(sep=" ")
 
 
+def great_circle_distance(
+    lat1: float | None, lon1: float | None, lat2: float, lon2: float, radius: float
+) -> float | None:
+    """Haversine distance on a sphere of `radius`: SOQL's DISTANCE() on SQLite, which has no
+    trigonometry of its own. Null when the record has no location."""
+    if lat1 is None or lon1 is None:
+        return None
+    phi1, phi2 = math.radians(lat1), math.radians(lat2)
+    half_dphi = math.radians(lat2 - lat1) / 2
+    half_dlambda = math.radians(lon2 - lon1) / 2
+    chord = math.sin(half_dphi) ** 2 + math.cos(phi1) * math.cos(phi2) * math.sin(half_dlambda) ** 2
+    return 2 * radius * math.asin(min(1.0, math.sqrt(chord)))
+
+
 def _sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
     dbapi_connection.create_function("lf_to_local", 2, to_local_time, deterministic=True)
+    dbapi_connection.create_function("lf_distance", 5, great_circle_distance, deterministic=True)
     dbapi_connection.create_function(WILDCARD_FUNCTION, 2, wildcard_match, deterministic=True)
     cursor = dbapi_connection.cursor()
     # WAL lets readers run while a request writes; NORMAL sync is safe with WAL.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app.metadata.model import SObjectDef
+from app.metadata.model import FieldDef, SObjectDef
 
 Record = dict[str, Any]
 
@@ -40,6 +40,15 @@ FORMULAS: dict[tuple[str, str], Callable[[Record], Any]] = {
 }
 
 
+def _location(sobject: SObjectDef, field: FieldDef, record: Record) -> Any:
+    """The compound's value mirrors its parts: both set, or null."""
+    latitude, longitude = sobject.location_parts(field)
+    lat, lon = record.get(latitude.name), record.get(longitude.name)
+    if lat is None or lon is None:
+        return None
+    return {"latitude": float(lat), "longitude": float(lon)}
+
+
 def compound_name(sobject: SObjectDef, record: Record) -> str | None:
     if sobject.compound_name is None:
         return None
@@ -54,6 +63,8 @@ def apply_derived(sobject: SObjectDef, record: Record) -> None:
         sobject.compound_name.always or not record.get("Name")
     ):
         record["Name"] = compound_name(sobject, record)
+    for field in sobject.location_fields:
+        record[field.name] = _location(sobject, field, record)
     for (sobject_name, field_name), formula in FORMULAS.items():
         if sobject_name == sobject.name and sobject.field(field_name) is not None:
             record[field_name] = formula(record)

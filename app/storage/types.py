@@ -41,6 +41,20 @@ class IdList(TypeDecorator[list[str]]):
         return None if value is None else list(json.loads(value))
 
 
+class GeoLocation(TypeDecorator[dict[str, float]]):
+    """A location compound, {latitude, longitude}, kept as JSON text. It only mirrors its two
+    component columns (derived on every write), which are what queries filter on."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: dict[str, float] | None, dialect: Dialect) -> str | None:
+        return None if value is None else json.dumps(value)
+
+    def process_result_value(self, value: str | None, dialect: Dialect) -> dict[str, float] | None:
+        return None if value is None else dict(json.loads(value))
+
+
 _TYPES: dict[FieldType, TypeEngine[Any]] = {
     FieldType.ID: String(18),
     FieldType.REFERENCE: String(18),
@@ -53,6 +67,7 @@ _TYPES: dict[FieldType, TypeEngine[Any]] = {
     FieldType.DATETIME: DateTime(),
     FieldType.TIME: Time(),
     FieldType.JUNCTIONIDLIST: IdList(),
+    FieldType.LOCATION: GeoLocation(),
 }
 
 
