@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
+from app.metadata.categories import DataCategories
 from app.metadata.loader import load_org
 from app.metadata.model import ChildRelationship, SObjectDef
 
@@ -13,7 +14,10 @@ from app.metadata.model import ChildRelationship, SObjectDef
 class SchemaRegistry:
     """All sObjects of one org. Child relationships are derived from the lookups pointing in."""
 
-    def __init__(self, objects: Iterable[SObjectDef]) -> None:
+    def __init__(
+        self, objects: Iterable[SObjectDef], data_categories: DataCategories | None = None
+    ) -> None:
+        self.data_categories = data_categories or DataCategories()
         objects = list(objects)
         children: dict[str, list[ChildRelationship]] = {o.name: [] for o in objects}
         for child in objects:
@@ -37,7 +41,9 @@ class SchemaRegistry:
 
     @classmethod
     def from_directory(cls, objects_dir: Path) -> SchemaRegistry:
-        return cls(load_org(objects_dir))
+        """The org whose objects are in `objects_dir`; its data categories sit beside it."""
+        categories = DataCategories.load(objects_dir.parent / "data_categories.yaml")
+        return cls(load_org(objects_dir), categories)
 
     def get(self, name: str) -> SObjectDef | None:
         return self._objects.get(name.lower())

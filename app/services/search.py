@@ -17,7 +17,8 @@ from app.errors import NotFound
 from app.metadata.registry import SchemaRegistry
 from app.services.context import OrgContext
 from app.services.json_body import JsonBody, parse_object
-from app.sosl.ast import DataCategoryFilter, SearchGroup, SoslQuery, WithOptions
+from app.soql.ast import DataCategoryFilter
+from app.sosl.ast import SearchGroup, SoslQuery, WithOptions
 from app.sosl.binder import MAX_SEARCH_ROWS, bind_search
 from app.sosl.compiler import CompiledSearch, compile_search
 from app.sosl.errors import malformed_search, no_search_term

@@ -177,6 +177,16 @@ class OrderKey:
 
 
 @dataclass(frozen=True)
+class DataCategoryFilter:
+    """`Geography__c BELOW (usa__c, uk__c)` of WITH DATA CATEGORY (SOQL and SOSL)."""
+
+    group: str
+    operator: str  # AT, ABOVE, BELOW, ABOVE_OR_BELOW
+    categories: tuple[str, ...]
+    pos: Position | None = None
+
+
+@dataclass(frozen=True)
 class Query:
     select: tuple[SelectItem, ...]
     sobject: str
@@ -188,5 +198,7 @@ class Query:
     order_by: tuple[OrderKey, ...] = ()
     limit: int | None = None
     offset: int | None = None
-    # Accepted and ignored clauses, kept for fidelity checks: USING SCOPE, WITH ..., FOR VIEW.
+    # USING SCOPE's value, as written.
     scope: str | None = None
+    # WITH DATA CATEGORY's filters, joined by AND.
+    data_categories: tuple[DataCategoryFilter, ...] = ()

@@ -50,6 +50,7 @@ from app.soql.bound import (
     SelectExpr,
     Target,
 )
+from app.soql.data_categories import bind_categories
 from app.soql.date_literals import OrgCalendar
 from app.soql.errors import SoqlError, malformed
 from app.soql.functions import DATE_FUNCTIONS, EARTH_RADIUS
@@ -857,6 +858,7 @@ def bind_query(binder: Binder, root: SObjectDef, query: ast.Query, depth: int = 
         offset=query.offset,
         group_kind=group_kind,
         owned_by_user=_owned_by_user(binder, root, query),
+        data_categories=bind_categories(binder.registry, root, query.data_categories, text),
     )
 
 

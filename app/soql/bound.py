@@ -11,6 +11,7 @@ from typing import Any
 
 from app.metadata.model import FieldDef, SObjectDef
 from app.soql.ast import Operator
+from app.soql.data_categories import BoundCategories
 
 
 @dataclass(frozen=True)
@@ -231,6 +232,8 @@ class BoundQuery:
     group_kind: str = ""
     # USING SCOPE mine: only records owned by the querying user.
     owned_by_user: bool = False
+    # WITH DATA CATEGORY: only the articles classified in those categories.
+    data_categories: BoundCategories | None = None
 
     @property
     def is_aggregate(self) -> bool:

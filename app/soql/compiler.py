@@ -54,6 +54,7 @@ from app.soql.bound import (
     Target,
     TypeOfBranch,
 )
+from app.soql.data_categories import category_condition
 from app.soql.functions import EARTH_RADIUS, GeoDistance, date_part, day_only, to_local_time
 from app.storage.tables import TableSet
 
@@ -403,6 +404,8 @@ def _filters(joins: _Joins, bound: BoundQuery, include_deleted: bool) -> list[Co
         filters.append(root.c.IsDeleted.is_(False))
     if bound.owned_by_user:
         filters.append(root.c.OwnerId == bindparam(USER_PARAM))
+    if bound.data_categories is not None:
+        filters.append(category_condition(bound.data_categories, root, joins.tables))
     if bound.where is not None:
         filters.append(_condition(joins, bound.where))
     return filters

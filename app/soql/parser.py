@@ -4,9 +4,9 @@ Syntax only: names are not resolved and literals are not checked against field t
 does both. A syntax error is Salesforce's MALFORMED_QUERY `unexpected token: 'x'` at the offending
 token, with no position when that token is the first of the query.
 
-LIMITATIONS vs real Salesforce: WITH DATA CATEGORY answers FUNCTIONALITY_NOT_ENABLED;
-currency-prefixed numbers (`USD5000`) and relationship aliases in FROM (`FROM Contact c,
-c.Account a`) are not parsed; `AND NOT x` is accepted (Salesforce rejects it).
+LIMITATIONS vs real Salesforce: currency-prefixed numbers (`USD5000`) and relationship aliases
+in FROM (`FROM Contact c, c.Account a`) are not parsed; `AND NOT x` is accepted (Salesforce
+rejects it).
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import ClassVar
 
-from app.errors import UnsupportedQueryFeature
+from app.metadata.categories import OPERATORS as CATEGORY_OPERATORS
 from app.soql.ast import (
     And,
     Comparison,
     Condition,
+    DataCategoryFilter,
     FieldPath,
     FunctionCall,
     IncludesCondition,
@@ -100,6 +101,7 @@ class _Clauses:
     order_by: tuple[OrderKey, ...] = ()
     limit: int | None = None
     offset: int | None = None
+    data_categories: tuple[DataCategoryFilter, ...] = ()
 
 
 class _Parser:
@@ -200,6 +202,7 @@ class _Parser:
             limit=clauses.limit,
             offset=clauses.offset,
             scope=clauses.scope,
+            data_categories=clauses.data_categories,
         )
 
     def _parse_select_list(self) -> tuple[SelectItem, ...]:
@@ -338,9 +341,33 @@ class _Parser:
 
     def _parse_with(self, clauses: _Clauses) -> None:
         self._advance()
-        if self._at("DATA"):
-            raise UnsupportedQueryFeature("SOQL WITH DATA CATEGORY")
+        if self._accept("DATA"):
+            self._expect("CATEGORY")
+            filters = [self._parse_category_filter()]
+            while self._accept("AND"):
+                filters.append(self._parse_category_filter())
+            clauses.data_categories = tuple(filters)
+            return
         self._expect(*_WITH_MODES)
+
+    def _parse_category_filter(self) -> DataCategoryFilter:
+        """`Geography__c AT usa__c` or `Geography__c BELOW (usa__c, uk__c)`."""
+        group = self._expect_type(TokenType.IDENT)
+        operator = self._expect(*CATEGORY_OPERATORS)
+        if self._tok.type is TokenType.LPAREN:
+            self._advance()
+            names = self._parse_name_list()
+            self._expect_type(TokenType.RPAREN)
+        else:
+            names = (self._expect_type(TokenType.IDENT).text,)
+        return DataCategoryFilter(group.text, str(operator.value), names, group.pos)
+
+    def _parse_name_list(self) -> tuple[str, ...]:
+        names = [self._expect_type(TokenType.IDENT).text]
+        while self._tok.type is TokenType.COMMA:
+            self._advance()
+            names.append(self._expect_type(TokenType.IDENT).text)
+        return tuple(names)
 
     def _parse_group_by(self, clauses: _Clauses) -> None:
         self._advance()

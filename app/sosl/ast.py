@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from app.soql import ast as soql_ast
-from app.soql.ast import Position
+from app.soql.ast import DataCategoryFilter, Position
 
 WILDCARDS = frozenset("*?")
 
@@ -107,13 +107,6 @@ class Returning:
     pos: Position | None
     query: soql_ast.Query
     source: SoqlSource
-
-
-@dataclass(frozen=True)
-class DataCategoryFilter:
-    group: str
-    operator: str  # AT, ABOVE, BELOW, ABOVE_OR_BELOW
-    categories: tuple[str, ...]
 
 
 @dataclass(frozen=True)

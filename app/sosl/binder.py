@@ -4,15 +4,16 @@ its field list, WHERE and ORDER BY bind as SOQL does (same errors, positioned in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.metadata.model import SObjectDef
 from app.metadata.registry import SchemaRegistry
 from app.soql.binder import bind as bind_soql
 from app.soql.bound import BoundQuery
+from app.soql.data_categories import bind_categories, is_article
 from app.soql.errors import SoqlError
 from app.sosl.ast import Returning, SearchGroup, SearchTerm, SoslQuery, WithOptions
-from app.sosl.errors import SoslError, from_soql
+from app.sosl.errors import SoslError, from_soql, malformed_search
 from app.sosl.parser import returning_from_parts
 from app.storage.search_index import FieldGroup, SearchSpec, search_spec
 
@@ -68,7 +69,7 @@ def _error_at(returning: Returning, code: str, reason: str) -> SoslError:
     return SoslError(code, reason)
 
 
-def _target(registry: SchemaRegistry, returning: Returning) -> BoundTarget:
+def _target(registry: SchemaRegistry, returning: Returning, options: WithOptions) -> BoundTarget:
     try:
         bound = bind_soql(registry, returning.source.text, returning.query)
     except SoqlError as error:
@@ -77,6 +78,13 @@ def _target(registry: SchemaRegistry, returning: Returning) -> BoundTarget:
     if spec is None:
         reason = f"entity type {bound.sobject.name} does not support search"
         raise _error_at(returning, "INVALID_TYPE", reason)
+    if options.data_categories and is_article(bound.sobject):
+        # WITH DATA CATEGORY filters the articles among the objects searched, not the others.
+        try:
+            categories = bind_categories(registry, bound.sobject, options.data_categories, "")
+        except SoqlError as error:
+            raise malformed_search(error.reason) from None
+        bound = replace(bound, data_categories=categories)
     return BoundTarget(sobject=bound.sobject, spec=spec, query=bound)
 
 
@@ -90,7 +98,7 @@ def bind_search(registry: SchemaRegistry, query: SoslQuery) -> BoundSearch:
     targets: list[BoundTarget] = []
     seen: set[str] = set()
     for item in returning:
-        target = _target(registry, item)
+        target = _target(registry, item, query.options)
         if target.sobject.name in seen:
             reason = f"duplicate entity: {target.sobject.name}"
             raise _error_at(item, "MALFORMED_SEARCH", reason)

@@ -30,7 +30,6 @@ from sqlalchemy import (
     String,
     and_,
     bindparam,
-    false,
     func,
     literal,
     literal_column,
@@ -241,9 +240,6 @@ class _ObjectCompiler:
                 entries.c.IsDeleted.is_(False),
             )
             filters.append(root.c.Id.in_(in_book))
-        if options.data_categories and self.spec.sobject.endswith("__kav"):
-            # No article of this org is assigned to a data category, so none is in one.
-            filters.append(false())
         return filters
 
 

@@ -18,12 +18,11 @@ from dataclasses import replace
 
 from app.errors import UnsupportedQueryFeature
 from app.soql import ast as soql_ast
-from app.soql.ast import Position
+from app.soql.ast import DataCategoryFilter, Position
 from app.soql.errors import SoqlError
 from app.soql.parser import parse as parse_soql
 from app.soql.tokens import Token, TokenType, scan
 from app.sosl.ast import (
-    DataCategoryFilter,
     Returning,
     SearchGroup,
     SearchTerm,
@@ -392,7 +391,8 @@ class _StatementParser:
         return tuple(filters)
 
     def data_category(self) -> DataCategoryFilter:
-        group = self.expect_type(TokenType.IDENT).text
+        group_token = self.expect_type(TokenType.IDENT)
+        group = group_token.text
         operator = str(self.expect(*_CATEGORY_OPERATORS).value)
         if self.at_type(TokenType.LPAREN):
             self.advance()
@@ -403,7 +403,7 @@ class _StatementParser:
             self.expect_type(TokenType.RPAREN)
         else:
             names = [self.expect_type(TokenType.IDENT).text]
-        return DataCategoryFilter(group, operator, tuple(names))
+        return DataCategoryFilter(group, operator, tuple(names), group_token.pos)
 
 
 def _replace(options: WithOptions, **changes: object) -> WithOptions:

@@ -41,6 +41,7 @@ _PLACEHOLDER = re.compile(r"<([A-Z_]+)>")
 class Corpus:
     name: str
     objects: tuple[dict[str, Any], ...]
+    data_categories: dict[str, Any]
     fixtures: tuple[dict[str, Any], ...]
     delete: tuple[str, ...]
     placeholders: dict[str, str]
@@ -55,6 +56,7 @@ def load_corpora() -> dict[str, Corpus]:
         corpora[name] = Corpus(
             name=name,
             objects=tuple(raw.get("objects", ())),
+            data_categories=dict(raw.get("data_categories", {})),
             fixtures=tuple(raw.get("fixtures", ())),
             delete=tuple(raw.get("delete", ())),
             placeholders=dict(raw.get("placeholders", {})),
@@ -157,6 +159,9 @@ def open_org_with_objects(
     for definition in corpus.objects:
         text = yaml.safe_dump(definition, sort_keys=False)
         (objects_dir / f"{definition['name']}.yaml").write_text(text, encoding="utf-8")
+    if corpus.data_categories:
+        categories = yaml.safe_dump(corpus.data_categories, sort_keys=False)
+        (objects_dir.parent / "data_categories.yaml").write_text(categories, encoding="utf-8")
     url = factory.new_url(template=template)
     tables = TableSet(SchemaRegistry.from_directory(objects_dir))
     engine = create_engine(url)
@@ -193,7 +198,7 @@ class Orgs:
         if corpus_name not in self.orgs:
             corpus = CORPORA[corpus_name]
             client = self.api
-            if corpus.objects:
+            if corpus.objects or corpus.data_categories:
                 opened = open_org_with_objects(
                     corpus, self.factory, self.template, self.tmp.mktemp("seed")
                 )

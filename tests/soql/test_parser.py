@@ -13,6 +13,7 @@ from app.soql.ast import (
     And,
     Comparison,
     Condition,
+    DataCategoryFilter,
     FieldPath,
     FunctionCall,
     IncludesCondition,
@@ -50,6 +51,9 @@ def render(query: Query) -> str:
         parts.append("USING SCOPE " + query.scope)
     if query.where:
         parts.append("WHERE " + _condition(query.where))
+    if query.data_categories:
+        filters = [_category(item) for item in query.data_categories]
+        parts.append("WITH DATA CATEGORY " + " AND ".join(filters))
     if query.group_by:
         parts.append("GROUP BY " + ", ".join(_expr(e) for e in query.group_by))
     if query.having:
@@ -80,7 +84,16 @@ def _item(item: SelectItem) -> str:
 def _expr(expr: FieldPath | FunctionCall) -> str:
     if isinstance(expr, FieldPath):
         return expr.text
+    if expr.literals:  # DISTANCE(field, GEOLOCATION(lat, lon), 'unit')
+        latitude, longitude, unit = expr.literals
+        point = f"GEOLOCATION({latitude.text}, {longitude.text})"
+        return f"{expr.name}({_expr(expr.args[0])}, {point}, {unit.text})"
     return f"{expr.name}({', '.join(_expr(arg) for arg in expr.args)})"
+
+
+def _category(item: DataCategoryFilter) -> str:
+    names = item.categories[0] if len(item.categories) == 1 else f"({', '.join(item.categories)})"
+    return f"{item.group} {item.operator} {names}"
 
 
 def _order_key(key: OrderKey) -> str:
