@@ -50,8 +50,11 @@ def api_version(ctx: OrgContext) -> int:
     return int(float(ctx.base_path.rsplit("/v", 1)[-1]))
 
 
-def execute(conn: Connection, compiled: CompiledSearch, base_path: str) -> list[dict[str, Any]]:
-    """The records of every object, in RETURNING order, within the overall LIMIT."""
+def execute(
+    conn: Connection, compiled: CompiledSearch, base_path: str, zone: str = "UTC"
+) -> list[dict[str, Any]]:
+    """The records of every object, in RETURNING order, within the overall LIMIT; FORMAT()
+    writes datetimes in `zone`."""
     remaining = compiled.bound.limit
     records: list[dict[str, Any]] = []
     for target in compiled.targets:
@@ -60,7 +63,7 @@ def execute(conn: Connection, compiled: CompiledSearch, base_path: str) -> list[
             continue
         statement = target.compiled.statement.limit(limit).offset(target.target.offset)
         rows = conn.execute(statement).all()
-        records.extend(shape_target(compiled, target, rows, base_path))
+        records.extend(shape_target(compiled, target, rows, base_path, zone))
         remaining -= len(rows)
     return records
 
@@ -79,7 +82,7 @@ def run_search(conn: Connection, ctx: OrgContext, text: str | None) -> Any:
     if text is None or not text.strip():
         raise no_search_term()
     compiled = prepare(ctx.registry, ctx.tables, conn.dialect.name, text)
-    return respond(ctx, compiled, execute(conn, compiled, ctx.base_path))
+    return respond(ctx, compiled, execute(conn, compiled, ctx.base_path, ctx.org_calendar.zone))
 
 
 # -- parameterized search ------------------------------------------------------------------
@@ -217,7 +220,7 @@ def _run_parameterized(conn: Connection, ctx: OrgContext, query: SoslQuery) -> A
     if api_version(ctx) < SEARCH_RECORDS_SINCE:
         raise NotFound()  # parameterized search arrived in API 36.0
     compiled = prepare_query(ctx.registry, ctx.tables, conn.dialect.name, query)
-    return respond(ctx, compiled, execute(conn, compiled, ctx.base_path))
+    return respond(ctx, compiled, execute(conn, compiled, ctx.base_path, ctx.org_calendar.zone))
 
 
 def run_parameterized_get(conn: Connection, ctx: OrgContext, params: list[tuple[str, str]]) -> Any:

@@ -7,9 +7,8 @@ row and column). Each RETURNING object's field list and clauses are handed to th
 as the query `SELECT <fields> FROM <object> <clauses>`, and its errors are moved back to where
 the offending token is in the statement.
 
-LIMITATIONS: `USING LISTVIEW` and toLabel()/FORMAT()/convertCurrency() in field lists answer
-FUNCTIONALITY_NOT_ENABLED; a top-level OFFSET is rejected as in Salesforce (OFFSET belongs to a
-RETURNING object).
+LIMITATIONS: `USING LISTVIEW` answers FUNCTIONALITY_NOT_ENABLED; a top-level OFFSET is rejected
+as in Salesforce (OFFSET belongs to a RETURNING object).
 """
 
 from __future__ import annotations

@@ -87,9 +87,10 @@ def shape_target(
     target: CompiledTarget,
     rows: Sequence[Sequence[Any]],
     base_path: str,
+    zone: str = "UTC",
 ) -> list[dict[str, Any]]:
     assert target.compiled is not None
-    records = shape_rows(target.compiled, rows, base_path)
+    records = shape_rows(target.compiled, rows, base_path, zone=zone)
     options = search.bound.options
     if not (options.snippet or options.highlight):
         return records
