@@ -58,8 +58,8 @@ from app.soql.select_list import MAX_FIELDS_LIMIT, SelectListBinder, bind_group_
 from app.storage.ids import normalize_id
 
 MAX_PARENT_DEPTH = 5
-# Parent-to-child subqueries nest up to 5 levels (API 58 and later).
-MAX_CHILD_DEPTH = 5
+# Parent-to-child queries reach 5 levels (API 58 and later): the root and 4 nested subqueries.
+MAX_CHILD_DEPTH = 4
 MAX_SEMI_JOINS = 2
 MAX_OFFSET = 2000
 # Levels of AND inside OR inside AND...: each is a level of parentheses in the SQL, and SQLite's
@@ -286,6 +286,20 @@ class Binder:
             name=name,
         )
 
+    def grouping(
+        self, root: SObjectDef, alias: str | None, call: ast.FunctionCall, name: str = ""
+    ) -> BoundGrouping:
+        """`GROUPING(Status)`: 1 on the ROLLUP/CUBE rows that sum over Status, else 0."""
+        if len(call.args) != 1:
+            raise malformed("GROUPING() takes exactly one field", query=self.text, pos=call.pos)
+        arg = call.args[0]
+        target: BoundPath | BoundDateFunction
+        if isinstance(arg, ast.FieldPath):
+            target = self.path(root, alias, arg)
+        else:
+            target = self.date_function(root, alias, arg)
+        return BoundGrouping(target=target, name=name)
+
     # -- literals -------------------------------------------------------------------------
 
     def _mismatch(self, field: FieldDef, literal: ast.Literal) -> SoqlError:
@@ -436,18 +450,29 @@ class Binder:
         return BoundCondition(kind, target, None, values)
 
     def child_query(
-        self, parent: SObjectDef, parent_alias: str | None, item: ast.SelectSubquery, depth: int
+        self,
+        parent: ast.Query,
+        parent_sobject: SObjectDef,
+        item: ast.SelectSubquery,
+        depth: int,
     ) -> BoundSubquery:
-        """`(SELECT ... FROM Cases ...)` on `parent`: FROM names a child relationship."""
+        """`(SELECT ... FROM Cases ...)` in `parent`: FROM names a child relationship."""
         query = item.query
+        parent_alias = parent.alias
+        if query.offset is not None and parent.limit != 1:
+            raise malformed(
+                "OFFSET is allowed in a subquery only when the outer query has LIMIT 1",
+                query=self.text,
+                pos=item.pos,
+            )
         name = query.sobject
         if "." in name:
             # `FROM Account.Contacts` names the relationship through its parent.
             owner, _, name = name.rpartition(".")
-            if owner.lower() not in {parent.name.lower(), (parent_alias or "").lower()}:
+            if owner.lower() not in {parent_sobject.name.lower(), (parent_alias or "").lower()}:
                 name = query.sobject
         wanted = name.lower()
-        relationships = parent.child_relationships
+        relationships = parent_sobject.child_relationships
         relationship = next(
             (r for r in relationships if (r.relationship_name or "").lower() == wanted), None
         )
@@ -460,8 +485,8 @@ class Binder:
             )
         if depth + 1 > MAX_CHILD_DEPTH:
             raise malformed(
-                "SOQL statements cannot query relationships that are more than 5 levels away "
-                "from the root entity object.",
+                "Parent-to-child queries reach at most 5 levels: the outer query and 4 nested "
+                "subqueries",
                 query=self.text,
                 pos=item.pos,
             )
@@ -619,6 +644,8 @@ class Binder:
             return self.date_function(root, alias, left)
         if left.name.upper() == "DISTANCE":
             return self.distance(root, alias, left)
+        if left.name.upper() == "GROUPING":
+            return self.grouping(root, alias, left)
         return aggregates.find_or_add(self, root, alias, left)
 
 
@@ -667,6 +694,8 @@ def _target_field(target: Target) -> FieldDef:
         return target.field
     if isinstance(target, BoundDistance):
         return DISTANCE_FIELD
+    if isinstance(target, BoundGrouping):
+        return COUNT_FIELD
     if isinstance(target, BoundDateFunction):
         field_name = f"{target.function}({target.path.field.name})"
         if target.function == "DAY_ONLY":
@@ -791,12 +820,6 @@ def bind_query(binder: Binder, root: SObjectDef, query: ast.Query, depth: int = 
     _check_record_only_items(text, select, is_aggregate, group_kind)
     grouping = _Grouping(group_by)
     for expr_item in select:
-        if isinstance(expr_item, BoundGrouping) and not grouping.covers(expr_item.target):
-            raise malformed(
-                f"GROUPING() takes a field of the ROLLUP or CUBE: {expr_item.name}",
-                query=text,
-                pos=None,
-            )
         if isinstance(
             expr_item,
             BoundAggregate | BoundGrouping | BoundSubquery | BoundTypeOf | BoundDistance,
@@ -831,6 +854,8 @@ def bind_query(binder: Binder, root: SObjectDef, query: ast.Query, depth: int = 
             target = binder.date_function(root, alias, order_key.expr)
         elif order_key.expr.name.upper() == "DISTANCE":
             target = binder.distance(root, alias, order_key.expr)
+        elif order_key.expr.name.upper() == "GROUPING":
+            target = binder.grouping(root, alias, order_key.expr)
         else:
             _no_bare_convert_timezone(binder, order_key.expr)
             target = aggregates.find_or_add(binder, root, alias, order_key.expr)
@@ -845,6 +870,10 @@ def bind_query(binder: Binder, root: SObjectDef, query: ast.Query, depth: int = 
             pos=None,
         )
     hidden = [a for a in aggregates.by_key.values() if a.name.startswith("__hidden")]
+    groupings = [item for item in select if isinstance(item, BoundGrouping)]
+    groupings += [o.target for o in order_by if isinstance(o.target, BoundGrouping)]
+    groupings += [t for t in _condition_targets(having) if isinstance(t, BoundGrouping)]
+    _check_groupings(text, groupings, grouping, group_kind)
     _check_grouping(text, select, group_by, having, order_by, count_only, hidden)
     return BoundQuery(
         sobject=root,
@@ -878,9 +907,28 @@ def _check_record_only_items(
             raise malformed("TYPEOF cannot be used in an aggregate query", query=text, pos=None)
         if is_aggregate and isinstance(item, BoundDistance):
             raise malformed("DISTANCE() cannot be used in an aggregate query", query=text, pos=None)
-        if isinstance(item, BoundGrouping) and not group_kind:
+
+
+
+def _check_groupings(
+    text: str, groupings: list[BoundGrouping], grouping: _Grouping, group_kind: str
+) -> None:
+    """GROUPING() (in SELECT, HAVING or ORDER BY) needs ROLLUP or CUBE, and one of its keys."""
+    for item in groupings:
+        if not group_kind:
             raise malformed(
                 "GROUPING() can only be used with GROUP BY ROLLUP or GROUP BY CUBE",
+                query=text,
+                pos=None,
+            )
+        if not grouping.covers(item.target):
+            field_name = (
+                item.target.field.name
+                if isinstance(item.target, BoundPath)
+                else item.target.path.field.name
+            )
+            raise malformed(
+                f"GROUPING() takes a field of the ROLLUP or CUBE: {field_name}",
                 query=text,
                 pos=None,
             )
@@ -950,6 +998,16 @@ def _check_grouping(
                 query=text,
                 pos=None,
             )
+
+
+def _condition_targets(expr: BoundExpr | None) -> list[Target]:
+    if expr is None:
+        return []
+    if isinstance(expr, BoundCondition):
+        return [expr.target]
+    if isinstance(expr, BoundNot):
+        return _condition_targets(expr.operand)
+    return [target for operand in expr.operands for target in _condition_targets(operand)]
 
 
 def _condition_paths(

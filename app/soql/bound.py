@@ -152,7 +152,7 @@ SelectExpr = (
     | BoundSubquery
     | BoundDistance
 )
-Target = BoundPath | BoundAggregate | BoundDateFunction | BoundDistance
+Target = BoundPath | BoundAggregate | BoundDateFunction | BoundDistance | BoundGrouping
 
 
 class ConditionKind(StrEnum):

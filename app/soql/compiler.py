@@ -164,6 +164,9 @@ class _Joins:
             self.aliases[key] = joined
         return joined
 
+    def grouping(self, grouping: BoundGrouping) -> ColumnElement[Any]:
+        raise AssertionError("GROUPING() is ROLLUP's and CUBE's; the binder keeps it there")
+
     def aggregate(self, aggregate: BoundAggregate) -> ColumnElement[Any]:
         if aggregate.path is None:
             return func.count()
@@ -216,6 +219,8 @@ class _Columns(Protocol):
 
     def aggregate(self, aggregate: BoundAggregate) -> ColumnElement[Any]: ...
 
+    def grouping(self, grouping: BoundGrouping) -> ColumnElement[Any]: ...
+
     def expression(
         self, target: BoundPath | BoundDateFunction | BoundDistance
     ) -> ColumnElement[Any]: ...
@@ -224,6 +229,8 @@ class _Columns(Protocol):
 def _target(joins: _Columns, target: Target) -> ColumnElement[Any]:
     if isinstance(target, BoundAggregate):
         return joins.aggregate(target)
+    if isinstance(target, BoundGrouping):
+        return joins.grouping(target)
     return joins.expression(target)
 
 
@@ -551,6 +558,9 @@ class _UnionColumns:
 
     def grouping_flag(self, index: int) -> ColumnElement[Any]:
         return self.columns[len(self.bound.select) + len(self.keys) + index]
+
+    def grouping(self, grouping: BoundGrouping) -> ColumnElement[Any]:
+        return self.grouping_flag(self.keys.index(_group_key(grouping.target)))
 
 
 def _group_key(target: BoundPath | BoundDateFunction) -> tuple[Any, ...]:

@@ -36,12 +36,13 @@ Fetch = Callable[[Select[Any], dict[str, Any]], Sequence[Sequence[Any]]]
 # The type of an aggregate of numbers: written as a double.
 _DOUBLE = FieldDef(name="expr", type=FieldType.DOUBLE, label="expr", scale=2)
 _DISTANCE_JSON = json_converter(_DOUBLE)
+_INTEGER = FieldDef(name="expr", type=FieldType.INT, label="expr")
 
 
 def _aggregate_value(aggregate: BoundAggregate, value: Any, zone: str) -> Any:
     if aggregate.function in (AggregateFunction.COUNT, AggregateFunction.COUNT_DISTINCT):
         number = int(value or 0)
-        return format_value(_DOUBLE, number, zone) if aggregate.formatted else number
+        return format_value(_INTEGER, number, zone) if aggregate.formatted else number
     if aggregate.function in (AggregateFunction.SUM, AggregateFunction.AVG):
         if value is None:
             return None

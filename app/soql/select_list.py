@@ -91,7 +91,7 @@ class SelectListBinder:
     def bind(self) -> SelectList:
         for item in self.query.select:
             if isinstance(item, ast.SelectSubquery):
-                subquery = self.binder.child_query(self.root, self.alias, item, self.depth)
+                subquery = self.binder.child_query(self.query, self.root, item, self.depth)
                 self._claim(subquery.relationship, None)
                 self.out.items.append(subquery)
             elif isinstance(item, ast.SelectTypeOf):
@@ -216,16 +216,7 @@ class SelectListBinder:
         self.out.items.append(BoundColumn(path, transform=kind, alias=item.alias))
 
     def _grouping(self, item: ast.SelectField, call: ast.FunctionCall) -> BoundGrouping:
-        binder = self.binder
-        if len(call.args) != 1:
-            raise malformed("GROUPING() takes exactly one field", query=binder.text, pos=call.pos)
-        arg = call.args[0]
-        target: BoundPath | BoundDateFunction
-        if isinstance(arg, ast.FieldPath):
-            target = binder.path(self.root, self.alias, arg)
-        else:
-            target = binder.date_function(self.root, self.alias, arg)
-        return BoundGrouping(target=target, name=self._function_name(item))
+        return self.binder.grouping(self.root, self.alias, call, self._function_name(item))
 
     # -- TYPEOF ---------------------------------------------------------------------------
 

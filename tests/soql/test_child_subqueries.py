@@ -13,6 +13,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import event
 
 from app.api.state import AppState
+from app.metadata.loader import load_object
+from app.metadata.registry import SchemaRegistry
+from app.soql.binder import bind
+from app.soql.errors import SoqlError
+from app.soql.parser import parse
 from tests.conftest import API
 
 
@@ -94,3 +99,45 @@ def test_child_limit_applies_per_parent(api: TestClient) -> None:
         got = record["OrderItems"]
         assert (got is None) == (not expected)
         assert ([child["Id"] for child in got["records"]] if got else []) == expected
+
+
+# A reply to a reply to ...: a chain of child relationships as deep as a test needs.
+REPLIES = SchemaRegistry(
+    [
+        load_object(
+            {
+                "name": "Zq_Reply__c",
+                "keyPrefix": "a7Z",
+                "fields": {
+                    "Name": {"type": "string"},
+                    "Parent__c": {
+                        "type": "reference",
+                        "referenceTo": ["Zq_Reply__c"],
+                        "relationshipName": "Parent__r",
+                        "childRelationshipName": "Answers__r",
+                    },
+                },
+            }
+        )
+    ]
+)
+
+
+def _nested(levels: int) -> str:
+    query = "SELECT Name FROM Answers__r"
+    for _ in range(levels - 2):
+        query = f"SELECT Name, ({query}) FROM Answers__r"
+    return f"SELECT Name, ({query}) FROM Zq_Reply__c"
+
+
+def test_five_levels_of_parent_to_child_queries_bind_and_six_do_not() -> None:
+    five = _nested(5)
+    assert five.count("SELECT") == 5
+    bind(REPLIES, five, parse(five))
+    six = _nested(6)
+    with pytest.raises(SoqlError) as raised:
+        bind(REPLIES, six, parse(six))
+    assert raised.value.error_code == "MALFORMED_QUERY"
+    assert raised.value.reason == (
+        "Parent-to-child queries reach at most 5 levels: the outer query and 4 nested subqueries"
+    )
