@@ -909,7 +909,6 @@ def _check_record_only_items(
             raise malformed("DISTANCE() cannot be used in an aggregate query", query=text, pos=None)
 
 
-
 def _check_groupings(
     text: str, groupings: list[BoundGrouping], grouping: _Grouping, group_kind: str
 ) -> None:
