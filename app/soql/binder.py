@@ -54,6 +54,7 @@ from app.soql.data_categories import bind_categories
 from app.soql.date_literals import OrgCalendar
 from app.soql.errors import SoqlError, malformed
 from app.soql.functions import DATE_FUNCTIONS, EARTH_RADIUS
+from app.soql.name_entity import TYPE_FIELD, name_field
 from app.soql.select_list import MAX_FIELDS_LIMIT, SelectListBinder, bind_group_by
 from app.storage.ids import normalize_id
 
@@ -121,12 +122,10 @@ class Binder:
             raise self._error("INVALID_TYPE", _BAD_TYPE.format(name=name), pos)
         return sobject
 
-    def _target(self, lookup: FieldDef) -> SObjectDef | None:
-        for name in lookup.reference_to:
-            target = self.registry.get(name)
-            if target is not None:
-                return target
-        return None
+    def _targets(self, lookup: FieldDef) -> list[SObjectDef]:
+        """The objects of this org that the lookup can point at."""
+        found = (self.registry.get(name) for name in lookup.reference_to)
+        return [target for target in found if target is not None]
 
     def path(self, root: SObjectDef, alias: str | None, node: ast.FieldPath) -> BoundPath:
         parts = list(node.parts)
@@ -135,15 +134,23 @@ class Binder:
             parts = parts[1:]  # `OrderItem.Order.AccountId` on OrderItem, `c.Name` with alias c
         hops: list[Hop] = []
         current = root
-        for relationship in parts[:-1]:
+        for index, relationship in enumerate(parts[:-1]):
             lookup = current.field_by_relationship(relationship)
-            target = self._target(lookup) if lookup is not None else None
-            if lookup is None or target is None:
+            targets = self._targets(lookup) if lookup is not None else []
+            if lookup is None or not targets:
                 raise self._error(
                     "INVALID_FIELD", _BAD_RELATIONSHIP.format(name=relationship), node.pos
                 )
-            hops.append(Hop(lookup=lookup, target=target))
-            current = target
+            if len(targets) > 1:
+                # A polymorphic lookup reads the Name entity, which has no lookups to follow.
+                if index != len(parts) - 2:
+                    raise self._error(
+                        "INVALID_FIELD", _BAD_RELATIONSHIP.format(name=parts[index + 1]), node.pos
+                    )
+                hops.append(Hop(lookup=lookup, target=targets[0], alternatives=tuple(targets)))
+                return BoundPath(hops=tuple(hops), field=self._name_field(targets, parts[-1], node))
+            hops.append(Hop(lookup=lookup, target=targets[0]))
+            current = targets[0]
         if len(hops) > MAX_PARENT_DEPTH:
             raise malformed(
                 "SOQL statements cannot query relationships that are more than 5 levels away "
@@ -159,6 +166,22 @@ class Binder:
                 node.pos,
             )
         return BoundPath(hops=tuple(hops), field=field)
+
+    def _name_field(self, targets: list[SObjectDef], name: str, node: ast.FieldPath) -> FieldDef:
+        """A field of the Name entity read through a polymorphic lookup: the first target's
+        definition of it (a target without it reads null), or the object type for `Type`."""
+        canonical = name_field(name)
+        if canonical is None:
+            raise self._error(
+                "INVALID_FIELD", _NO_SUCH_COLUMN.format(name=name, entity="Name"), node.pos
+            )
+        if canonical == "Type":
+            return TYPE_FIELD
+        for target in targets:
+            found = target.field(canonical)
+            if found is not None:
+                return found
+        return FieldDef(name=canonical, type=FieldType.STRING, label=canonical)
 
     # -- functions ------------------------------------------------------------------------
 

@@ -16,14 +16,24 @@ from app.soql.data_categories import BoundCategories
 
 @dataclass(frozen=True)
 class Hop:
-    """One child-to-parent step: the lookup field followed and the object it leads to."""
+    """One child-to-parent step: the lookup field followed and the object it leads to. Through a
+    polymorphic lookup (Task.What) the step leads to any of `alternatives`, which then stand for
+    the Name entity: the last step of a path."""
 
     lookup: FieldDef
     target: SObjectDef
+    alternatives: tuple[SObjectDef, ...] = ()
 
     @property
     def name(self) -> str:
         return self.lookup.relationship_name or self.lookup.name
+
+    def type_of(self, record_id: str) -> str:
+        """The object a parent record of this step is: by its Id's key prefix if polymorphic."""
+        for alternative in self.alternatives:
+            if record_id.startswith(alternative.key_prefix):
+                return alternative.name
+        return self.target.name
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from sqlalchemy import (
     Select,
     and_,
     bindparam,
+    case,
     distinct,
     false,
     func,
@@ -28,7 +29,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.sql.expression import FromClause
 
-from app.metadata.model import FieldType
+from app.metadata.model import FieldType, SObjectDef
 from app.soql.ast import Operator
 from app.soql.bound import (
     AggregateFunction,
@@ -56,6 +57,7 @@ from app.soql.bound import (
 )
 from app.soql.data_categories import category_condition
 from app.soql.functions import EARTH_RADIUS, GeoDistance, date_part, day_only, to_local_time
+from app.soql.name_entity import TYPE_FIELD
 from app.storage.tables import TableSet
 
 # The bound parameters every statement may take: the querying user (USING SCOPE mine) and, for
@@ -134,6 +136,7 @@ class _Joins:
         # One SQL element per date function, reused by SELECT, GROUP BY, HAVING and ORDER BY:
         # its bound parameters then keep one name, so PostgreSQL sees the same expression.
         self.date_functions: dict[tuple[str, str, str, str | None], ColumnElement[Any]] = {}
+        self.name_entity_columns: dict[tuple[str, ...], ColumnElement[Any]] = {}
 
     def table_for(self, hops: tuple[Hop, ...]) -> FromClause:
         key: tuple[str, ...] = ()
@@ -150,8 +153,58 @@ class _Joins:
             current = joined
         return current
 
+    def _alternative_tables(self, hops: tuple[Hop, ...]) -> list[tuple[SObjectDef, FromClause]]:
+        """The last step of `hops` is a polymorphic lookup: one outer join per object it may
+        point at (the lookup's value matches the Id of at most one of them)."""
+        base = self.table_for(hops[:-1])
+        hop = hops[-1]
+        prefix = tuple(h.name.lower() for h in hops)
+        tables = []
+        for target in hop.alternatives:
+            key = (*prefix, f"@{target.name.lower()}")
+            joined = self.aliases.get(key)
+            if joined is None:
+                joined = self.tables[target.name].alias(f"{self.prefix}{len(self.aliases)}")
+                on = and_(joined.c.Id == base.c[hop.lookup.name], joined.c.IsDeleted.is_(False))
+                self.from_clause = self.from_clause.outerjoin(joined, on)
+                self.aliases[key] = joined
+            tables.append((target, joined))
+        return tables
+
     def column(self, path: BoundPath) -> ColumnElement[Any]:
-        return self.table_for(path.hops).c[path.field.name]
+        if not (path.hops and path.hops[-1].alternatives):
+            return self.table_for(path.hops).c[path.field.name]
+        key = (*(hop.name.lower() for hop in path.hops), path.field.name)
+        found = self.name_entity_columns.get(key)
+        if found is None:
+            # Built once and reused, like a date function: one set of bound parameters.
+            found = self.name_entity_columns[key] = self._name_entity_column(path)
+        return found
+
+    def _name_entity_column(self, path: BoundPath) -> ColumnElement[Any]:
+        """A Name entity field read through a polymorphic lookup."""
+        tables = self._alternative_tables(path.hops)
+        if path.field is TYPE_FIELD:
+            return case(
+                *((table.c.Id.is_not(None), literal(target.name)) for target, table in tables),
+                else_=null(),
+            )
+        found = []
+        for target, table in tables:
+            # The Name entity's Name is each object's name field (a Case's CaseNumber).
+            name = (target.name_field or "Name") if path.field.name == "Name" else path.field.name
+            if target.field(name) is not None:
+                found.append(table.c[name])
+        if not found:
+            return null()
+        return func.coalesce(*found) if len(found) > 1 else found[0]
+
+    def parent_id(self, hops: tuple[Hop, ...]) -> ColumnElement[Any]:
+        """The Id of the record the path `hops` leads to (null when the lookup is empty)."""
+        if hops[-1].alternatives:
+            ids = [table.c.Id for _, table in self._alternative_tables(hops)]
+            return func.coalesce(*ids) if len(ids) > 1 else ids[0]
+        return self.table_for(hops).c.Id
 
     def typeof_table(self, lookup: str, target: str) -> FromClause:
         """The table of one TYPEOF branch, joined where the polymorphic lookup points at it."""
@@ -493,7 +546,7 @@ class _RowLayout:
             for depth in range(1, len(hops) + 1):
                 key = tuple(hop.name.lower() for hop in hops[:depth])
                 if key not in self.parent_id_index:
-                    self.parent_id_index[key] = self.add(self.joins.table_for(hops[:depth]).c.Id)
+                    self.parent_id_index[key] = self.add(self.joins.parent_id(hops[:depth]))
             return self.add(self.joins.column(item.path))
         if isinstance(item, BoundDistance):
             return self.add(self.joins.expression(item))

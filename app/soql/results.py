@@ -167,7 +167,7 @@ def _shape(
                 container[hop.name] = (
                     None
                     if parent_id is None
-                    else {"attributes": _attributes(hop.target.name, parent_id, base_path)}
+                    else {"attributes": _attributes(hop.type_of(parent_id), parent_id, base_path)}
                 )
             container = container[hop.name]
             if container is None:

@@ -26,6 +26,7 @@ from app.soql.bound import (
 )
 from app.soql.errors import malformed
 from app.soql.functions import DATE_FUNCTIONS
+from app.soql.name_entity import name_field
 
 if TYPE_CHECKING:
     from app.soql.binder import AggregateMap, Binder
@@ -34,28 +35,6 @@ if TYPE_CHECKING:
 FIELDS_GROUPS = ("ALL", "STANDARD", "CUSTOM")
 MAX_FIELDS_LIMIT = 200
 _TRANSFORMS = {transform.value.upper(): transform for transform in Transform}
-# Fields of the polymorphic "Name" entity: what TYPEOF's ELSE may select on any target.
-NAME_ENTITY_FIELDS = frozenset(
-    name.lower()
-    for name in (
-        "Id",
-        "Name",
-        "Type",
-        "Alias",
-        "Email",
-        "FirstName",
-        "LastName",
-        "Phone",
-        "Title",
-        "Username",
-        "IsActive",
-        "ProfileId",
-        "RecordTypeId",
-        "UserRoleId",
-        "LastReferencedDate",
-        "LastViewedDate",
-    )
-)
 MAX_ROLLUP_FIELDS = 3
 
 
@@ -243,7 +222,7 @@ class SelectListBinder:
             )
         self._claim(lookup.relationship_name or lookup.name, item.pos)
         for path in item.else_fields:
-            if len(path.parts) != 1 or path.parts[0].lower() not in NAME_ENTITY_FIELDS:
+            if len(path.parts) != 1 or name_field(path.parts[0]) is None:
                 raise binder._error(
                     "INVALID_FIELD",
                     f"No such column '{path.text}' on entity 'Name'. TYPEOF's ELSE selects "
