@@ -59,6 +59,23 @@ DataDirOption = Annotated[
 ]
 
 
+class OrgName(StrEnum):
+    original = "original"
+    b2b = "b2b"
+    b2c = "b2c"
+
+
+OrgOption = Annotated[
+    OrgName | None,
+    typer.Option(
+        "--org",
+        help="Which org: original (CRMArena), b2b or b2c (CRMArena-Pro); default original",
+        envvar="LOCALFORCE_ORG",
+        show_default=False,
+    ),
+]
+
+
 def _settings(data_dir: Path | None, **overrides: object) -> Settings:
     values = {key: value for key, value in overrides.items() if value is not None}
     if data_dir is not None:
@@ -114,6 +131,7 @@ def serve(
         ),
     ] = None,
     data_dir: DataDirOption = None,
+    org: OrgOption = None,
     tls: Annotated[
         bool,
         typer.Option(
@@ -126,7 +144,7 @@ def serve(
 ) -> None:
     """Serve the org over HTTP (or https with --tls), creating and seeding the database on
     first run."""
-    settings = _settings(data_dir, host=host, port=port)
+    settings = _settings(data_dir, host=host, port=port, org=org and org.value)
     state = build_state(settings)
     try:
         result = _with_progress(
@@ -194,6 +212,7 @@ def env(
         typer.Option(help="Port the server listens on", envvar="LOCALFORCE_PORT"),
     ] = None,
     data_dir: DataDirOption = None,
+    org: OrgOption = None,
     tls: Annotated[
         bool, typer.Option("--tls", help="The server runs with --tls", envvar="LOCALFORCE_TLS")
     ] = False,
@@ -201,7 +220,7 @@ def env(
     password: Annotated[str, typer.Option(help="Password to log in with")] = "password",
 ) -> None:
     """Print shell exports (SF_*, SALESFORCE_*, CA bundle) that point clients at localforce."""
-    settings = _settings(data_dir, host=host, port=port)
+    settings = _settings(data_dir, host=host, port=port, org=org and org.value)
     ca_file = None
     if tls:
         ca_file = tls_files(settings.data_dir).ca_file
@@ -223,9 +242,10 @@ def seed(
         ),
     ] = None,
     data_dir: DataDirOption = None,
+    org: OrgOption = None,
 ) -> None:
     """Rebuild the org's data from scratch (drops every record) and print its content hash."""
-    settings = _settings(data_dir, seed=seed_value)
+    settings = _settings(data_dir, seed=seed_value, org=org and org.value)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     state = build_state(settings)
     migrate_platform(state.engine)
@@ -242,12 +262,6 @@ def seed(
     assert result is not None
     _report(result)
     state.engine.dispose()
-
-
-class DumpOrg(StrEnum):
-    original = "original"
-    b2b = "b2b"
-    b2c = "b2c"
 
 
 def _download(url: str, directory: Path, sha256: str | None) -> Path:
@@ -315,7 +329,7 @@ def import_command(
         ),
     ],
     org: Annotated[
-        DumpOrg,
+        OrgName,
         typer.Option(
             "--org",
             help="Which org the dump is of: original (crmarena_data.db), b2b "
