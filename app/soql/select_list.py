@@ -29,7 +29,8 @@ from app.soql.functions import DATE_FUNCTIONS
 from app.soql.name_entity import name_field
 
 if TYPE_CHECKING:
-    from app.soql.binder import AggregateMap, Binder
+    from app.soql.bind_core import AggregateMap
+    from app.soql.binder import Binder
 
 # The FIELDS() groups; ALL and CUSTOM are unbounded, so they need a LIMIT of at most 200.
 FIELDS_GROUPS = ("ALL", "STANDARD", "CUSTOM")
