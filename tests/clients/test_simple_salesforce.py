@@ -205,3 +205,26 @@ def test_restful_and_error_exceptions(oauth_sf: Any, server_port: int) -> None:
     assert unauthorized.value.status == 401
     expired_content: Any = unauthorized.value.content
     assert expired_content[0]["errorCode"] == "INVALID_SESSION_ID"
+
+
+def test_query_all_with_child_subqueries_and_aggregates(oauth_sf: Any) -> None:
+    """Part 2 of SOQL through the client: children on every page, ROLLUP rows, TYPEOF."""
+    result = oauth_sf.query_all(
+        "SELECT Id, (SELECT Id, OrderId FROM OrderItems ORDER BY Id) FROM Order ORDER BY Id"
+    )
+    assert result["totalSize"] == 2069
+    with_items = [r for r in result["records"] if r["OrderItems"] is not None]
+    assert sum(r["OrderItems"]["totalSize"] for r in with_items) == 7100
+    assert all(
+        item["OrderId"] == order["Id"]
+        for order in with_items
+        for item in order["OrderItems"]["records"]
+    )
+    rollup = oauth_sf.query(
+        "SELECT Priority, COUNT(Id) n, GROUPING(Priority) total FROM Case GROUP BY ROLLUP(Priority)"
+    )
+    assert rollup["records"][-1]["n"] == 977 and rollup["records"][-1]["total"] == 1
+    typed = oauth_sf.query(
+        "SELECT TYPEOF Owner WHEN User THEN Email END FROM Case WHERE Owner.Email != null LIMIT 1"
+    )
+    assert typed["records"][0]["Owner"]["attributes"]["type"] == "User"
