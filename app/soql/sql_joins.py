@@ -1,0 +1,208 @@
+"""The FROM of a compiled query: the root table, an outer join per parent relationship chain
+(one per object a polymorphic lookup may point at), and the SQL of each selected expression:
+fields, date functions, DISTANCE, aggregates; and the ORDER BY keys over them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from sqlalchemy import (
+    ColumnElement,
+    and_,
+    case,
+    distinct,
+    func,
+    literal,
+    null,
+)
+from sqlalchemy.sql.expression import FromClause
+
+from app.metadata.model import SObjectDef
+from app.soql.bound import (
+    AggregateFunction,
+    BoundAggregate,
+    BoundDateFunction,
+    BoundDistance,
+    BoundGrouping,
+    BoundPath,
+    BoundQuery,
+    Hop,
+    Target,
+)
+from app.soql.functions import EARTH_RADIUS, GeoDistance, date_part, day_only, to_local_time
+from app.soql.name_entity import TYPE_FIELD
+from app.storage.tables import TableSet
+
+
+class Joins:
+    """The root table and one outer-joined alias per parent relationship chain."""
+
+    def __init__(self, tables: TableSet, sobject: str, prefix: str = "t") -> None:
+        self.tables = tables
+        self.prefix = prefix
+        self.sub_selects = 0
+        self.root = tables[sobject].alias(f"{prefix}0")
+        self.aliases: dict[tuple[str, ...], FromClause] = {(): self.root}
+        self.from_clause: FromClause = self.root
+        # One SQL element per date function, reused by SELECT, GROUP BY, HAVING and ORDER BY:
+        # its bound parameters then keep one name, so PostgreSQL sees the same expression.
+        self.date_functions: dict[tuple[str, str, str, str | None], ColumnElement[Any]] = {}
+        self.name_entity_columns: dict[tuple[str, ...], ColumnElement[Any]] = {}
+
+    def table_for(self, hops: tuple[Hop, ...]) -> FromClause:
+        key: tuple[str, ...] = ()
+        current: FromClause = self.root
+        for hop in hops:
+            key = (*key, hop.name.lower())
+            joined = self.aliases.get(key)
+            if joined is None:
+                joined = self.tables[hop.target.name].alias(f"{self.prefix}{len(self.aliases)}")
+                # A deleted parent reads as an empty lookup, as after Salesforce clears it.
+                on = and_(joined.c.Id == current.c[hop.lookup.name], joined.c.IsDeleted.is_(False))
+                self.from_clause = self.from_clause.outerjoin(joined, on)
+                self.aliases[key] = joined
+            current = joined
+        return current
+
+    def _alternative_tables(self, hops: tuple[Hop, ...]) -> list[tuple[SObjectDef, FromClause]]:
+        """The last step of `hops` is a polymorphic lookup: one outer join per object it may
+        point at (the lookup's value matches the Id of at most one of them)."""
+        base = self.table_for(hops[:-1])
+        hop = hops[-1]
+        prefix = tuple(h.name.lower() for h in hops)
+        tables = []
+        for target in hop.alternatives:
+            key = (*prefix, f"@{target.name.lower()}")
+            joined = self.aliases.get(key)
+            if joined is None:
+                joined = self.tables[target.name].alias(f"{self.prefix}{len(self.aliases)}")
+                on = and_(joined.c.Id == base.c[hop.lookup.name], joined.c.IsDeleted.is_(False))
+                self.from_clause = self.from_clause.outerjoin(joined, on)
+                self.aliases[key] = joined
+            tables.append((target, joined))
+        return tables
+
+    def column(self, path: BoundPath) -> ColumnElement[Any]:
+        if not (path.hops and path.hops[-1].alternatives):
+            return self.table_for(path.hops).c[path.field.name]
+        key = (*(hop.name.lower() for hop in path.hops), path.field.name)
+        found = self.name_entity_columns.get(key)
+        if found is None:
+            # Built once and reused, like a date function: one set of bound parameters.
+            found = self.name_entity_columns[key] = self._name_entity_column(path)
+        return found
+
+    def _name_entity_column(self, path: BoundPath) -> ColumnElement[Any]:
+        """A Name entity field read through a polymorphic lookup."""
+        tables = self._alternative_tables(path.hops)
+        if path.field is TYPE_FIELD:
+            return case(
+                *((table.c.Id.is_not(None), literal(target.name)) for target, table in tables),
+                else_=null(),
+            )
+        found = []
+        for target, table in tables:
+            # The Name entity's Name is each object's name field (a Case's CaseNumber).
+            name = (target.name_field or "Name") if path.field.name == "Name" else path.field.name
+            if target.field(name) is not None:
+                found.append(table.c[name])
+        if not found:
+            return null()
+        return func.coalesce(*found) if len(found) > 1 else found[0]
+
+    def parent_id(self, hops: tuple[Hop, ...]) -> ColumnElement[Any]:
+        """The Id of the record the path `hops` leads to (null when the lookup is empty)."""
+        if hops[-1].alternatives:
+            ids = [table.c.Id for _, table in self._alternative_tables(hops)]
+            return func.coalesce(*ids) if len(ids) > 1 else ids[0]
+        return self.table_for(hops).c.Id
+
+    def typeof_table(self, lookup: str, target: str) -> FromClause:
+        """The table of one TYPEOF branch, joined where the polymorphic lookup points at it."""
+        key = ("typeof", lookup.lower(), target.lower())
+        joined = self.aliases.get(key)
+        if joined is None:
+            joined = self.tables[target].alias(f"{self.prefix}{len(self.aliases)}")
+            on = and_(joined.c.Id == self.root.c[lookup], joined.c.IsDeleted.is_(False))
+            self.from_clause = self.from_clause.outerjoin(joined, on)
+            self.aliases[key] = joined
+        return joined
+
+    def grouping(self, grouping: BoundGrouping) -> ColumnElement[Any]:
+        raise AssertionError("GROUPING() is ROLLUP's and CUBE's; the binder keeps it there")
+
+    def aggregate(self, aggregate: BoundAggregate) -> ColumnElement[Any]:
+        if aggregate.path is None:
+            return func.count()
+        column = self.column(aggregate.path)
+        match aggregate.function:
+            case AggregateFunction.COUNT:
+                return func.count(column)
+            case AggregateFunction.COUNT_DISTINCT:
+                return func.count(distinct(column))
+            case AggregateFunction.SUM:
+                return func.sum(column)
+            case AggregateFunction.AVG:
+                return func.avg(column)
+            case AggregateFunction.MIN:
+                return func.min(column)
+            case AggregateFunction.MAX:
+                return func.max(column)
+
+    def date_function(self, function: BoundDateFunction) -> ColumnElement[Any]:
+        found = self.date_functions.get(function.key)
+        if found is None:
+            value = self.column(function.path)
+            if function.zone is not None:
+                value = to_local_time(value, function.zone)
+            if function.function == "DAY_ONLY":
+                found = day_only(value)
+            else:
+                found = date_part(function.function, value, function.fiscal_start_month)
+            self.date_functions[function.key] = found
+        return found
+
+    def expression(
+        self, target: BoundPath | BoundDateFunction | BoundDistance
+    ) -> ColumnElement[Any]:
+        if isinstance(target, BoundDateFunction):
+            return self.date_function(target)
+        if isinstance(target, BoundDistance):
+            return GeoDistance(
+                self.column(target.latitude),
+                self.column(target.longitude),
+                target.point,
+                EARTH_RADIUS[target.unit],
+            )
+        return self.column(target)
+
+
+class Columns(Protocol):
+    """What conditions and ORDER BY read their targets from: the joined tables of a query, or
+    the output columns of a ROLLUP/CUBE union."""
+
+    def aggregate(self, aggregate: BoundAggregate) -> ColumnElement[Any]: ...
+
+    def grouping(self, grouping: BoundGrouping) -> ColumnElement[Any]: ...
+
+    def expression(
+        self, target: BoundPath | BoundDateFunction | BoundDistance
+    ) -> ColumnElement[Any]: ...
+
+
+def target_column(joins: Columns, target: Target) -> ColumnElement[Any]:
+    if isinstance(target, BoundAggregate):
+        return joins.aggregate(target)
+    if isinstance(target, BoundGrouping):
+        return joins.grouping(target)
+    return joins.expression(target)
+
+
+def order_keys(joins: Columns, bound: BoundQuery) -> list[ColumnElement[Any]]:
+    keys: list[ColumnElement[Any]] = []
+    for order in bound.order_by:
+        column = target_column(joins, order.target)
+        key = column.desc() if order.descending else column.asc()
+        keys.append(key.nulls_first() if order.nulls_first else key.nulls_last())
+    return keys
