@@ -30,13 +30,13 @@ def _account_is_person(record: Record) -> Any:
     return record.get("LastName") is not None
 
 
-# Formula fields: (object, field) -> its value from the full record. An org whose object lacks
+# Formula fields: object -> field -> its value from the full record. An org whose object lacks
 # the field (a business-account org has no IsPersonAccount) computes nothing for it.
-FORMULAS: dict[tuple[str, str], Callable[[Record], Any]] = {
-    ("Case", "IsClosed"): _case_is_closed,
-    ("OrderItem", "TotalPrice"): _line_total,
-    ("QuoteLineItem", "TotalPrice"): _line_total,
-    ("Account", "IsPersonAccount"): _account_is_person,
+FORMULAS: dict[str, dict[str, Callable[[Record], Any]]] = {
+    "Case": {"IsClosed": _case_is_closed},
+    "OrderItem": {"TotalPrice": _line_total},
+    "QuoteLineItem": {"TotalPrice": _line_total},
+    "Account": {"IsPersonAccount": _account_is_person},
 }
 
 
@@ -65,8 +65,8 @@ def apply_derived(sobject: SObjectDef, record: Record) -> None:
         record["Name"] = compound_name(sobject, record)
     for field in sobject.location_fields:
         record[field.name] = _location(sobject, field, record)
-    for (sobject_name, field_name), formula in FORMULAS.items():
-        if sobject_name == sobject.name and sobject.field(field_name) is not None:
+    for field_name, formula in FORMULAS.get(sobject.name, {}).items():
+        if sobject.field(field_name) is not None:
             record[field_name] = formula(record)
 
 
