@@ -57,10 +57,6 @@ def _aggregate_value(aggregate: BoundAggregate, value: Any, zone: str) -> Any:
     return to_json(aggregate.path.field, value)
 
 
-def _transformed(column: BoundColumn, value: Any, zone: str) -> Any:
-    return _converter(column, zone)(value)
-
-
 def _converter(column: BoundColumn, zone: str) -> Callable[[Any], Any]:
     """How a selected column's stored value is written: as JSON, or as toLabel()/FORMAT() say."""
     field = column.path.field
@@ -71,26 +67,46 @@ def _converter(column: BoundColumn, zone: str) -> Callable[[Any], Any]:
     return json_converter(field)
 
 
-def shape_aggregate(compiled: CompiledQuery, row: Sequence[Any], zone: str) -> dict[str, Any]:
-    record: dict[str, Any] = {"attributes": {"type": "AggregateResult"}}
+def _date_function_json(value: Any) -> Any:
+    # DAY_ONLY gives a date (ISO text); the other date functions integers.
+    return value.isoformat() if isinstance(value, date) else value
+
+
+def _null_or(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    # A rolled-up key is null, even a checkbox's, which is never null in a record.
+    return lambda value: None if value is None else convert(value)
+
+
+# An AggregateResult key, the row index of its value, and how that value is written.
+_AggregateKey = tuple[str, int, Callable[[Any], Any]]
+
+
+def _aggregate_plan(compiled: CompiledQuery, zone: str) -> list[_AggregateKey]:
+    """Each output key of an AggregateResult, its row index and how its value is written: worked
+    out once per batch, not once per row."""
+    plan: list[_AggregateKey] = []
     for item, index in zip(compiled.bound.select, compiled.value_index, strict=True):
         assert isinstance(index, int)
         if isinstance(item, BoundAggregate):
             if not item.name.startswith("__hidden"):
-                record[item.name] = _aggregate_value(item, row[index], zone)
+                convert = functools.partial(_aggregate_value, item, zone=zone)
+                plan.append((item.name, index, convert))
         elif isinstance(item, BoundDateFunction):
-            value = row[index]
-            # DAY_ONLY gives a date (ISO text); the other functions integers.
-            record[item.name] = value.isoformat() if isinstance(value, date) else value
+            plan.append((item.name, index, _date_function_json))
         elif isinstance(item, BoundGrouping):
-            record[item.name] = int(row[index])
+            plan.append((item.name, index, int))
         else:
             assert isinstance(item, BoundColumn)
-            # A grouped field appears under its own name, whatever path selected it. A rolled-up
-            # key is null, even a checkbox's, which is never null in a record.
+            # A grouped field appears under its own name, whatever path selected it.
             key = item.alias or item.path.field.name
-            value = row[index]
-            record[key] = None if value is None else _transformed(item, value, zone)
+            plan.append((key, index, _null_or(_converter(item, zone))))
+    return plan
+
+
+def _shape_aggregate(plan: list[_AggregateKey], row: Sequence[Any]) -> dict[str, Any]:
+    record: dict[str, Any] = {"attributes": {"type": "AggregateResult"}}
+    for key, index, convert in plan:
+        record[key] = convert(row[index])
     return record
 
 
@@ -207,7 +223,8 @@ def shape_rows(
 ) -> list[dict[str, Any]]:
     """The batch's records; `fetch` runs child subqueries, `zone` is FORMAT()'s time zone."""
     if compiled.bound.is_aggregate:
-        return [shape_aggregate(compiled, row, zone) for row in rows]
+        aggregate_plan = _aggregate_plan(compiled, zone)
+        return [_shape_aggregate(aggregate_plan, row) for row in rows]
     plan = _record_plan(compiled, zone)
     name = compiled.bound.sobject.name
     records = [_shape(plan, name, row, base_path) for row in rows]
