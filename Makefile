@@ -1,4 +1,5 @@
-# localforce: `make run` serves a seeded org on http://127.0.0.1:8000; `make test` is the gate.
+# localforce: `make run` serves a seeded org on http://127.0.0.1:8000; `make test` is the gate
+# (ruff, the layer contract of pyproject.toml, mypy and pytest).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -35,6 +36,7 @@ seed: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 typecheck: $(STAMP)
 	$(BIN)/mypy app tests bench

@@ -39,6 +39,10 @@ class Settings(BaseSettings):
     max_sandboxes: int = Field(default=100, ge=1)
     sandbox_idle_seconds: float = Field(default=3600, gt=0)
     sandbox_pool_size: int = Field(default=2, ge=0)
+    # Templates (one per org and seed a sandbox asks for): at most this many; one that no
+    # sandbox has used for the idle time is dropped.
+    max_templates: int = Field(default=8, ge=1)
+    template_idle_seconds: float = Field(default=3600, gt=0)
     admin_key: str = ""
 
     @field_validator("timezone")

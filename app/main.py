@@ -29,9 +29,8 @@ from app.sandbox.manager import (
     TemplateSpec,
 )
 from app.seeding.bootstrap import ensure_database
-from app.seeding.loading import copy_org_data
-from app.seeding.pipeline import seed_org
-from app.storage.database import create_db_engine, migrate_platform
+from app.seeding.templates import fill_template_in_child
+from app.storage.database import create_db_engine
 from app.storage.tables import TableSet
 
 
@@ -49,9 +48,12 @@ class Schemas:
         self.seed_dir = seed_dir
         self._loaded: dict[str, Schema] = {}
 
+    def objects_dir(self, org: str) -> Path:
+        return self.seed_dir / "orgs" / org / "objects"
+
     def __call__(self, org: str) -> Schema:
         if org not in self._loaded:
-            objects = self.seed_dir / "orgs" / org / "objects"
+            objects = self.objects_dir(org)
             if not org.isidentifier() or not objects.is_dir():
                 raise SalesforceError(f"Unknown org: {org}", error_code="INVALID_INPUT")
             registry = SchemaRegistry.from_directory(objects)
@@ -72,22 +74,19 @@ def build_state(settings: Settings) -> AppState:
 
     def build_template(template_url: str, spec: TemplateSpec) -> None:
         """Generate the org into a new template, or copy the server's imported org into it."""
+        schemas(spec.org)  # an unknown org fails here, before anything is made
         copies.create_empty(template_url)
-        template = create_db_engine(template_url)
-        org_schema = schemas(spec.org)
         try:
-            migrate_platform(template)
-            if spec.imported is not None:
-                copy_org_data(engine, template, org_schema.registry, org_schema.tables)
-            else:
-                seed_org(
-                    template, org_schema.registry, org_schema.tables, org=spec.org, seed=spec.seed
-                )
+            fill_template_in_child(
+                template_url,
+                objects_dir=schemas.objects_dir(spec.org),
+                org=spec.org,
+                seed=spec.seed,
+                imported_from=url if spec.imported is not None else None,
+            )
         except BaseException:
-            template.dispose()
             copies.drop(template_url)  # a half-built template must not be cloned later
             raise
-        template.dispose()
 
     default = Sandbox(
         id=DEFAULT_ID,
@@ -107,6 +106,8 @@ def build_state(settings: Settings) -> AppState:
             max_sandboxes=settings.max_sandboxes,
             idle_seconds=settings.sandbox_idle_seconds,
             pool_size=settings.sandbox_pool_size,
+            max_templates=settings.max_templates,
+            template_idle_seconds=settings.template_idle_seconds,
         ),
     )
     return AppState(
@@ -180,6 +181,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         ensure_database(state.engine, state.registry, state.tables, settings)
+        state.sandboxes.start()
         yield
         state.sandboxes.close()
         state.engine.dispose()

@@ -8,10 +8,12 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Body, Depends, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.deps import PlatformConnectionDep, StateDep
+from app.api.deps import StateDep
 from app.api.routing import SalesforceJSONResponse, SlashRouter, public_base_url
+from app.api.write_gate import run_writing, writing
 from app.errors import SalesforceError
 from app.sandbox.clock import SandboxClock, to_naive_utc
 from app.sandbox.manager import Sandbox
@@ -70,26 +72,38 @@ def _clock(state: StateDep, body: SandboxCreate) -> SandboxClock:
     return SandboxClock(start=to_naive_utc(server), pinned=True) if server else SandboxClock()
 
 
+def _first_user(sandbox: Sandbox) -> tuple[str, str]:
+    with sandbox.engine.connect() as conn:
+        return login_user(conn, sandbox.schema.tables, "")
+
+
 @router.post("/sandboxes", status_code=201)
-def create_sandbox(
+async def create_sandbox(
     request: Request,
     state: StateDep,
-    conn: PlatformConnectionDep,
     body: Annotated[SandboxCreate | None, Body()] = None,
 ) -> SalesforceJSONResponse:
     """Create a sandbox: a fresh copy of the org, with a token that reaches only it."""
     body = body or SandboxCreate()
-    sandbox = state.sandboxes.create(
+    sandbox = await run_in_threadpool(
+        state.sandboxes.create,
         sandbox_id=body.id,
         org=body.org or state.settings.org,
         seed=state.settings.seed if body.seed is None else body.seed,
         clock=_clock(state, body),
     )
-    with sandbox.engine.connect() as user_conn:
-        user_id, username = login_user(user_conn, sandbox.schema.tables, "")
-    session = issue_session(
-        conn, username=username, user_id=user_id, sandbox_id=sandbox.id, now=state.clock()
-    )
+    user_id, username = await run_in_threadpool(_first_user, sandbox)
+    # The session is written after the (possibly long) clone, in a short transaction of its
+    # own: the server database's write lock is never held across a template build.
+    async with writing(state.engine) as conn:
+        session = await run_in_threadpool(
+            issue_session,
+            conn,
+            username=username,
+            user_id=user_id,
+            sandbox_id=sandbox.id,
+            now=state.clock(),
+        )
     state.sessions[session.token] = session
     return SalesforceJSONResponse(
         {
@@ -123,9 +137,10 @@ def delete_sandbox(sandbox_id: str, state: StateDep) -> Response:
 
 
 @router.post("/sandboxes/{sandbox_id}/reset")
-def reset_sandbox(sandbox_id: str, state: StateDep) -> dict[str, Any]:
+async def reset_sandbox(sandbox_id: str, state: StateDep) -> dict[str, Any]:
     """Undo every write since the last reset (cost follows the writes, not the org's size)."""
-    return state.sandboxes.reset(sandbox_id)
+    engine = _sandbox(state, sandbox_id).engine
+    return await run_writing(engine, state.sandboxes.reset, sandbox_id)
 
 
 @router.get("/sandboxes/{sandbox_id}/diff")
@@ -148,12 +163,14 @@ def sandbox_log(sandbox_id: str, request: Request, state: StateDep) -> Response:
 
 
 @router.post("/sandboxes/{sandbox_id}/snapshots", status_code=201)
-def create_snapshot(
+async def create_snapshot(
     sandbox_id: str, state: StateDep, body: Annotated[SnapshotCreate, Body()]
 ) -> dict[str, Any]:
-    return state.sandboxes.snapshot(sandbox_id, body.name)
+    engine = _sandbox(state, sandbox_id).engine
+    return await run_writing(engine, state.sandboxes.snapshot, sandbox_id, body.name)
 
 
 @router.post("/sandboxes/{sandbox_id}/snapshots/{name}/restore")
-def restore_snapshot(sandbox_id: str, name: str, state: StateDep) -> dict[str, Any]:
-    return state.sandboxes.restore(sandbox_id, name)
+async def restore_snapshot(sandbox_id: str, name: str, state: StateDep) -> dict[str, Any]:
+    engine = _sandbox(state, sandbox_id).engine
+    return await run_writing(engine, state.sandboxes.restore, sandbox_id, name)

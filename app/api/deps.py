@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Annotated, cast
 
 from fastapi import Depends, Request
-from fastapi.concurrency import run_in_threadpool
+from fastapi.concurrency import contextmanager_in_threadpool, run_in_threadpool
 from sqlalchemy import Connection
 
 from app.api.state import AppState
+from app.api.write_gate import writing
 from app.errors import InvalidSession
 from app.sandbox.manager import Sandbox
 from app.services.auth import Session, find_session
@@ -27,9 +27,9 @@ async def get_state(request: Request) -> AppState:
 StateDep = Annotated[AppState, Depends(get_state)]
 
 
-def get_platform_connection(state: StateDep) -> Iterator[Connection]:
-    """A transaction on the server's own database, where sessions live (logins use it)."""
-    with state.engine.begin() as conn:
+async def get_platform_connection(state: StateDep) -> AsyncIterator[Connection]:
+    """A write transaction on the server's own database, where sessions live (logins use it)."""
+    async with writing(state.engine) as conn:
         yield conn
 
 
@@ -66,24 +66,37 @@ async def get_session(request: Request, state: StateDep) -> Session:
 SessionDep = Annotated[Session, Depends(get_session)]
 
 
-async def get_sandbox(request: Request, state: StateDep, session: SessionDep) -> Sandbox:
-    """The sandbox the token belongs to: a token never reaches another sandbox's data."""
+async def get_sandbox(
+    request: Request, state: StateDep, session: SessionDep
+) -> AsyncIterator[Sandbox]:
+    """The sandbox the token belongs to: a token never reaches another sandbox's data. The
+    request holds a lease on it until the response is sent, so a delete waits for it."""
     sandbox = state.sandboxes.find(session.sandbox_id)
-    if sandbox is None:
+    if sandbox is None or not sandbox.lease():
         raise InvalidSession()
-    sandbox.last_used = time.monotonic()
     request.state.sandbox = sandbox  # for the call log, written after the response
-    return sandbox
+    try:
+        yield sandbox
+    finally:
+        sandbox.release()
 
 
 SandboxDep = Annotated[Sandbox, Depends(get_sandbox)]
 
 
-def get_connection(sandbox: SandboxDep) -> Iterator[Connection]:
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+async def get_connection(request: Request, sandbox: SandboxDep) -> AsyncIterator[Connection]:
     """One connection and transaction per request, on the request's sandbox: committed on
-    success, rolled back on error."""
-    with sandbox.engine.begin() as conn:
-        yield conn
+    success, rolled back on error. Requests that may write hold the sandbox's write lock for
+    their transaction; reads see one consistent snapshot and never wait."""
+    if request.method in READ_METHODS:
+        async with contextmanager_in_threadpool(sandbox.engine.begin()) as conn:
+            yield conn
+    else:
+        async with writing(sandbox.engine) as conn:
+            yield conn
 
 
 ConnectionDep = Annotated[Connection, Depends(get_connection, scope="function")]

@@ -4,7 +4,6 @@ PostgreSQL. A template holds a freshly seeded org; clones of it are what sandbox
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 import uuid
 from pathlib import Path
@@ -15,11 +14,11 @@ from sqlalchemy import create_engine, make_url, text
 
 class Copies(Protocol):
     def template_url(self, key: str) -> str: ...
+    def list_templates(self) -> list[str]: ...
     def create_empty(self, url: str) -> None: ...
     def exists(self, url: str) -> bool: ...
     def clone(self, source_url: str) -> str: ...
     def drop(self, url: str) -> None: ...
-    def replace(self, target_url: str, source_url: str) -> None: ...
 
 
 class SqliteCopies:
@@ -35,6 +34,9 @@ class SqliteCopies:
 
     def template_url(self, key: str) -> str:
         return f"sqlite:///{self.root / f'template-{key}.db'}"
+
+    def list_templates(self) -> list[str]:
+        return [f"sqlite:///{path}" for path in sorted(self.root.glob("template-*.db"))]
 
     def exists(self, url: str) -> bool:
         return self._path(url).exists()
@@ -60,11 +62,6 @@ class SqliteCopies:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
 
-    def replace(self, target_url: str, source_url: str) -> None:
-        target = self._path(target_url)
-        self.drop(target_url)
-        shutil.copyfile(self._path(source_url), target)
-
 
 class PostgresCopies:
     """Copies are databases on the server of `base_url`, named after it with a suffix."""
@@ -87,6 +84,14 @@ class PostgresCopies:
 
     def template_url(self, key: str) -> str:
         return self._url(f"{self.prefix}_tpl_{key}"[:63])
+
+    def list_templates(self) -> list[str]:
+        with self.admin.connect() as conn:
+            names = conn.execute(
+                text("SELECT datname FROM pg_database WHERE starts_with(datname, :prefix)"),
+                {"prefix": f"{self.prefix}_tpl_"},
+            ).scalars()
+            return [self._url(name) for name in sorted(names)]
 
     def exists(self, url: str) -> bool:
         with self.admin.connect() as conn:
@@ -112,10 +117,6 @@ class PostgresCopies:
     def drop(self, url: str) -> None:
         with self.admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{self._name(url)}" WITH (FORCE)'))
-
-    def replace(self, target_url: str, source_url: str) -> None:
-        self.drop(target_url)
-        self._create_from(self._name(target_url), source_url)
 
     def close(self) -> None:
         self.admin.dispose()

@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, delete, insert, select
 
 from app.metadata.registry import SchemaRegistry
+from app.storage.database import write_transaction
 from app.storage.journal import JOURNAL, SEQUENCES, undo_all
 from app.storage.platform import GENERATED_SOURCE, OrgInfo
 from app.storage.records import insert_rows, set_sequences
@@ -43,25 +44,13 @@ class OrgStamp:
 
 
 @contextmanager
-def write_transaction(engine: Engine) -> Iterator[Connection]:
-    """A transaction that DDL takes part in on every backend (commits, or rolls back)."""
-    with engine.begin() as conn:
-        if conn.dialect.name == "sqlite":
-            # pysqlite begins a transaction only before INSERT/UPDATE/DELETE; begin it now so
-            # DROP and CREATE belong to it. IMMEDIATE takes the write lock up front.
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
-        yield conn
-
-
-@contextmanager
 def read_snapshot(engine: Engine) -> Iterator[Connection]:
     """A connection whose reads all see one consistent state of the database."""
     with engine.connect() as conn:
-        if conn.dialect.name == "sqlite":
-            conn.exec_driver_sql("BEGIN")
-        else:
+        if conn.dialect.name != "sqlite":  # SQLite's transactions are snapshots already
             conn = conn.execution_options(isolation_level="REPEATABLE READ")
         try:
+            conn.begin()
             yield conn
         finally:
             conn.rollback()

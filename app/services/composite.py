@@ -76,16 +76,6 @@ def _as_body(data: dict[str, Any]) -> JsonBody:
     return JsonBody(json.dumps(data, default=str), data)
 
 
-def begin_database_transaction(conn: Connection) -> None:
-    """SAVEPOINTs need a real transaction: pysqlite only opens one before its first write, and
-    a RELEASE outside one would commit. Open it now on SQLite; PostgreSQL already has one."""
-    if conn.dialect.name != "sqlite":
-        return
-    dbapi = conn.connection.dbapi_connection
-    if dbapi is not None and not getattr(dbapi, "in_transaction", True):
-        conn.exec_driver_sql("BEGIN")
-
-
 def _object(value: Any, what: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise invalid_input(f"{what} must be a JSON object")
@@ -353,7 +343,6 @@ def run_composite(
         if not isinstance(sub.get("method"), str) or not isinstance(sub.get("url"), str):
             raise invalid_input(f"Subrequest {reference_id} needs a method and a url")
     all_or_none = _flag(data, "allOrNone")
-    begin_database_transaction(conn)
     whole = conn.begin_nested()
     dispatcher = Dispatcher(conn, ctx, cursors)
     results: dict[str, Outcome] = {}
@@ -417,7 +406,6 @@ def run_batch(
         if not isinstance(sub.get("method"), str) or not isinstance(sub.get("url"), str):
             raise invalid_input("Each batch subrequest needs a method and a url")
     halt = _flag(data, "haltOnError")
-    begin_database_transaction(conn)
     dispatcher = Dispatcher(conn, ctx, cursors)
     results: list[dict[str, Any]] = []
     has_errors = False
@@ -516,7 +504,6 @@ def run_tree(
     """`POST /composite/tree/{T}`: a forest of new records with children; all or nothing."""
     run = _TreeRun(conn=conn, ctx=ctx, results=[], errors=[])
     plans = _tree_records(run, sobject, data.get("records"), 1)
-    begin_database_transaction(conn)
     whole = conn.begin_nested()
     _tree_insert(run, sobject, plans, None)
     if run.errors:
@@ -586,7 +573,6 @@ def _run_collection(
     echo_id: Callable[[Any], str | None],
 ) -> list[dict[str, Any]]:
     """Each item in its own SAVEPOINT; allOrNone undoes all when one fails."""
-    begin_database_transaction(conn)
     whole: Any = conn.begin_nested()
     results: list[dict[str, Any]] = []
     failed = False

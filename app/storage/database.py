@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event, inspect, text
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 
 from app.config import REPO_ROOT
 from app.storage.search_index import (
@@ -53,14 +56,64 @@ def _sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
+    # pysqlite's own transaction handling opens a transaction only before the first write, so
+    # a read-then-write request read outside any transaction. Switch it off: every transaction
+    # begins with our BEGIN (see _sqlite_begin), reads included.
+    dbapi_connection.isolation_level = None
+
+
+# A connection with this execution option is a write transaction: it takes the database's
+# write lock before its first statement (see write_transaction).
+WRITE_OPTION = "localforce_write"
+# The PostgreSQL advisory lock that write transactions hold: advisory locks are local to one
+# database, and each sandbox is its own database, so one key serves them all.
+WRITE_LOCK_KEY = 0x4C46_5752  # "LFWR"
+
+
+def _sqlite_begin(conn: Connection) -> None:
+    # IMMEDIATE takes the write lock at once (waiting for it up to the busy timeout): a
+    # deferred transaction that read and then wrote would fail outright had another writer
+    # committed in between.
+    immediate = conn.get_execution_options().get(WRITE_OPTION, False)
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
 def create_db_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
         event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "begin", _sqlite_begin)
         return engine
     return create_engine(url, pool_pre_ping=True)
+
+
+_process_locks: dict[str, threading.Lock] = {}
+_process_locks_guard = threading.Lock()
+
+
+def _process_write_lock(engine: Engine) -> threading.Lock:
+    """One lock per database in this process, taken before the database's own write lock, so
+    that waiting writers queue here (woken at once) instead of polling SQLite's busy handler
+    or holding pooled connections while they wait."""
+    key = engine.url.render_as_string(hide_password=False)
+    with _process_locks_guard:
+        return _process_locks.setdefault(key, threading.Lock())
+
+
+@contextmanager
+def write_transaction(engine: Engine) -> Iterator[Connection]:
+    """A transaction that writes: one at a time per database, across threads and processes
+    (SQLite: BEGIN IMMEDIATE; PostgreSQL: a transaction-scoped advisory lock). Committed when
+    the block ends, rolled back when it raises.
+
+    Serialising writers is what makes id allocation, upsert matching and reset race-free;
+    readers never wait for it (WAL on SQLite, MVCC on PostgreSQL)."""
+    with _process_write_lock(engine), engine.connect() as conn:
+        conn.execution_options(**{WRITE_OPTION: True})
+        with conn.begin():
+            if conn.dialect.name == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": WRITE_LOCK_KEY})
+            yield conn
 
 
 def migrate_platform(engine: Engine) -> None:

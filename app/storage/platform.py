@@ -11,6 +11,11 @@ from datetime import datetime
 from sqlalchemy import Column, DateTime, Text
 from sqlmodel import Field, SQLModel
 
+# The Alembic head these definitions match. Templates are named with it, so a template built
+# before a migration is never cloned into a sandbox that expects the new tables (a test checks
+# it against the migrations).
+PLATFORM_REVISION = "0004_snapshots"
+
 
 class AuthSession(SQLModel, table=True):
     """A bearer token handed out by OAuth or SOAP login."""
@@ -68,6 +73,21 @@ class JournalEntry(SQLModel, table=True):
     record_id: str | None = Field(default=None, max_length=18)
     op: str = Field(max_length=10)
     before: str | None = Field(default=None, sa_column=Column(Text(), nullable=True))
+
+
+class Snapshot(SQLModel, table=True):
+    """A named state of a sandbox: every record its episode had written when the snapshot was
+    taken, as it then stood, and the id sequences. Restoring resets to the seeded state and
+    writes these back, so a snapshot costs what the episode changed, not the org's size."""
+
+    __tablename__ = "lf_snapshot"
+
+    name: str = Field(primary_key=True, max_length=40)
+    taken_at: datetime = Field(sa_column=Column(DateTime(), nullable=False))
+    # JSON: [[sobject, record id, row as the journal encodes it, or null if absent], ...]
+    records: str = Field(sa_column=Column(Text(), nullable=False))
+    # JSON: {sobject: last number handed out, or null if the sequence did not exist}
+    sequences: str = Field(sa_column=Column(Text(), nullable=False))
 
 
 PLATFORM_METADATA = SQLModel.metadata

@@ -9,6 +9,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import Connection, Table, insert, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from app.storage.journal import log_sequence
 from app.storage.platform import IdSequence
@@ -19,18 +21,19 @@ ID_SEQUENCE = IdSequence.__table__  # type: ignore[attr-defined]
 def next_record_number(conn: Connection, sobject: str) -> int:
     """Take the next number of the object's id sequence, inside the caller's transaction.
 
-    The move is journaled, so a reset hands out the same ids again."""
-    current = conn.execute(
-        select(ID_SEQUENCE.c.last_number).where(ID_SEQUENCE.c.sobject == sobject)
-    ).scalar_one_or_none()
-    log_sequence(conn, sobject, current)
-    if current is None:
-        conn.execute(insert(ID_SEQUENCE).values(sobject=sobject, last_number=1))
-        return 1
-    conn.execute(
-        update(ID_SEQUENCE).where(ID_SEQUENCE.c.sobject == sobject).values(last_number=current + 1)
-    )
-    return int(current) + 1
+    One atomic statement (an upsert that returns the new value), so two transactions can never
+    be handed the same number. The move is journaled, so a reset hands out the same ids again.
+    """
+    upsert = (postgresql_insert if conn.dialect.name == "postgresql" else sqlite_insert)(
+        ID_SEQUENCE
+    ).values(sobject=sobject, last_number=1)
+    statement = upsert.on_conflict_do_update(
+        index_elements=[ID_SEQUENCE.c.sobject],
+        set_={"last_number": ID_SEQUENCE.c.last_number + 1},
+    ).returning(ID_SEQUENCE.c.last_number)
+    number = int(conn.execute(statement).scalar_one())
+    log_sequence(conn, sobject, number - 1 if number > 1 else None)
+    return number
 
 
 def set_sequences(conn: Connection, last_numbers: dict[str, int]) -> None:

@@ -175,6 +175,38 @@ def test_snapshots_restore_a_saved_state(client: TestClient) -> None:
     assert missing.json()[0]["errorCode"] == "NOT_FOUND"
 
 
+def test_a_snapshot_survives_reset_and_restores_updates_deletes_and_ids(
+    client: TestClient,
+) -> None:
+    sandbox = create(client)
+    sid = sandbox["id"]
+    sf = as_token(client, sandbox["access_token"])
+    seeded = touched_hash(client, sid)
+    ids = episode(sf, "snap")
+    saved = client.post(f"{CONTROL}/{sid}/snapshots", json={"name": "after-episode"})
+    assert saved.status_code == 201
+    at_snapshot = touched_hash(client, sid)
+    diff_at_snapshot = client.get(f"{CONTROL}/{sid}/diff").json()
+
+    sf.patch(f"{API}/sobjects/Contact/{ids['contact']}", json={"FirstName": "Changed"})
+    sf.delete(f"{API}/sobjects/Issue__c/{ids['issue']}")
+    later = sf.post(f"{API}/sobjects/Issue__c", json={"Name": "Zq later"}).json()["id"]
+    assert client.post(f"{CONTROL}/{sid}/reset").status_code == 200
+    assert touched_hash(client, sid) == seeded
+
+    # Restoring after a reset brings back the snapshot's state, and its diff, exactly.
+    restored = client.post(f"{CONTROL}/{sid}/snapshots/after-episode/restore")
+    assert restored.status_code == 200, restored.text
+    assert touched_hash(client, sid) == at_snapshot
+    assert client.get(f"{CONTROL}/{sid}/diff").json() == diff_at_snapshot
+    # The id sequences are restored too: the next record gets the id it got after the snapshot.
+    again = sf.post(f"{API}/sobjects/Issue__c", json={"Name": "Zq later"}).json()["id"]
+    assert again == later
+    assert client.get(f"{CONTROL}/{sid}").json()["snapshots"] == ["after-episode"]
+    assert client.post(f"{CONTROL}/{sid}/reset").status_code == 200
+    assert touched_hash(client, sid) == seeded
+
+
 def test_deleting_a_sandbox_ends_its_tokens(client: TestClient) -> None:
     sandbox = create(client)
     sf = as_token(client, sandbox["access_token"])
