@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 JS_DIR := tests/clients/js
 JS_STAMP := $(JS_DIR)/node_modules/.installed
 
-.PHONY: install js run seed test lint typecheck unit bench fuzz clean
+.PHONY: install js run seed test lint typecheck unit bench fuzz soak clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,10 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.query_latency
 	$(BIN)/python -m bench.search_latency
 	$(BIN)/python -m bench.sandbox_bench
+
+# A long mixed load against a server process, watching its memory (outside the gate).
+soak: $(STAMP)
+	$(BIN)/python -m bench.soak
 
 # Deeper property runs than the gate does: SOQL against the reference evaluator, and fuzzing.
 fuzz: $(STAMP)

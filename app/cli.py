@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import tempfile
 from collections.abc import Callable
@@ -25,8 +26,8 @@ from rich.progress import (
 from rich.table import Table
 
 from app.config import Settings
-from app.main import build_state, create_app
-from app.seeding.bootstrap import ImportedOrgInTheWay, ensure_database
+from app.main import build_state, create_app, prepare_databases
+from app.seeding.bootstrap import ImportedOrgInTheWay
 from app.seeding.download import check_sha256_format, download, is_url, verify_sha256
 from app.seeding.dump_reader import DumpError
 from app.seeding.importer import (
@@ -141,22 +142,28 @@ def serve(
             envvar="LOCALFORCE_TLS",
         ),
     ] = False,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Worker processes (state is in the database, so any worker serves any "
+            "sandbox); on SQLite they share the data directory",
+            envvar="LOCALFORCE_WORKERS",
+        ),
+    ] = 1,
 ) -> None:
     """Serve the org over HTTP (or https with --tls), creating and seeding the database on
     first run."""
     settings = _settings(data_dir, host=host, port=port, org=org and org.value)
     state = build_state(settings)
     try:
-        result = _with_progress(
-            lambda on_progress: ensure_database(
-                state.engine, state.registry, state.tables, settings, on_progress
-            )
-        )
+        result = _with_progress(lambda on_progress: prepare_databases(state, on_progress))
     except ImportedOrgInTheWay as error:
         console.print(f"[red]{error}[/]")
         raise typer.Exit(1) from None
     finally:
         state.engine.dispose()
+        state.platform.dispose()
     if result is not None:
         _report(result)
     certfile: str | None = None
@@ -172,6 +179,20 @@ def serve(
         certfile, keyfile = str(files.cert_file), str(files.key_file)
         scheme = "https"
     console.print(f"localforce serving on {scheme}://{settings.host}:{settings.port}")
+    if workers > 1:
+        # Each worker process builds its app from the environment: hand it these settings.
+        os.environ.update(settings.as_environment())
+        uvicorn.run(
+            "app.main:create_app",
+            factory=True,
+            workers=workers,
+            host=settings.host,
+            port=settings.port,
+            log_level="info",
+            ssl_certfile=certfile,
+            ssl_keyfile=keyfile,
+        )
+        return
     uvicorn.run(
         create_app(settings),
         host=settings.host,

@@ -43,6 +43,12 @@ class Settings(BaseSettings):
     # sandbox has used for the idle time is dropped.
     max_templates: int = Field(default=8, ge=1)
     template_idle_seconds: float = Field(default=3600, gt=0)
+    # Call log entries kept per sandbox; past it the oldest go first.
+    call_log_retention: int = Field(default=10_000, ge=1)
+    # Open query locators per user per sandbox (opening one more releases the oldest), and
+    # how long an unused one lives: Salesforce's 10 and 15 minutes.
+    max_cursors_per_user: int = Field(default=10, ge=1)
+    cursor_idle_seconds: float = Field(default=900, gt=0)
     admin_key: str = ""
 
     @field_validator("timezone")
@@ -59,6 +65,23 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'localforce.db').resolve()}"
+
+    def as_environment(self) -> dict[str, str]:
+        """These settings as LOCALFORCE_* variables (what a worker process reads back)."""
+        values = self.model_dump(mode="json", exclude_none=True)
+        return {f"LOCALFORCE_{name.upper()}": str(value) for name, value in values.items()}
+
+    @property
+    def platform_database_url(self) -> str:
+        """Where the platform state lives (sessions, the sandbox registry, call logs, cursors):
+        on PostgreSQL the server's database; on SQLite a file of its own beside the server's
+        (`localforce.db` -> `localforce-platform.db`), so that these small writes never wait
+        for the default sandbox's write lock."""
+        url = self.effective_database_url
+        if not url.startswith("sqlite"):
+            return url
+        path = Path(url.removeprefix("sqlite:///"))
+        return f"sqlite:///{path.with_name(path.stem + '-platform.db')}"
 
     @property
     def strict_login(self) -> bool:

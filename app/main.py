@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
@@ -18,6 +22,7 @@ from app.api.state import AppState
 from app.config import Settings, get_settings
 from app.errors import MethodNotAllowed, NotFound, SalesforceError
 from app.metadata.registry import SchemaRegistry
+from app.sandbox.calllog import FLUSH_SECONDS
 from app.sandbox.clock import SandboxClock, to_naive_utc
 from app.sandbox.copies import Copies, PostgresCopies, SqliteCopies
 from app.sandbox.manager import (
@@ -29,9 +34,15 @@ from app.sandbox.manager import (
     TemplateSpec,
 )
 from app.seeding.bootstrap import ensure_database
+from app.seeding.loading import ProgressCallback
+from app.seeding.pipeline import SeedResult
 from app.seeding.templates import fill_template_in_child
-from app.storage.database import create_db_engine
+from app.services.cursors import CursorStore
+from app.services.usage import ApiUsage
+from app.storage.database import create_db_engine, migrate_platform
 from app.storage.tables import TableSet
+
+logger = logging.getLogger("localforce")
 
 
 def server_clock(settings: Settings) -> SandboxClock:
@@ -66,11 +77,17 @@ def build_state(settings: Settings) -> AppState:
     schema = schemas(settings.org)
     url = settings.effective_database_url
     engine = create_db_engine(url)
-    copies: Copies = (
-        PostgresCopies(url)
-        if url.startswith("postgresql")
-        else SqliteCopies(settings.data_dir.resolve() / "sandboxes")
-    )
+    platform_url = settings.platform_database_url
+    platform = engine if platform_url == url else create_db_engine(platform_url)
+    copies: Copies
+    if url.startswith("postgresql"):
+        copies = PostgresCopies(url)
+    else:
+        # Templates are shared by every server of the data directory (fixed by org and seed);
+        # clones are this server's own, beside its database.
+        server_db = Path(url.removeprefix("sqlite:///"))
+        root = settings.data_dir.resolve() / "sandboxes"
+        copies = SqliteCopies(root, root / server_db.stem)
 
     def build_template(template_url: str, spec: TemplateSpec) -> None:
         """Generate the org into a new template, or copy the server's imported org into it."""
@@ -90,6 +107,7 @@ def build_state(settings: Settings) -> AppState:
 
     default = Sandbox(
         id=DEFAULT_ID,
+        instance=uuid.uuid4().hex,  # the registry's, once it is read at start
         org=settings.org,
         seed=settings.seed,
         url=url,
@@ -98,6 +116,7 @@ def build_state(settings: Settings) -> AppState:
         schema=schema,
     )
     sandboxes = SandboxManager(
+        platform=platform,
         default=default,
         copies=copies,
         schema_for=schemas,
@@ -108,14 +127,22 @@ def build_state(settings: Settings) -> AppState:
             pool_size=settings.sandbox_pool_size,
             max_templates=settings.max_templates,
             template_idle_seconds=settings.template_idle_seconds,
+            call_log_retention=settings.call_log_retention,
         ),
     )
     return AppState(
         settings=settings,
         engine=engine,
+        platform=platform,
         registry=schema.registry,
         tables=schema.tables,
         sandboxes=sandboxes,
+        cursors=CursorStore(
+            platform,
+            per_user=settings.max_cursors_per_user,
+            idle_seconds=settings.cursor_idle_seconds,
+        ),
+        usage=ApiUsage(platform),
     )
 
 
@@ -174,17 +201,51 @@ async def unexpected_error(request: Request, error: Exception) -> SalesforceJSON
     )
 
 
+def prepare_databases(
+    state: AppState, on_progress: ProgressCallback | None = None
+) -> SeedResult | None:
+    """Bring the server's database (seeding it on first run) and the platform database to the
+    current schema. `serve` does it once before starting workers, so they never race at it."""
+    result = ensure_database(
+        state.engine, state.registry, state.tables, state.settings, on_progress
+    )
+    if state.platform is not state.engine:
+        migrate_platform(state.platform)
+    return result
+
+
+def flush_state(state: AppState) -> None:
+    state.sandboxes.flush_calls()
+    if state.usage.due():
+        state.usage.flush()
+
+
+async def flush_forever(state: AppState) -> None:
+    """Write the queued call log entries and the API usage count, every FLUSH_SECONDS."""
+    while True:
+        await asyncio.sleep(FLUSH_SECONDS)
+        if state.sandboxes.calls_pending() or state.usage.due():
+            try:
+                await run_in_threadpool(flush_state, state)
+            except Exception:  # a failed batch must not stop the flusher; the next one retries
+                logger.exception("writing the call log and usage count failed")
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     state = build_state(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        ensure_database(state.engine, state.registry, state.tables, settings)
+        prepare_databases(state)
         state.sandboxes.start()
+        flusher = asyncio.create_task(flush_forever(state))
         yield
+        flusher.cancel()
+        state.usage.flush()
         state.sandboxes.close()
         state.engine.dispose()
+        state.platform.dispose()
 
     app = FastAPI(
         title="localforce",

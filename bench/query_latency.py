@@ -75,7 +75,7 @@ def main() -> None:
         client = HttpClient(org.base_url)
         report_http_floor(client, args.repeat)
         ratios = []
-        print(f"{'query':40} {'rows':>6} {'http ms':>9} {'sql ms':>9} {'ratio':>7}")  # noqa: T201
+        print(f"{'query':40} {'rows':>6} {'http ms':>9} {'sql ms':>9} {'ratio':>7}")
         for name, soql in queries.items():
 
             def over_http(soql: str = soql) -> object:
@@ -90,8 +90,8 @@ def main() -> None:
             http_ms = median_ms(over_http, args.repeat)
             sql_ms = median_ms(direct, args.repeat)
             ratios.append(http_ms / sql_ms)
-            print(f"{name:40} {total:>6} {http_ms:>9.2f} {sql_ms:>9.2f} {http_ms / sql_ms:>7.2f}")  # noqa: T201
-        print(f"median ratio (HTTP / direct SQL): {statistics.median(ratios):.2f}")  # noqa: T201
+            print(f"{name:40} {total:>6} {http_ms:>9.2f} {sql_ms:>9.2f} {http_ms / sql_ms:>7.2f}")
+        print(f"median ratio (HTTP / direct SQL): {statistics.median(ratios):.2f}")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,16 @@
 """Sandbox lifecycle cost at CRMArena scale and at ten times that scale (SQLite): create,
 reset after 10 and after 100 writes, delete; beside the floor to beat, a plain full reload
-(copying the seeded template, and re-seeding it).
+(copying the seeded template, and re-seeding it). Then many live sandboxes at once, on SQLite
+and PostgreSQL: create median, disk per idle sandbox, and the database connections they hold.
 
-Run: `make bench` (or `python -m bench.sandbox_bench [--repeat N] [--scales 1,10]`).
+Run: `make bench` (or `python -m bench.sandbox_bench [--repeat N] [--scales 1,10] [--live N]`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -16,15 +18,27 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import create_engine, make_url, text
+
 from app.api.state import AppState
-from app.sandbox.copies import SqliteCopies
+from app.sandbox.clock import utc_now
+from app.sandbox.manager import TemplateSpec
+from app.sandbox.registry import register_template
 from app.seeding.pipeline import build_rows
-from app.storage.database import create_db_engine, migrate_platform, recreate_data_tables
+from app.storage.database import (
+    create_db_engine,
+    migrate_platform,
+    platform_transaction,
+    recreate_data_tables,
+)
 from app.storage.ids import make_id
 from app.storage.records import insert_rows, set_sequences
 from bench.server import HttpClient, running_org
 
 API = "/services/data/v59.0"
+POSTGRES_ADMIN = os.environ.get(
+    "LOCALFORCE_TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
 
 
 def _scaled_rows(state: AppState, factor: int) -> dict[str, list[dict[str, Any]]]:
@@ -80,9 +94,12 @@ def _writes(client: HttpClient, token: str, count: int) -> None:
 def bench_scale(factor: int, repeat: int) -> None:
     with tempfile.TemporaryDirectory() as workdir, running_org(Path(workdir)) as org:
         state = org.state
-        copies = SqliteCopies(Path(workdir).resolve() / "sandboxes")
-        template = copies.template_url(f"{state.settings.org}_{state.settings.seed}")
+        copies = state.sandboxes.copies
+        spec = TemplateSpec(org=state.settings.org, seed=state.settings.seed)
+        template = copies.template_url(spec.key)
         seed_ms, records = _timed(lambda: build_template(state, template, factor))
+        with platform_transaction(state.platform) as conn:
+            register_template(conn, template, utc_now())  # the scaled build is the template
         client = HttpClient(org.base_url)
         copy_ms = [_timed(lambda: copies.drop(copies.clone(template)))[0] for _ in range(repeat)]
 
@@ -101,24 +118,111 @@ def bench_scale(factor: int, repeat: int) -> None:
                 samples.append(float(result["durationMs"]))
             path = f"/__localforce/sandboxes/{sandbox['id']}"
             delete.append(_timed(lambda: client.delete(path))[0])  # noqa: B023 - called at once
-        print(f"\nscale x{factor}: {records:,} records")  # noqa: T201
-        print(f"  floor: full reload by re-seeding   {seed_ms:8.2f} ms (once)")  # noqa: T201
-        print(f"  floor: full reload by file copy    {_median_ms(copy_ms)} ms")  # noqa: T201
-        print(f"  create (HTTP, warm pool)           {_median_ms(create)} ms")  # noqa: T201
-        print(f"  reset after 10 writes (server)     {_median_ms(reset10)} ms")  # noqa: T201
-        print(f"  reset after 100 writes (server)    {_median_ms(reset100)} ms")  # noqa: T201
-        print(f"  delete (HTTP)                      {_median_ms(delete)} ms")  # noqa: T201
+        print(f"\nscale x{factor}: {records:,} records")
+        print(f"  floor: full reload by re-seeding   {seed_ms:8.2f} ms (once)")
+        print(f"  floor: full reload by file copy    {_median_ms(copy_ms)} ms")
+        print(f"  create (HTTP, warm pool)           {_median_ms(create)} ms")
+        print(f"  reset after 10 writes (server)     {_median_ms(reset10)} ms")
+        print(f"  reset after 100 writes (server)    {_median_ms(reset100)} ms")
+        print(f"  delete (HTTP)                      {_median_ms(delete)} ms")
         ratio = statistics.median(copy_ms) / statistics.median(reset100)
-        print(f"  reset after 100 writes is {ratio:.0f}x cheaper than a file-copy reload")  # noqa: T201
+        print(f"  reset after 100 writes is {ratio:.0f}x cheaper than a file-copy reload")
+
+
+def _disk_bytes(state: AppState, urls: list[str]) -> int:
+    if state.engine.dialect.name == "sqlite":
+        return sum(
+            Path(f"{make_url(url).database}{suffix}").stat().st_size
+            for url in urls
+            for suffix in ("", "-wal")
+            if Path(f"{make_url(url).database}{suffix}").exists()
+        )
+    with state.engine.connect() as conn:
+        return sum(
+            int(
+                conn.execute(
+                    text("SELECT pg_database_size(:name)"), {"name": make_url(url).database}
+                ).scalar_one()
+            )
+            for url in urls
+        )
+
+
+def _connections(state: AppState) -> int | None:
+    if state.engine.dialect.name != "postgresql":
+        return None
+    with state.engine.connect() as conn:
+        return int(conn.execute(text("SELECT count(*) FROM pg_stat_activity")).scalar_one())
+
+
+def bench_live(backend: str, count: int) -> None:
+    """`count` sandboxes created one after another and left idle, each queried once."""
+    with tempfile.TemporaryDirectory() as workdir:
+        database_url = ""
+        if backend == "postgresql":
+            database_url = _new_postgres_database()
+        try:
+            with running_org(
+                Path(workdir),
+                database_url=database_url,
+                max_sandboxes=count + 10,
+                sandbox_pool_size=2,
+            ) as org:
+                client = HttpClient(org.base_url)
+                client.request("POST", "/__localforce/sandboxes")  # builds the template
+                time.sleep(2)
+                create: list[float] = []
+                urls: list[str] = []
+                for _ in range(count):
+                    ms, made = _timed(lambda: client.request("POST", "/__localforce/sandboxes"))
+                    create.append(ms)
+                    sf = {"Authorization": f"Bearer {made['access_token']}"}
+                    client.request("GET", f"{API}/query?q=SELECT+Id+FROM+Account+LIMIT+1", None, sf)
+                    urls.append(org.state.sandboxes.get(made["id"]).url)
+                disk = _disk_bytes(org.state, urls) / len(urls) / 1e6
+                connections = _connections(org.state)
+                print(f"\n{backend}: {count} live sandboxes")
+                print(f"  create (HTTP) median               {_median_ms(create)} ms")
+                print(f"  disk per idle sandbox               {disk:8.2f} MB")
+                if connections is not None:
+                    print(f"  server connections, all idle        {connections:8d}")
+        finally:
+            if database_url:
+                _drop_postgres_databases(database_url)
+
+
+def _new_postgres_database() -> str:
+    name = f"lf_bench_{int(time.time())}"
+    admin = create_engine(POSTGRES_ADMIN, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return make_url(POSTGRES_ADMIN).set(database=name).render_as_string(hide_password=False)
+
+
+def _drop_postgres_databases(url: str) -> None:
+    prefix = make_url(url).database or ""
+    admin = create_engine(POSTGRES_ADMIN, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        names = conn.execute(text("SELECT datname FROM pg_database")).scalars().all()
+        for name in names:
+            if name.startswith(prefix):
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--scales", default="1,10")
+    parser.add_argument("--live", type=int, default=200, help="live sandboxes to hold at once")
+    parser.add_argument("--backends", default="sqlite,postgresql")
     args = parser.parse_args()
     for factor in (int(part) for part in args.scales.split(",")):
         bench_scale(factor, args.repeat)
+    for backend in args.backends.split(","):
+        if args.live > 0:
+            bench_live(backend, args.live)
 
 
 if __name__ == "__main__":

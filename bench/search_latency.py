@@ -49,7 +49,7 @@ def main() -> None:
         client = HttpClient(org.base_url)
         report_http_floor(client, args.repeat)
         ratios = []
-        print(f"{'search':32} {'rows':>6} {'http ms':>9} {'index ms':>9} {'ratio':>7}")  # noqa: T201
+        print(f"{'search':32} {'rows':>6} {'http ms':>9} {'index ms':>9} {'ratio':>7}")
         for name, sosl in SEARCHES.items():
 
             def over_http(sosl: str = sosl) -> object:
@@ -73,8 +73,8 @@ def main() -> None:
             line = (
                 f"{name:32} {rows:>6} {http_ms:>9.2f} {index_ms:>9.2f} {http_ms / index_ms:>7.2f}"
             )
-            print(line)  # noqa: T201
-        print(f"median ratio (HTTP / direct index query): {statistics.median(ratios):.2f}")  # noqa: T201
+            print(line)
+        print(f"median ratio (HTTP / direct index query): {statistics.median(ratios):.2f}")
 
 
 if __name__ == "__main__":

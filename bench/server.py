@@ -71,8 +71,8 @@ class RunningOrg:
 
 
 @contextmanager
-def running_org(data_dir: Path, seed: int = 42) -> Iterator[RunningOrg]:
-    settings = Settings(data_dir=data_dir, seed=seed)
+def running_org(data_dir: Path, seed: int = 42, **overrides: Any) -> Iterator[RunningOrg]:
+    settings = Settings(data_dir=data_dir, seed=seed, **overrides)
     seeding = build_state(settings)
     ensure_database(seeding.engine, seeding.registry, seeding.tables, settings)
     seeding.engine.dispose()
@@ -97,5 +97,5 @@ def report_http_floor(client: HttpClient, repeat: int) -> float:
     """Print and return the floor every HTTP figure stands on: an authenticated call that
     touches no data."""
     floor = median_ms(lambda: client.get("/services/data/v59.0/limits"), repeat)
-    print(f"HTTP floor (GET /limits, authenticated, no data): {floor:.2f} ms")  # noqa: T201
+    print(f"HTTP floor (GET /limits, authenticated, no data): {floor:.2f} ms")
     return floor

@@ -10,9 +10,8 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import Request, Response
-from sqlalchemy import Connection
 
-from app.api.deps import PlatformConnectionDep, RawBodyDep, SessionDep, StateDep
+from app.api.deps import RawBodyDep, SessionDep, StateDep
 from app.api.routing import SalesforceJSONResponse, SlashRouter, public_base_url
 from app.api.soap import login_fault, login_response, parse_login_request
 from app.api.state import AppState
@@ -28,6 +27,7 @@ from app.services.auth import (
     split_sandbox,
 )
 from app.services.org import parse_version
+from app.storage.database import platform_transaction
 
 router = SlashRouter()
 SUPPORTED_GRANTS = {"password", "client_credentials"}
@@ -68,17 +68,17 @@ def _token_response(base_url: str, session: Session, issued_at: int) -> dict[str
 
 def _sandbox_login(
     state: AppState,
-    conn: Connection,
     *,
     username: str,
     password: str,
     credentials: Credentials | None,
 ) -> Session:
-    """Log in to the sandbox the username's suffix names (`me@x.com.ep7`), else the default."""
+    """Log in to the sandbox the username's suffix names (`me@x.com.ep7`), else the default.
+    The session is written in one short platform transaction, within this thread-pool call."""
     base, sandbox_id = split_sandbox(username, lambda name: state.sandboxes.find(name) is not None)
     sandbox = state.sandboxes.get(sandbox_id or DEFAULT_ID)
-    with sandbox.engine.connect() as user_conn:
-        session = login(
+    with sandbox.engine.connect() as user_conn, platform_transaction(state.platform) as conn:
+        return login(
             conn,
             user_conn,
             sandbox.schema.tables,
@@ -88,14 +88,10 @@ def _sandbox_login(
             now=state.clock(),
             sandbox_id=sandbox.id,
         )
-    state.sessions[session.token] = session
-    return session
 
 
 @router.post("/services/oauth2/token")
-def oauth_token(
-    request: Request, raw: RawBodyDep, state: StateDep, conn: PlatformConnectionDep
-) -> SalesforceJSONResponse:
+def oauth_token(request: Request, raw: RawBodyDep, state: StateDep) -> SalesforceJSONResponse:
     form = {key: values[0] for key, values in parse_qs(raw.decode("utf-8", "replace")).items()}
     grant_type = form.get("grant_type", "")
     if grant_type not in SUPPORTED_GRANTS:
@@ -116,7 +112,7 @@ def oauth_token(
         username, password, credentials = state.settings.username, "", None
     try:
         session = _sandbox_login(
-            state, conn, username=username, password=password, credentials=credentials
+            state, username=username, password=password, credentials=credentials
         )
     except LoginFailed:
         return _oauth_error("invalid_grant", "authentication failure")
@@ -125,17 +121,16 @@ def oauth_token(
 
 
 @router.post("/services/oauth2/revoke")
-def oauth_revoke(raw: RawBodyDep, state: StateDep, conn: PlatformConnectionDep) -> Response:
+def oauth_revoke(raw: RawBodyDep, state: StateDep) -> Response:
     form = parse_qs(raw.decode("utf-8", "replace"))
-    for token in form.get("token", []):
-        state.sessions.pop(token, None)
-        revoke_session(conn, token)
+    with platform_transaction(state.platform) as conn:
+        for token in form.get("token", []):
+            revoke_session(conn, token)
+    state.sessions.clear()
     return Response(status_code=200)
 
 
-def _soap_login(
-    version: str, request: Request, raw: bytes, state: StateDep, conn: PlatformConnectionDep
-) -> Response:
+def _soap_login(version: str, request: Request, raw: bytes, state: StateDep) -> Response:
     try:
         api_version = parse_version("v" + version)
     except NotFound:
@@ -148,7 +143,7 @@ def _soap_login(
     username, password = parsed
     try:
         session = _sandbox_login(
-            state, conn, username=username, password=password, credentials=state.credentials
+            state, username=username, password=password, credentials=state.credentials
         )
     except SalesforceError as error:
         return login_fault(error.error_code, error.message)
@@ -157,16 +152,16 @@ def _soap_login(
 
 @router.post("/services/Soap/u/{version}")
 def soap_login_partner(
-    version: str, request: Request, raw: RawBodyDep, state: StateDep, conn: PlatformConnectionDep
+    version: str, request: Request, raw: RawBodyDep, state: StateDep
 ) -> Response:
-    return _soap_login(version, request, raw, state, conn)
+    return _soap_login(version, request, raw, state)
 
 
 @router.post("/services/Soap/c/{version}")
 def soap_login_enterprise(
-    version: str, request: Request, raw: RawBodyDep, state: StateDep, conn: PlatformConnectionDep
+    version: str, request: Request, raw: RawBodyDep, state: StateDep
 ) -> Response:
-    return _soap_login(version, request, raw, state, conn)
+    return _soap_login(version, request, raw, state)
 
 
 @router.get("/id/{org_id}/{user_id}")

@@ -13,11 +13,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.deps import StateDep
 from app.api.routing import SalesforceJSONResponse, SlashRouter, public_base_url
-from app.api.write_gate import run_writing, writing
+from app.api.state import AppState
+from app.api.write_gate import run_writing
 from app.errors import SalesforceError
+from app.sandbox.calllog import json_lines
 from app.sandbox.clock import SandboxClock, to_naive_utc
 from app.sandbox.manager import Sandbox
-from app.services.auth import issue_session, login_user
+from app.services.auth import Session, issue_session, login_user
+from app.storage.database import platform_transaction
 
 
 async def require_admin(request: Request, state: StateDep) -> None:
@@ -77,6 +80,13 @@ def _first_user(sandbox: Sandbox) -> tuple[str, str]:
         return login_user(conn, sandbox.schema.tables, "")
 
 
+def _issue(state: AppState, *, username: str, user_id: str, sandbox_id: str) -> Session:
+    with platform_transaction(state.platform) as conn:
+        return issue_session(
+            conn, username=username, user_id=user_id, sandbox_id=sandbox_id, now=state.clock()
+        )
+
+
 @router.post("/sandboxes", status_code=201)
 async def create_sandbox(
     request: Request,
@@ -93,18 +103,9 @@ async def create_sandbox(
         clock=_clock(state, body),
     )
     user_id, username = await run_in_threadpool(_first_user, sandbox)
-    # The session is written after the (possibly long) clone, in a short transaction of its
-    # own: the server database's write lock is never held across a template build.
-    async with writing(state.engine) as conn:
-        session = await run_in_threadpool(
-            issue_session,
-            conn,
-            username=username,
-            user_id=user_id,
-            sandbox_id=sandbox.id,
-            now=state.clock(),
-        )
-    state.sessions[session.token] = session
+    session = await run_in_threadpool(
+        _issue, state, username=username, user_id=user_id, sandbox_id=sandbox.id
+    )
     return SalesforceJSONResponse(
         {
             **sandbox.describe(),
@@ -133,6 +134,7 @@ def get_sandbox(sandbox_id: str, state: StateDep) -> dict[str, Any]:
 @router.delete("/sandboxes/{sandbox_id}", status_code=204)
 def delete_sandbox(sandbox_id: str, state: StateDep) -> Response:
     state.sandboxes.delete(sandbox_id)
+    state.sessions.clear()
     return Response(status_code=204)
 
 
@@ -150,16 +152,16 @@ def sandbox_diff(sandbox_id: str, state: StateDep) -> dict[str, Any]:
 
 
 @router.get("/sandboxes/{sandbox_id}/log")
-def sandbox_log(sandbox_id: str, request: Request, state: StateDep) -> Response:
+async def sandbox_log(sandbox_id: str, request: Request, state: StateDep) -> Response:
     """The API calls made since the last reset; `?format=jsonl` (or Accept:
     application/x-ndjson) gives JSON Lines."""
-    log = _sandbox(state, sandbox_id).log
+    entries = await run_in_threadpool(state.sandboxes.call_log, sandbox_id)
     wants_lines = request.query_params.get("format") == "jsonl" or "ndjson" in request.headers.get(
         "accept", ""
     )
     if wants_lines:
-        return Response(log.json_lines(), media_type="application/x-ndjson")
-    return SalesforceJSONResponse({"calls": log.entries()})
+        return Response(json_lines(entries), media_type="application/x-ndjson")
+    return SalesforceJSONResponse({"calls": entries})
 
 
 @router.post("/sandboxes/{sandbox_id}/snapshots", status_code=201)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 from typing import Annotated, cast
 
 from fastapi import Depends, Request
 from fastapi.concurrency import contextmanager_in_threadpool, run_in_threadpool
 from sqlalchemy import Connection
+from sqlalchemy.exc import DBAPIError, OperationalError
 
-from app.api.state import AppState
+from app.api.state import AppState, Resolved
 from app.api.write_gate import writing
 from app.errors import InvalidSession
 from app.sandbox.manager import Sandbox
@@ -27,15 +29,6 @@ async def get_state(request: Request) -> AppState:
 StateDep = Annotated[AppState, Depends(get_state)]
 
 
-async def get_platform_connection(state: StateDep) -> AsyncIterator[Connection]:
-    """A write transaction on the server's own database, where sessions live (logins use it)."""
-    async with writing(state.engine) as conn:
-        yield conn
-
-
-PlatformConnectionDep = Annotated[Connection, Depends(get_platform_connection, scope="function")]
-
-
 def bearer_token(request: Request) -> str | None:
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
@@ -44,23 +37,30 @@ def bearer_token(request: Request) -> str | None:
     return None
 
 
-def _load_session(state: AppState, token: str) -> Session | None:
-    with state.engine.connect() as conn:
-        return find_session(conn, token)
+def _resolve(state: AppState, token: str) -> Resolved | None:
+    """The session a token names and the sandbox it reaches, in one trip to the pool."""
+    with state.platform.connect() as conn:
+        session = find_session(conn, token)
+    if session is None:
+        return None
+    return Resolved(session, state.sandboxes.find_in_use(session.sandbox_id))
 
 
 async def get_session(request: Request, state: StateDep) -> Session:
-    """The session a bearer token names: from memory, else (once) from the database."""
+    """The session a bearer token names, as the platform database says (cached for at most
+    SESSION_CACHE_SECONDS, and forgotten at once here when this process revokes or deletes):
+    a session ended through any worker ends everywhere within that time."""
     token = bearer_token(request)
     if token is None:
         raise InvalidSession()
-    session = state.sessions.get(token)
-    if session is None:
-        session = await run_in_threadpool(_load_session, state, token)
-        if session is None:
+    resolved = state.sessions.get(token)
+    if resolved is None:
+        resolved = await run_in_threadpool(_resolve, state, token)
+        if resolved is None:
             raise InvalidSession()
-        state.sessions[token] = session
-    return session
+        state.sessions.put(token, resolved)
+    request.state.resolved_sandbox = resolved.sandbox
+    return resolved.session
 
 
 SessionDep = Annotated[Session, Depends(get_session)]
@@ -71,7 +71,7 @@ async def get_sandbox(
 ) -> AsyncIterator[Sandbox]:
     """The sandbox the token belongs to: a token never reaches another sandbox's data. The
     request holds a lease on it until the response is sent, so a delete waits for it."""
-    sandbox = state.sandboxes.find(session.sandbox_id)
+    sandbox: Sandbox | None = request.state.resolved_sandbox
     if sandbox is None or not sandbox.lease():
         raise InvalidSession()
     request.state.sandbox = sandbox  # for the call log, written after the response
@@ -91,12 +91,20 @@ async def get_connection(request: Request, sandbox: SandboxDep) -> AsyncIterator
     """One connection and transaction per request, on the request's sandbox: committed on
     success, rolled back on error. Requests that may write hold the sandbox's write lock for
     their transaction; reads see one consistent snapshot and never wait."""
-    if request.method in READ_METHODS:
-        async with contextmanager_in_threadpool(sandbox.engine.begin()) as conn:
-            yield conn
-    else:
-        async with writing(sandbox.engine) as conn:
-            yield conn
+    async with AsyncExitStack() as stack:
+        opening = (
+            contextmanager_in_threadpool(sandbox.engine.begin())
+            if request.method in READ_METHODS
+            else writing(sandbox.engine)
+        )
+        try:
+            conn = await stack.enter_async_context(opening)
+        except DBAPIError as error:
+            # Its storage is gone: deleted (maybe by another worker) since the token was read.
+            if error.connection_invalidated or isinstance(error, OperationalError):
+                raise InvalidSession() from None
+            raise
+        yield conn
 
 
 ConnectionDep = Annotated[Connection, Depends(get_connection, scope="function")]
@@ -120,7 +128,7 @@ async def get_org_context(
         user_id=session.user_id,
         now=now,
         base_path=f"/services/data/v{api_version}",
-        sandbox_id=sandbox.id,
+        sandbox_id=sandbox.instance,  # what cursors are bound to: never a later namesake
         calendar=OrgCalendar.at(now, settings.timezone, settings.fiscal_year_start_month),
     )
 

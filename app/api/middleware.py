@@ -25,8 +25,7 @@ class ApiUsageMiddleware:
         if scope["type"] != "http" or not scope["path"].startswith("/services/data/v"):
             await self.app(scope, receive, send)
             return
-        self.state.api_requests += 1
-        usage = f"api-usage={self.state.api_requests}/15000".encode()
+        usage = f"api-usage={self.state.usage.count()}/15000".encode()
         started = time.perf_counter()
         status = 500
 
@@ -40,9 +39,10 @@ class ApiUsageMiddleware:
         try:
             await self.app(scope, receive, send_with_usage)
         finally:
+            # Queued, not written: the lifespan's flusher writes calls and usage in batches.
             sandbox = scope.get("state", {}).get("sandbox")
             if isinstance(sandbox, Sandbox):
-                sandbox.log.add(_call(scope, status, started))
+                self.state.sandboxes.record_call(sandbox, _call(scope, status, started))
 
 
 def _call(scope: Scope, status: int, started: float) -> Call:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -9,26 +11,69 @@ from sqlalchemy import Engine
 
 from app.config import Settings
 from app.metadata.registry import SchemaRegistry
-from app.sandbox.manager import DEFAULT_ID, SandboxManager
+from app.sandbox.manager import Sandbox, SandboxManager
 from app.services.auth import Credentials, Session
 from app.services.cursors import CursorStore
+from app.services.usage import ApiUsage
 from app.storage.tables import TableSet
+
+# How long a token's session and sandbox are trusted without asking the platform database.
+SESSION_CACHE_SECONDS = 1.0
+SESSION_CACHE_SIZE = 10_000
+
+
+@dataclass(frozen=True)
+class Resolved:
+    session: Session
+    sandbox: Sandbox | None
+
+
+class SessionCache:
+    """Tokens resolved lately, so that a client's burst of requests asks the database once a
+    second, not once a request. Thread-safe; forgotten whole on any revoke or delete here."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[float, Resolved]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, token: str) -> Resolved | None:
+        with self._lock:
+            entry = self._entries.get(token)
+        if entry is None or time.monotonic() > entry[0]:
+            return None
+        return entry[1]
+
+    def put(self, token: str, resolved: Resolved) -> None:
+        with self._lock:
+            if len(self._entries) >= SESSION_CACHE_SIZE:
+                self._entries.clear()
+            self._entries[token] = (time.monotonic() + SESSION_CACHE_SECONDS, resolved)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
 
 
 @dataclass
 class AppState:
+    """Everything here is rebuilt from settings and databases: no request's state lives only
+    in this process (sessions, sandboxes, cursors and usage are in the platform database;
+    `sessions` is a cache of it)."""
+
     settings: Settings
     engine: Engine
+    # The platform database (the same engine as `engine` on PostgreSQL).
+    platform: Engine
     registry: SchemaRegistry
     tables: TableSet
     sandboxes: SandboxManager
-    sessions: dict[str, Session] = field(default_factory=dict)
-    api_requests: int = 0
-    cursors: CursorStore = field(default_factory=CursorStore)
+    cursors: CursorStore
+    usage: ApiUsage
+    sessions: SessionCache = field(default_factory=SessionCache)
 
     def clock(self) -> datetime:
         """Real time (or the pinned server clock): when sessions are issued."""
-        return self.sandboxes.get(DEFAULT_ID).clock.now()
+        return self.sandboxes.default.clock.now()
 
     @property
     def credentials(self) -> Credentials | None:

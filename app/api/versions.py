@@ -28,7 +28,7 @@ def list_resources(request: Request, ctx: OrgContextDep, session: SessionDep) ->
 @router.get("/services/data/{version}/limits")
 def get_limits(ctx: OrgContextDep, state: StateDep) -> dict[str, Any]:
     del ctx  # authenticates and checks the version
-    return org.limits(state.api_requests)
+    return org.limits(state.usage.current())
 
 
 @router.get("/services/data/{version}/limits/recordCount")

@@ -1,13 +1,26 @@
-"""The calls an episode made, kept in memory with a bound, for a harness to save."""
+"""The calls an episode made, kept in the platform database (every worker appends to the same
+log) with a bound per sandbox: past it, the oldest entries go first.
+
+A request does not wait for its entry: entries are buffered (`CallBuffer`) and written in
+batches every FLUSH_SECONDS, and before this process reads a log."""
 
 from __future__ import annotations
 
 import json
 import threading
-from collections import deque
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
-MAX_ENTRIES = 10_000
+from sqlalchemy import Connection, delete, func, insert, select
+
+from app.storage.platform import CallRecord
+
+CALLS = CallRecord.__table__  # type: ignore[attr-defined]
+# Trimming costs a statement; do it every this many calls (so the log may briefly exceed its
+# bound by as many).
+TRIM_EVERY = 64
+
+
+FLUSH_SECONDS = 0.05
 
 
 @dataclass(frozen=True)
@@ -20,22 +33,99 @@ class Call:
     durationMs: float  # camelCase: the JSON key clients read
 
 
-class CallLog:
-    def __init__(self, limit: int = MAX_ENTRIES) -> None:
-        self._calls: deque[Call] = deque(maxlen=limit)
+def _storable(text: str | None) -> str | None:
+    """Text every back end can store: PostgreSQL refuses NUL and lone surrogates, and a
+    client's query string may hold anything."""
+    if text is None:
+        return None
+    return text.encode("utf-8", "replace").decode("utf-8").replace("\x00", "\ufffd")
+
+
+def add_calls(conn: Connection, calls: list[tuple[str, Call]], retention: int) -> None:
+    """Append (sandbox id, call) pairs, then trim each sandbox's log past its bound now and
+    then (when the log crossed a multiple of TRIM_EVERY)."""
+    if not calls:
+        return
+    conn.execute(
+        insert(CALLS),
+        [
+            {
+                "sandbox_id": sandbox_id,
+                "time": call.time,
+                "method": _storable(call.method),
+                "path": _storable(call.path),
+                "query": _storable(call.query),
+                "status": call.status,
+                "duration_ms": call.durationMs,
+            }
+            for sandbox_id, call in calls
+        ],
+    )
+    last = conn.execute(select(func.max(CALLS.c.seq))).scalar_one()
+    if last // TRIM_EVERY != (last - len(calls)) // TRIM_EVERY:
+        for sandbox_id in {sandbox_id for sandbox_id, _ in calls}:
+            trim(conn, sandbox_id, retention)
+
+
+def trim(conn: Connection, sandbox_id: str, retention: int) -> None:
+    """Keep only the newest `retention` calls of the sandbox."""
+    cutoff = conn.execute(
+        select(CALLS.c.seq)
+        .where(CALLS.c.sandbox_id == sandbox_id)
+        .order_by(CALLS.c.seq.desc())
+        .offset(retention)
+        .limit(1)
+    ).scalar_one_or_none()
+    if cutoff is not None:
+        conn.execute(delete(CALLS).where(CALLS.c.sandbox_id == sandbox_id, CALLS.c.seq <= cutoff))
+
+
+def clear_calls(conn: Connection, sandbox_id: str) -> None:
+    conn.execute(delete(CALLS).where(CALLS.c.sandbox_id == sandbox_id))
+
+
+def calls(conn: Connection, sandbox_id: str, retention: int) -> list[dict[str, object]]:
+    """The newest `retention` calls, in the order they ended (workers write theirs in
+    batches, so the order they were written in is not it)."""
+    rows = conn.execute(
+        select(
+            CALLS.c.time,
+            CALLS.c.method,
+            CALLS.c.path,
+            CALLS.c.query,
+            CALLS.c.status,
+            CALLS.c.duration_ms,
+        )
+        .where(CALLS.c.sandbox_id == sandbox_id)
+        .order_by(CALLS.c.time.desc(), CALLS.c.seq.desc())
+        .limit(retention)
+    ).all()
+    return [
+        {"time": t, "method": m, "path": p, "query": q, "status": s, "durationMs": d}
+        for t, m, p, q, s, d in reversed(rows)
+    ]
+
+
+def json_lines(entries: list[dict[str, object]]) -> str:
+    return "".join(json.dumps(entry) + "\n" for entry in entries)
+
+
+class CallBuffer:
+    """Calls waiting to be written; thread-safe (requests finish on many threads)."""
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[str, Call]] = []
         self._lock = threading.Lock()
 
-    def add(self, call: Call) -> None:
+    def add(self, sandbox_id: str, call: Call) -> None:
         with self._lock:
-            self._calls.append(call)
+            self._pending.append((sandbox_id, call))
 
-    def clear(self) -> None:
+    def take(self) -> list[tuple[str, Call]]:
         with self._lock:
-            self._calls.clear()
+            taken, self._pending = self._pending, []
+        return taken
 
-    def entries(self) -> list[dict[str, object]]:
+    def __len__(self) -> int:
         with self._lock:
-            return [asdict(call) for call in self._calls]
-
-    def json_lines(self) -> str:
-        return "".join(json.dumps(entry) + "\n" for entry in self.entries())
+            return len(self._pending)

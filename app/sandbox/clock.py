@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -21,22 +20,24 @@ def to_naive_utc(moment: datetime) -> datetime:
 @dataclass
 class SandboxClock:
     """`start` None means real time. Otherwise time is `start`, frozen when `pinned`, else
-    moving on from `start` since the sandbox was created or last reset."""
+    moving on from `start` since `origin`: the real time the sandbox was created or last reset
+    (real time, not a process's monotonic clock, so every worker reads the same time)."""
 
     start: datetime | None = None
     pinned: bool = False
-    _origin: float = field(default_factory=time.monotonic, repr=False)
+    origin: datetime = field(default_factory=utc_now)
 
     def now(self) -> datetime:
         if self.start is None:
             return utc_now()
         if self.pinned:
             return self.start
-        elapsed = timedelta(seconds=int(time.monotonic() - self._origin))
-        return self.start + elapsed
+        elapsed = max(timedelta(0), utc_now() - self.origin)
+        return self.start + timedelta(seconds=int(elapsed.total_seconds()))
 
-    def restart(self) -> None:
-        self._origin = time.monotonic()
+    def restart(self) -> datetime:
+        self.origin = utc_now()
+        return self.origin
 
     def describe(self) -> dict[str, object]:
         return {

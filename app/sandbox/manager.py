@@ -1,25 +1,32 @@
 """The sandbox manager: creates, finds, resets, snapshots and deletes sandboxes.
 
-A sandbox is a clone of a template, with its own engine, clock and call log. The template holds
-the org freshly generated from the sandbox's seed, or, when the server's org was imported from a
-dump (`localforce import`), that imported data whatever the seed: an imported org has no seed to
-generate it from. The default sandbox is the server's own database and always exists. Clones are
-taken from a small warm pool so creating a sandbox costs a checkout, not a copy.
+A sandbox is a clone of a template, with its own clock and call log. The template holds the
+org freshly generated from the sandbox's seed, or, when the server's org was imported from a
+dump (`localforce import`), that imported data whatever the seed: an imported org has no seed
+to generate it from. The default sandbox is the server's own database and always exists.
+Clones are taken from a warm pool so creating a sandbox costs a checkout, not a copy.
+
+Stateless: the registry (which sandboxes exist, their clocks, snapshots and tokens), the pool
+and the templates are rows of the platform database, so every worker and replica serves every
+sandbox, and a restart loses none. This process keeps only what it can rebuild from those rows:
+an engine per sandbox it has served.
 
 Safe under concurrency: writes, reset, snapshot and restore of one sandbox are transactions
 that hold its write lock (`write_transaction`), so they serialise and never see each other
-half-done; delete waits for the requests in flight (each holds a lease) and refuses new ones.
+half-done; delete waits for this process's requests in flight (each holds a lease).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Engine, select
@@ -27,10 +34,36 @@ from sqlalchemy import Engine, select
 from app.errors import NotFound, SalesforceError
 from app.metadata.registry import SchemaRegistry
 from app.metadata.values import to_json
-from app.sandbox.calllog import CallLog
+from app.sandbox.calllog import Call, CallBuffer, add_calls, calls, clear_calls
 from app.sandbox.clock import SandboxClock, utc_now
-from app.sandbox.copies import Copies
-from app.storage.database import create_db_engine, write_transaction
+from app.sandbox.copies import Copies, copy_age
+from app.sandbox.registry import (
+    SandboxRow,
+    add_copy,
+    all_sandboxes,
+    claim_copy,
+    claim_template_build,
+    count_sandboxes,
+    find_sandbox,
+    forget_copies,
+    forget_template,
+    idle_sandboxes,
+    insert_sandbox,
+    mark_template,
+    pooled_copies,
+    put_default,
+    referenced_urls,
+    register_template,
+    remove_sandbox,
+    restart_clock,
+    set_snapshots,
+    set_url,
+    template_ready,
+    template_rows,
+    templates_in_use,
+    touch_sandbox,
+)
+from app.storage.database import create_db_engine, platform_transaction, write_transaction
 from app.storage.journal import touched_records, undo_all
 from app.storage.platform import IMPORTED_SOURCE_PREFIX, PLATFORM_REVISION, OrgInfo
 from app.storage.records import fetch_row
@@ -42,6 +75,20 @@ SANDBOX_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")
 # Audit fields change on every write; a diff that listed them would bury the real changes.
 AUDIT_FIELDS = frozenset({"LastModifiedDate", "LastModifiedById", "SystemModstamp"})
 ORG_INFO = OrgInfo.__table__  # type: ignore[attr-defined]
+# How long delete waits for a sandbox's requests in flight before it refuses.
+DRAIN_SECONDS = 30.0
+# A sandbox's last use is written at most this often per process (not on every request).
+TOUCH_SECONDS = 30.0
+# A clone no row names is left alone this long: another worker may be about to register it.
+ORPHAN_GRACE_SECONDS = 120.0
+# A template build whose worker vanished is taken over after this long.
+STALE_BUILD = timedelta(minutes=15)
+BUILD_POLL_SECONDS = 0.2
+RECLAIM_EVERY_SECONDS = 60.0
+# Sandboxes whose engines keep pooled connections: past this many, the least recently served
+# one's pool is closed (its engine opens connections again on its next request), so idle
+# sandboxes hold no database connection.
+POOLED_SANDBOXES = 32
 
 
 class SandboxLimitReached(SalesforceError):
@@ -52,10 +99,6 @@ class SandboxLimitReached(SalesforceError):
 class SandboxBusy(SalesforceError):
     error_code = "UNABLE_TO_LOCK_ROW"
     status_code = 409
-
-
-# How long delete waits for a sandbox's requests in flight before it refuses.
-DRAIN_SECONDS = 30.0
 
 
 @dataclass
@@ -83,7 +126,10 @@ class TemplateSpec:
 
 @dataclass
 class Sandbox:
+    """A sandbox as this process serves it: its registry row made live (an engine, a clock)."""
+
     id: str
+    instance: str
     org: str
     seed: int
     url: str
@@ -93,11 +139,9 @@ class Sandbox:
     # The template the sandbox was cloned from ("" for the default sandbox, which has none).
     template: str = ""
     created_at: datetime = field(default_factory=utc_now)
-    last_used: float = field(default_factory=time.monotonic)
-    log: CallLog = field(default_factory=CallLog)
-    # Names of its snapshots (the snapshots themselves live in its database).
-    snapshots: set[str] = field(default_factory=set)
-    # Requests in flight: delete and expiry wait for them, and refuse new ones once closing.
+    snapshots: list[str] = field(default_factory=list)
+    touched: float = field(default_factory=time.monotonic, repr=False)
+    # Requests in flight here: delete waits for them, and refuses new ones once closing.
     _in_flight: int = field(default=0, repr=False)
     _closing: bool = field(default=False, repr=False)
     _quiet: threading.Condition = field(default_factory=threading.Condition, repr=False)
@@ -112,7 +156,6 @@ class Sandbox:
             if self._closing:
                 return False
             self._in_flight += 1
-            self.last_used = time.monotonic()
             return True
 
     def release(self) -> None:
@@ -149,74 +192,162 @@ class SandboxSettings:
     # Templates: how many distinct ones may exist, and after how long unused one is dropped.
     max_templates: int = 8
     template_idle_seconds: float = 3600.0
-
-
-@dataclass
-class TemplateUse:
-    """A template this manager knows of: a lock for its build, and when it was last used."""
-
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    last_used: float = field(default_factory=time.monotonic)
-    refilling: int = 0
+    # Call log entries kept per sandbox (the oldest go first).
+    call_log_retention: int = 10_000
 
 
 class SandboxManager:
     def __init__(
         self,
         *,
+        platform: Engine,
         default: Sandbox,
         copies: Copies,
         schema_for: Callable[[str], Schema],
         build_template: Callable[[str, TemplateSpec], None],
         settings: SandboxSettings,
     ) -> None:
-        self._sandboxes: dict[str, Sandbox] = {DEFAULT_ID: default}
-        # Ids being created: taken under the lock, so two creates cannot claim one id.
-        self._reserved: set[str] = set()
+        self.platform = platform
+        self.default = default
         self.copies = copies
         self.schema_for = schema_for
         self.build_template = build_template
         self.settings = settings
         # Guards the dictionaries only; never held across I/O, so lookups never wait on a build.
-        self._lock = threading.RLock()
-        self._pools: dict[str, list[str]] = {}
+        self._lock = threading.Lock()
+        self._live: dict[str, Sandbox] = {default.instance: default}
+        self._pooled: OrderedDict[str, Sandbox] = OrderedDict()
+        self._template_locks: dict[str, threading.Lock] = {}
         self._refills: list[threading.Thread] = []
-        self._templates: dict[str, TemplateUse] = {}
+        self._stopping = False
+        self._last_reclaim = 0.0
+        self._calls = CallBuffer()
 
     def start(self) -> None:
-        """Once the server's database is ready: learn the templates earlier runs left (they
-        count toward the bound and expire like new ones) and the default sandbox's snapshots."""
-        with self._lock:
-            for url in self.copies.list_templates():
-                self._templates.setdefault(url, TemplateUse())
-        default = self._sandboxes[DEFAULT_ID]
+        """Once the databases are ready: register the default sandbox, the templates earlier
+        runs left, and reclaim storage a crash left without a sandbox."""
+        default = self.default
         with default.engine.connect() as conn:
-            default.snapshots = set(snapshot_names(conn))
+            default.snapshots = snapshot_names(conn)
+        with platform_transaction(self.platform) as conn:
+            put_default(conn, self._row_of(default))
+            row = find_sandbox(conn, DEFAULT_ID)
+            assert row is not None
+            now = utc_now()
+            for url in self.copies.list_templates():
+                register_template(conn, url, now)
+        with self._lock:
+            self._live = {row.instance: default}
+        default.instance = row.instance
+        default.clock.origin = row.clock_origin
+        self._forget_lost_sandboxes()
+        self.reclaim_orphans()
+
+    def _forget_lost_sandboxes(self) -> None:
+        """Rows whose storage is gone (removed by hand, or a crash mid-create) are forgotten."""
+        with self.platform.connect() as conn:
+            rows = [r for r in all_sandboxes(conn) if r.id != DEFAULT_ID]
+        lost = [r for r in rows if not r.url or not self.copies.exists(r.url)]
+        # A reservation younger than the grace time may be a create in flight elsewhere.
+        grace = utc_now() - timedelta(seconds=ORPHAN_GRACE_SECONDS)
+        lost = [r for r in lost if r.url or r.created_at < grace]
+        if lost:
+            with platform_transaction(self.platform) as conn:
+                for row in lost:
+                    remove_sandbox(conn, row)
+
+    @staticmethod
+    def _row_of(sandbox: Sandbox) -> SandboxRow:
+        now = utc_now()
+        return SandboxRow(
+            id=sandbox.id,
+            instance=sandbox.instance,
+            org=sandbox.org,
+            seed=sandbox.seed,
+            url=sandbox.url,
+            template=sandbox.template,
+            clock_start=sandbox.clock.start,
+            clock_pinned=sandbox.clock.pinned,
+            clock_origin=sandbox.clock.origin,
+            created_at=sandbox.created_at,
+            last_used=now,
+            snapshots=json.dumps(sandbox.snapshots),
+        )
 
     # -- lookup ---------------------------------------------------------------------------
 
-    def get(self, sandbox_id: str) -> Sandbox:
+    def _materialize(self, row: SandboxRow) -> Sandbox:
+        """The live object for a registry row (made once per instance in this process), with
+        the clock and snapshots as the row now says."""
         with self._lock:
-            sandbox = self._sandboxes.get(sandbox_id)
+            sandbox = self._live.get(row.instance)
         if sandbox is None:
-            raise NotFound(f"No sandbox with id {sandbox_id}")
-        sandbox.last_used = time.monotonic()
+            sandbox = Sandbox(
+                id=row.id,
+                instance=row.instance,
+                org=row.org,
+                seed=row.seed,
+                url=row.url,
+                engine=create_db_engine(row.url, must_exist=True),
+                clock=SandboxClock(row.clock_start, row.clock_pinned, row.clock_origin),
+                schema=self.schema_for(row.org),
+                template=row.template,
+                created_at=row.created_at,
+            )
+            with self._lock:
+                sandbox = self._live.setdefault(row.instance, sandbox)
+        sandbox.clock.origin = row.clock_origin
+        sandbox.snapshots = json.loads(row.snapshots)
+        if not sandbox.is_default:
+            self._mark_pooled(sandbox)
         return sandbox
 
-    def find(self, sandbox_id: str) -> Sandbox | None:
+    def _mark_pooled(self, sandbox: Sandbox) -> None:
         with self._lock:
-            return self._sandboxes.get(sandbox_id)
+            self._pooled[sandbox.instance] = sandbox
+            self._pooled.move_to_end(sandbox.instance)
+            idle = []
+            while len(self._pooled) > POOLED_SANDBOXES:
+                idle.append(self._pooled.popitem(last=False)[1])
+        for stale in idle:
+            stale.engine.dispose()  # connections checked out finish first, then close
+
+    def find(self, sandbox_id: str) -> Sandbox | None:
+        with self.platform.connect() as conn:
+            row = find_sandbox(conn, sandbox_id)
+        if row is None or not row.url:  # no url yet: still being created
+            return None
+        return self._materialize(row)
+
+    def get(self, sandbox_id: str) -> Sandbox:
+        sandbox = self.find(sandbox_id)
+        if sandbox is None:
+            raise NotFound(f"No sandbox with id {sandbox_id}")
+        return sandbox
+
+    def find_in_use(self, sandbox_id: str) -> Sandbox | None:
+        """`find`, noting the use (for idle expiry) at most every TOUCH_SECONDS here."""
+        sandbox = self.find(sandbox_id)
+        if sandbox is None:
+            return None
+        now = time.monotonic()
+        if now - sandbox.touched >= TOUCH_SECONDS:
+            sandbox.touched = now
+            with platform_transaction(self.platform) as conn:
+                touch_sandbox(conn, sandbox.id, utc_now())
+        return sandbox
 
     def all(self) -> list[Sandbox]:
         self.expire_idle()
-        with self._lock:
-            return list(self._sandboxes.values())
+        with self.platform.connect() as conn:
+            rows = all_sandboxes(conn)
+        return [self._materialize(row) for row in rows if row.url]
 
     # -- templates and the warm pool -------------------------------------------------------
 
     def imported_dump(self, org: str) -> str | None:
         """The sha256 of the dump the server's database holds `org` from, if it was imported."""
-        with self._sandboxes[DEFAULT_ID].engine.connect() as conn:
+        with self.default.engine.connect() as conn:
             source = conn.execute(
                 select(ORG_INFO.c.source).where(ORG_INFO.c.org == org)
             ).scalar_one_or_none()
@@ -226,58 +357,63 @@ class SandboxManager:
 
     def _template(self, org: str, seed: int) -> str:
         """The template for `org` and `seed`, built on first use. Only requests for this same
-        template wait for its build; the manager's lock is not held meanwhile."""
+        template wait for its build (in this process on a lock, in others on its row)."""
         spec = TemplateSpec(org=org, seed=seed, imported=self.imported_dump(org))
         url = self.copies.template_url(spec.key)
         with self._lock:
-            use = self._templates.get(url)
-            if use is None:
-                self._make_room_for_template()
-                use = self._templates[url] = TemplateUse()
-            use.last_used = time.monotonic()
-        with use.lock:
-            if not self.copies.exists(url):
-                try:
-                    self.build_template(url, spec)
-                except BaseException:
-                    with self._lock:
-                        self._templates.pop(url, None)
-                    raise
-        return url
+            lock = self._template_locks.setdefault(url, threading.Lock())
+        with lock:
+            while True:
+                with platform_transaction(self.platform) as conn:
+                    ready = template_ready(conn, url)
+                    if ready and self.copies.exists(url):
+                        mark_template(conn, url, utc_now(), ready=True)  # last used: now
+                        return url
+                    if ready:  # its row outlived its storage
+                        forget_template(conn, url)
+                    doomed = self._make_room_for_template(conn, url)
+                    mine = claim_template_build(conn, url, utc_now(), STALE_BUILD)
+                for stale in doomed:
+                    self.copies.drop(stale)
+                if mine:
+                    self._build(url, spec)
+                    return url
+                time.sleep(BUILD_POLL_SECONDS)  # another worker is building it
 
-    def _make_room_for_template(self) -> None:
-        """Under the lock: drop the least recently used template no sandbox needs if the
-        bound is reached; refuse if every template is in use."""
-        if len(self._templates) < self.settings.max_templates:
-            return
-        idle = self._unused_templates()
-        if not idle:
+    def _build(self, url: str, spec: TemplateSpec) -> None:
+        try:
+            if self.copies.exists(url):
+                self.copies.drop(url)  # left by a build that did not finish
+            self.build_template(url, spec)
+        except BaseException:
+            with platform_transaction(self.platform) as conn:
+                forget_template(conn, url)
+            raise
+        with platform_transaction(self.platform) as conn:
+            mark_template(conn, url, utc_now(), ready=True)
+
+    def _make_room_for_template(self, conn: Any, url: str) -> list[str]:
+        """Inside the claim's transaction: if a new template would pass the bound, forget the
+        least recently used one no sandbox needs; refuse if every one is in use. Returns the
+        storage to drop once the transaction commits."""
+        known = template_rows(conn)
+        if url in known or len(known) < self.settings.max_templates:
+            return []
+        in_use = templates_in_use(conn)
+        unused = [u for u in known if u not in in_use]
+        if not unused:
             raise SandboxLimitReached(
                 f"The limit of {self.settings.max_templates} sandbox templates (distinct orgs "
                 "and seeds) is reached and every one is in use: delete sandboxes of another seed "
                 "first, or raise LOCALFORCE_MAX_TEMPLATES."
             )
-        self._drop_template(min(idle, key=lambda url: self._templates[url].last_used))
-
-    def _unused_templates(self) -> list[str]:
-        in_use = {s.template for s in self._sandboxes.values()}
-        return [
-            url
-            for url, use in self._templates.items()
-            if url not in in_use and use.refilling == 0 and not use.lock.locked()
-        ]
-
-    def _drop_template(self, url: str) -> None:
-        """Under the lock: forget a template and remove it with its pooled copies."""
-        self._templates.pop(url, None)
-        for copy in self._pools.pop(url, []):
-            self.copies.drop(copy)
-        self.copies.drop(url)
+        victim = min(unused, key=lambda u: known[u])
+        forget_template(conn, victim)
+        return [*forget_copies(conn, victim), victim]
 
     def _take_clone(self, template: str) -> str:
-        with self._lock:
-            pool = self._pools.setdefault(template, [])
-            url = pool.pop() if pool else None
+        with platform_transaction(self.platform) as conn:
+            url = claim_copy(conn, template)
         if url is None:
             url = self.copies.clone(template)
         self._refill(template)
@@ -286,30 +422,26 @@ class SandboxManager:
     def _refill(self, template: str) -> None:
         if self.settings.pool_size <= 0:
             return
-        with self._lock:
-            use = self._templates.get(template)
-            if use is None:
-                return
-            use.refilling += 1
 
         def fill() -> None:
-            try:
-                while True:
-                    with self._lock:
-                        if template not in self._templates:
-                            return
-                        if len(self._pools.get(template, [])) >= self.settings.pool_size:
-                            return
-                    clone = self.copies.clone(template)
-                    with self._lock:
-                        self._pools.setdefault(template, []).append(clone)
-            finally:
-                with self._lock:
-                    use.refilling -= 1
+            while not self._stopping:
+                with self.platform.connect() as conn:
+                    if len(pooled_copies(conn, template)) >= self.settings.pool_size:
+                        return
+                    if template_ready(conn, template) is not True:
+                        return
+                clone = self.copies.clone(template)
+                with platform_transaction(self.platform) as conn:
+                    add_copy(conn, clone, template, utc_now())
 
         thread = threading.Thread(target=fill, name="sandbox-pool", daemon=True)
-        self._refills = [t for t in self._refills if t.is_alive()] + [thread]
+        with self._lock:
+            self._refills = [t for t in self._refills if t.is_alive()] + [thread]
         thread.start()
+
+    def templates(self) -> list[str]:
+        with self.platform.connect() as conn:
+            return sorted(template_rows(conn))
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -328,41 +460,49 @@ class SandboxManager:
                 f"Invalid sandbox id: {sandbox_id}. Use 1 to 40 letters, digits, '-' or '_'.",
                 error_code="INVALID_INPUT",
             )
-        schema = self.schema_for(org)
-        with self._lock:
-            if sandbox_id in self._sandboxes or sandbox_id in self._reserved:
+        self.schema_for(org)  # an unknown org is refused before anything is reserved
+        now = utc_now()
+        # The row is written first, with no storage yet: it reserves the id for every worker.
+        reservation = SandboxRow(
+            id=sandbox_id,
+            instance=uuid.uuid4().hex,
+            org=org,
+            seed=seed,
+            url="",
+            template="",
+            clock_start=clock.start,
+            clock_pinned=clock.pinned,
+            clock_origin=now,
+            created_at=now,
+            last_used=now,
+        )
+        with platform_transaction(self.platform) as conn:
+            if find_sandbox(conn, sandbox_id) is not None:
                 raise SalesforceError(
                     f"A sandbox with id {sandbox_id} already exists", error_code="DUPLICATE_VALUE"
                 )
-            if len(self._sandboxes) + len(self._reserved) >= self.settings.max_sandboxes:
+            if count_sandboxes(conn) >= self.settings.max_sandboxes:
                 raise SandboxLimitReached(
                     f"The limit of {self.settings.max_sandboxes} live sandboxes is reached: "
                     "delete one, or wait for idle ones to expire."
                 )
-            self._reserved.add(sandbox_id)
+            insert_sandbox(conn, reservation)
         try:
             template = self._template(org, seed)
             url = self._take_clone(template)
-            sandbox = Sandbox(
-                id=sandbox_id,
-                org=org,
-                seed=seed,
-                url=url,
-                engine=create_db_engine(url),
-                clock=clock,
-                schema=schema,
-                template=template,
-            )
-            with self._lock:
-                self._sandboxes[sandbox_id] = sandbox
-        finally:
-            with self._lock:
-                self._reserved.discard(sandbox_id)
-        return sandbox
+        except BaseException:
+            with platform_transaction(self.platform) as conn:
+                remove_sandbox(conn, reservation)
+            raise
+        with platform_transaction(self.platform) as conn:
+            set_url(conn, sandbox_id, url, template)
+            row = find_sandbox(conn, sandbox_id)
+        assert row is not None
+        return self._materialize(row)
 
     def delete(self, sandbox_id: str) -> None:
-        """Remove a sandbox once its requests in flight have ended; later requests with its
-        tokens answer INVALID_SESSION_ID."""
+        """Remove a sandbox once this process's requests in flight on it have ended; its
+        tokens, cursors and call log go with it."""
         sandbox = self.get(sandbox_id)
         if sandbox.is_default:
             raise SalesforceError(
@@ -374,65 +514,79 @@ class SandboxManager:
                 f"Sandbox {sandbox_id} still has requests in flight after {DRAIN_SECONDS:g} "
                 "seconds; try again."
             )
-        with self._lock:
-            if self._sandboxes.get(sandbox_id) is not sandbox:
+        with platform_transaction(self.platform) as conn:
+            row = find_sandbox(conn, sandbox_id)
+            if row is None or row.instance != sandbox.instance:
                 raise NotFound(f"No sandbox with id {sandbox_id}")
-            del self._sandboxes[sandbox_id]
+            remove_sandbox(conn, row)
+            touched_template = row.template
+            if touched_template:
+                mark_template(conn, touched_template, utc_now(), ready=True)
         self._discard(sandbox)
 
     def _discard(self, sandbox: Sandbox) -> None:
+        with self._lock:
+            self._live.pop(sandbox.instance, None)
+            self._pooled.pop(sandbox.instance, None)
         sandbox.engine.dispose()
         self.copies.drop(sandbox.url)
-        with self._lock:
-            use = self._templates.get(sandbox.template)
-            if use is not None:
-                use.last_used = time.monotonic()
 
     def expire_idle(self) -> None:
-        """Drop sandboxes unused for the idle time (never one with a request in flight), then
-        templates that no sandbox has needed for the template idle time."""
-        now = time.monotonic()
-        deadline = now - self.settings.idle_seconds
-        with self._lock:
-            idle = [
-                s for s in self._sandboxes.values() if not s.is_default and s.last_used < deadline
-            ]
-        expired = []
-        for sandbox in idle:
-            if sandbox.close(timeout=0):
-                with self._lock:
-                    if self._sandboxes.get(sandbox.id) is sandbox:
-                        del self._sandboxes[sandbox.id]
-                        expired.append(sandbox)
-        for sandbox in expired:
-            self._discard(sandbox)
-        template_deadline = now - self.settings.template_idle_seconds
-        with self._lock:
-            for url in self._unused_templates():
-                if self._templates[url].last_used < template_deadline:
-                    self._drop_template(url)
+        """Drop sandboxes unused for the idle time, templates no sandbox has needed for the
+        template idle time, and (now and then) orphaned storage."""
+        now = utc_now()
+        with platform_transaction(self.platform) as conn:
+            idle_since = now - timedelta(seconds=self.settings.idle_seconds)
+            idle = idle_sandboxes(conn, idle_since, keep=DEFAULT_ID)
+            for row in idle:
+                remove_sandbox(conn, row)
+            in_use = templates_in_use(conn)
+            deadline = now - timedelta(seconds=self.settings.template_idle_seconds)
+            doomed: list[str] = []
+            for url, last_used in template_rows(conn).items():
+                if url not in in_use and last_used < deadline:
+                    forget_template(conn, url)
+                    doomed += [*forget_copies(conn, url), url]
+        for row in idle:
+            with self._lock:
+                live = self._live.pop(row.instance, None)
+                self._pooled.pop(row.instance, None)
+            if live is not None:
+                live.engine.dispose()
+            self.copies.drop(row.url)
+        for url in doomed:
+            self.copies.drop(url)
+        if time.monotonic() - self._last_reclaim > RECLAIM_EVERY_SECONDS:
+            self.reclaim_orphans()
 
-    def templates(self) -> list[str]:
-        with self._lock:
-            return sorted(self._templates)
+    def reclaim_orphans(self) -> list[str]:
+        """Drop clones that no sandbox or pool row names (a crash or kill left them), once
+        they are older than the grace time."""
+        self._last_reclaim = time.monotonic()
+        with self.platform.connect() as conn:
+            named = referenced_urls(conn)
+        orphans = [
+            url
+            for url in self.copies.list_clones()
+            if url not in named and (copy_age(url) or 0) > ORPHAN_GRACE_SECONDS
+        ]
+        for url in orphans:
+            self.copies.drop(url)
+        return orphans
 
     def close(self) -> None:
-        """Drop every clone this process made (the default sandbox's database and the
-        templates stay)."""
+        """Stop the pool refills and release this process's engines. Sandboxes, the pool
+        and templates stay: they belong to the platform database, not to this process."""
+        self.flush_calls()
+        self._stopping = True
         with self._lock:
-            for use in self._templates.values():
-                use.refilling += 1  # pool refills stop at their next step
-        for thread in self._refills:
+            refills = list(self._refills)
+            live = [s for s in self._live.values() if not s.is_default]
+            self._live = {self.default.instance: self.default}
+        for thread in refills:
             thread.join()
-        with self._lock:
-            doomed = [s for s in self._sandboxes.values() if not s.is_default]
-            pooled = [url for urls in self._pools.values() for url in urls]
-            self._sandboxes = {k: v for k, v in self._sandboxes.items() if v.is_default}
-            self._pools.clear()
-        for sandbox in doomed:
-            self._discard(sandbox)
-        for url in pooled:
-            self.copies.drop(url)
+        for sandbox in live:
+            sandbox.engine.dispose()
 
     # -- episodes --------------------------------------------------------------------------
 
@@ -444,13 +598,35 @@ class SandboxManager:
         started = time.perf_counter()
         with write_transaction(sandbox.engine) as conn:
             undone = undo_all(conn, sandbox.schema.tables)
-        sandbox.clock.restart()
-        sandbox.log.clear()
+        origin = sandbox.clock.restart()
+        self.flush_calls()  # what came before the reset is cleared with the rest
+        with platform_transaction(self.platform) as conn:
+            restart_clock(conn, sandbox.id, origin)
+            clear_calls(conn, sandbox.id)
         return {
             "id": sandbox.id,
             "undoneWrites": undone,
             "durationMs": round((time.perf_counter() - started) * 1000, 3),
         }
+
+    def record_call(self, sandbox: Sandbox, call: Call) -> None:
+        """Queue a call for the sandbox's log (written by `flush_calls`)."""
+        self._calls.add(sandbox.id, call)
+
+    def calls_pending(self) -> bool:
+        return len(self._calls) > 0
+
+    def flush_calls(self) -> None:
+        pending = self._calls.take()
+        if pending:
+            with platform_transaction(self.platform) as conn:
+                add_calls(conn, pending, self.settings.call_log_retention)
+
+    def call_log(self, sandbox_id: str) -> list[dict[str, object]]:
+        sandbox = self.get(sandbox_id)
+        self.flush_calls()
+        with self.platform.connect() as conn:
+            return calls(conn, sandbox.id, self.settings.call_log_retention)
 
     def diff(self, sandbox_id: str) -> dict[str, list[dict[str, Any]]]:
         """Records created, updated (field by field) and deleted since the last reset."""
@@ -498,7 +674,10 @@ class SandboxManager:
             raise SalesforceError(f"Invalid snapshot name: {name}", error_code="INVALID_INPUT")
         with write_transaction(sandbox.engine) as conn:
             take_snapshot(conn, sandbox.schema.tables, name, utc_now())
-        sandbox.snapshots.add(name)
+            names = snapshot_names(conn)
+        with platform_transaction(self.platform) as conn:
+            set_snapshots(conn, sandbox.id, names)
+        sandbox.snapshots = names
         return {"id": sandbox.id, "snapshot": name}
 
     def restore(self, sandbox_id: str, name: str) -> dict[str, Any]:

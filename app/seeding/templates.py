@@ -8,6 +8,7 @@ a new seed delays only the sandboxes waiting for that template.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -75,6 +76,8 @@ class TemplateBuildFailed(SalesforceError):
 
 
 def main() -> None:
+    # A build is background work: requests to the server go first when cores are scarce.
+    os.nice(10)
     job = json.loads(sys.stdin.read())
     fill_template(
         job["template_url"],

@@ -1,77 +1,188 @@
-"""Query cursors: the rest of a result, kept while a client pages through it.
+"""Query cursors: the rest of a result, kept in the platform database while a client pages.
 
-A locator is `<01g id>-<offset of the next batch>`. Cursors expire after 15 minutes unused, as
-Salesforce's do, and only the most recent ones are kept.
+A locator is `<01g id>-<offset of the next batch>`. The rows after the first batch are spilled
+to the database in batches (not kept in memory, and readable by any worker), so open cursors
+cost no memory. As in Salesforce, a user has at most `per_user` open locators per sandbox
+(opening one more releases that user's oldest) and a locator unused for `idle_seconds`
+expires; either answers INVALID_QUERY_LOCATOR.
 """
 
 from __future__ import annotations
 
-import threading
-import time
-from collections import OrderedDict
+import json
+import pickle
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
 from typing import Any
 
-from app.errors import SalesforceError
-from app.soql.compiler import CompiledQuery
-from app.storage.ids import make_id, normalize_id
+from sqlalchemy import Connection, Engine, delete, func, insert, select, update
 
-IDLE_SECONDS = 15 * 60
-MAX_CURSORS = 200
+from app.errors import SalesforceError
+from app.sandbox.clock import utc_now
+from app.soql.date_literals import OrgCalendar
+from app.storage.database import platform_transaction
+from app.storage.ids import make_id, normalize_id, record_number
+from app.storage.platform import CursorRecord, CursorRows
+
+CURSORS = CursorRecord.__table__  # type: ignore[attr-defined]
+CURSOR_ROWS = CursorRows.__table__  # type: ignore[attr-defined]
+CURSOR_PREFIX = "01g"
 
 
 def invalid_locator() -> SalesforceError:
     return SalesforceError("invalid query locator", error_code="INVALID_QUERY_LOCATOR")
 
 
-@dataclass
-class Cursor:
-    compiled: CompiledQuery
-    rows: Sequence[Sequence[Any]]
+@dataclass(frozen=True)
+class OpenQuery:
+    """What a later batch needs to be shaped: the query as run, and its batching."""
+
+    query: str
+    include_deleted: bool
+    calendar: OrgCalendar
     batch_size: int
-    # The sandbox the query ran in: a locator is no key to another sandbox's rows.
-    owner: str = "default"
-    last_used: float = field(default_factory=time.monotonic)
+    total: int
+
+
+@dataclass(frozen=True)
+class Batch:
+    cursor_id: str
+    query: OpenQuery
+    offset: int
+    rows: list[tuple[Any, ...]]
+
+
+def _calendar_json(calendar: OrgCalendar) -> str:
+    return json.dumps(
+        {
+            "today": calendar.today.isoformat(),
+            "zone": calendar.zone,
+            "fiscal": calendar.fiscal_start_month,
+        }
+    )
+
+
+def _calendar(text: str) -> OrgCalendar:
+    data = json.loads(text)
+    return OrgCalendar(date.fromisoformat(data["today"]), data["zone"], int(data["fiscal"]))
+
+
+def _forget(conn: Connection, seqs: Sequence[int]) -> None:
+    if seqs:
+        conn.execute(delete(CURSOR_ROWS).where(CURSOR_ROWS.c.cursor_seq.in_(seqs)))
+        conn.execute(delete(CURSORS).where(CURSORS.c.seq.in_(seqs)))
 
 
 class CursorStore:
-    """Open cursors by locator id; thread-safe, since requests run in a thread pool."""
+    def __init__(self, platform: Engine, *, per_user: int, idle_seconds: float) -> None:
+        self.platform = platform
+        self.per_user = per_user
+        self.idle = timedelta(seconds=idle_seconds)
 
-    def __init__(self) -> None:
-        self._cursors: OrderedDict[str, Cursor] = OrderedDict()
-        self._lock = threading.Lock()
-        self._opened = 0
+    def open(
+        self,
+        *,
+        owner: str,
+        user_id: str,
+        query: OpenQuery,
+        rest: Sequence[Sequence[Any]],
+        first: int,
+    ) -> str:
+        """Keep `rest` (the rows from index `first` on) under a new locator id."""
+        # Rows are this server's own query results, serialised and read back only by it.
+        chunks = [
+            {"start": first + at, "rows": pickle.dumps([tuple(r) for r in rest[at : at + size]])}
+            for size in [query.batch_size]
+            for at in range(0, len(rest), size)
+        ]
+        now = utc_now()
+        with platform_transaction(self.platform) as conn:
+            self._release_old(conn, owner, user_id, now)
+            seq = conn.execute(
+                insert(CURSORS)
+                .values(
+                    sandbox_instance=owner,
+                    user_id=user_id,
+                    query=query.query,
+                    include_deleted=query.include_deleted,
+                    calendar=_calendar_json(query.calendar),
+                    batch_size=query.batch_size,
+                    total=query.total,
+                    last_used=now,
+                )
+                .returning(CURSORS.c.seq)
+            ).scalar_one()
+            conn.execute(insert(CURSOR_ROWS), [{"cursor_seq": seq, **chunk} for chunk in chunks])
+        return make_id(CURSOR_PREFIX, int(seq))
 
-    def open(self, cursor: Cursor) -> str:
-        with self._lock:
-            self._opened += 1
-            cursor_id = make_id("01g", self._opened)
-            self._cursors[cursor_id] = cursor
-            while len(self._cursors) > MAX_CURSORS:
-                self._cursors.popitem(last=False)
-            return cursor_id
+    def _release_old(self, conn: Connection, owner: str, user_id: str, now: datetime) -> None:
+        """Expire idle locators, and free a place for one more of this user's."""
+        expired = conn.execute(
+            select(CURSORS.c.seq).where(CURSORS.c.last_used < now - self.idle)
+        ).scalars()
+        _forget(conn, list(expired))
+        mine = conn.execute(
+            select(CURSORS.c.seq)
+            .where(CURSORS.c.sandbox_instance == owner, CURSORS.c.user_id == user_id)
+            .order_by(CURSORS.c.seq.desc())
+        ).scalars()
+        _forget(conn, list(mine)[self.per_user - 1 :])
 
-    def take(self, locator: str, owner: str) -> tuple[str, Cursor, int]:
-        """The cursor a locator names and the offset it asks for, or INVALID_QUERY_LOCATOR."""
+    def take(self, locator: str, owner: str) -> Batch:
+        """The batch a locator names, or INVALID_QUERY_LOCATOR."""
         cursor_part, _, offset_part = locator.partition("-")
         cursor_id = normalize_id(cursor_part)
-        if cursor_id is None or not offset_part.isdigit():
+        if cursor_id is None or not cursor_id.startswith(CURSOR_PREFIX):
             raise invalid_locator()
-        now = time.monotonic()
-        with self._lock:
-            cursor = self._cursors.get(cursor_id)
-            if cursor is None or cursor.owner != owner or now - cursor.last_used > IDLE_SECONDS:
-                if cursor is not None and cursor.owner == owner:
-                    self._cursors.pop(cursor_id, None)
+        if not offset_part.isdigit() or len(offset_part) > 9:
+            raise invalid_locator()
+        seq, offset = record_number(cursor_id), int(offset_part)
+        now = utc_now()
+        with platform_transaction(self.platform) as conn:
+            found = (
+                conn.execute(
+                    select(CURSORS).where(CURSORS.c.seq == seq, CURSORS.c.sandbox_instance == owner)
+                )
+                .mappings()
+                .first()
+            )
+            if found is None:
                 raise invalid_locator()
-            offset = int(offset_part)
-            if offset <= 0 or offset >= len(cursor.rows):
+            if found["last_used"] < now - self.idle:
+                _forget(conn, [seq])
                 raise invalid_locator()
-            cursor.last_used = now
-            self._cursors.move_to_end(cursor_id)
-            return cursor_id, cursor, offset
+            if offset <= 0 or offset >= found["total"]:
+                raise invalid_locator()
+            size = found["batch_size"]
+            chunks = conn.execute(
+                select(CURSOR_ROWS.c.start, CURSOR_ROWS.c.rows)
+                .where(
+                    CURSOR_ROWS.c.cursor_seq == seq,
+                    CURSOR_ROWS.c.start > offset - size,
+                    CURSOR_ROWS.c.start < offset + size,
+                )
+                .order_by(CURSOR_ROWS.c.start)
+            ).all()
+            conn.execute(update(CURSORS).where(CURSORS.c.seq == seq).values(last_used=now))
+        rows: list[tuple[Any, ...]] = []
+        for start, blob in chunks:
+            for index, row in enumerate(pickle.loads(blob), start=start):
+                if offset <= index < offset + size:
+                    rows.append(row)
+        query = OpenQuery(
+            query=found["query"],
+            include_deleted=bool(found["include_deleted"]),
+            calendar=_calendar(found["calendar"]),
+            batch_size=size,
+            total=found["total"],
+        )
+        return Batch(cursor_id=cursor_id, query=query, offset=offset, rows=rows)
 
     def close(self, cursor_id: str) -> None:
-        with self._lock:
-            self._cursors.pop(cursor_id, None)
+        with platform_transaction(self.platform) as conn:
+            _forget(conn, [record_number(cursor_id)])
+
+    def open_count(self) -> int:
+        with self.platform.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(CURSORS)).scalar_one())

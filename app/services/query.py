@@ -1,7 +1,7 @@
 """Runs SOQL for /query and /queryAll: parse, bind and compile (cached), execute, then page.
 
-A query's rows are read once; the cursor keeps them, so later batches are stable while the
-cursor lives, whatever is written in between.
+A query's rows are read once; the cursor keeps them (spilled to the platform database), so later
+batches are stable while the cursor lives, whatever is written in between.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from sqlalchemy import Connection, Select
 from app.errors import SalesforceError
 from app.metadata.registry import SchemaRegistry
 from app.services.context import OrgContext
-from app.services.cursors import Cursor, CursorStore
+from app.services.cursors import CursorStore, OpenQuery
 from app.soql.binder import UTC_EPOCH_CALENDAR, bind
 from app.soql.compiler import USER_PARAM, CompiledQuery, compile_query
 from app.soql.date_literals import OrgCalendar
@@ -64,28 +64,10 @@ def _fetcher(conn: Connection, ctx: OrgContext) -> Fetch:
     return fetch
 
 
-def _page(
-    conn: Connection,
-    cursors: CursorStore,
-    ctx: OrgContext,
-    cursor: Cursor,
-    offset: int,
-    cursor_id: str | None,
-) -> dict[str, Any]:
-    end = offset + cursor.batch_size
-    batch = cursor.rows[offset:end]
-    done = end >= len(cursor.rows)
-    result: dict[str, Any] = {"totalSize": len(cursor.rows), "done": done}
-    if done:
-        if cursor_id is not None:
-            cursors.close(cursor_id)
-    else:
-        cursor_id = cursor_id or cursors.open(cursor)
-        result["nextRecordsUrl"] = f"{ctx.base_path}/query/{cursor_id}-{end}"
-    result["records"] = shape_rows(
-        cursor.compiled, batch, ctx.base_path, _fetcher(conn, ctx), ctx.org_calendar.zone
-    )
-    return result
+def _shape(
+    conn: Connection, ctx: OrgContext, compiled: CompiledQuery, rows: Sequence[Sequence[Any]]
+) -> list[dict[str, Any]]:
+    return shape_rows(compiled, rows, ctx.base_path, _fetcher(conn, ctx), ctx.org_calendar.zone)
 
 
 def run_query(
@@ -97,7 +79,8 @@ def run_query(
     include_deleted: bool,
     batch_size: int,
 ) -> dict[str, Any]:
-    """The first batch of a query's result, in Salesforce's JSON."""
+    """The first batch of a query's result, in Salesforce's JSON; the rest waits under a
+    locator (`nextRecordsUrl`)."""
     if text is None or not text.strip():
         raise malformed("A query string has to be specified", query="", pos=None)
     if len(text) > MAX_QUERY_LENGTH:
@@ -106,7 +89,8 @@ def run_query(
             query="",
             pos=None,
         )
-    compiled = prepare(ctx.registry, ctx.tables, text, include_deleted, ctx.org_calendar)
+    calendar = ctx.org_calendar
+    compiled = prepare(ctx.registry, ctx.tables, text, include_deleted, calendar)
     params = {USER_PARAM: ctx.user_id}
     if compiled.bound.count_only:
         total = conn.execute(compiled.statement, params).scalar_one()
@@ -118,13 +102,35 @@ def run_query(
             "to a single batch",
             error_code="EXCEEDED_ID_LIMIT",
         )
-    cursor = Cursor(compiled=compiled, rows=rows, batch_size=batch_size, owner=ctx.sandbox_id)
-    return _page(conn, cursors, ctx, cursor, 0, None)
+    result: dict[str, Any] = {"totalSize": len(rows), "done": len(rows) <= batch_size}
+    if len(rows) > batch_size:
+        opened = OpenQuery(text, include_deleted, calendar, batch_size, total=len(rows))
+        cursor_id = cursors.open(
+            owner=ctx.sandbox_id,
+            user_id=ctx.user_id,
+            query=opened,
+            rest=rows[batch_size:],
+            first=batch_size,
+        )
+        result["nextRecordsUrl"] = f"{ctx.base_path}/query/{cursor_id}-{batch_size}"
+    result["records"] = _shape(conn, ctx, compiled, rows[:batch_size])
+    return result
 
 
 def query_more(
     conn: Connection, ctx: OrgContext, cursors: CursorStore, locator: str
 ) -> dict[str, Any]:
     """The batch a `nextRecordsUrl` locator names (its child subqueries run now)."""
-    cursor_id, cursor, offset = cursors.take(locator, ctx.sandbox_id)
-    return _page(conn, cursors, ctx, cursor, offset, cursor_id)
+    batch = cursors.take(locator, ctx.sandbox_id)
+    opened = batch.query
+    compiled = prepare(
+        ctx.registry, ctx.tables, opened.query, opened.include_deleted, opened.calendar
+    )
+    end = batch.offset + opened.batch_size
+    result: dict[str, Any] = {"totalSize": opened.total, "done": end >= opened.total}
+    if end >= opened.total:
+        cursors.close(batch.cursor_id)
+    else:
+        result["nextRecordsUrl"] = f"{ctx.base_path}/query/{batch.cursor_id}-{end}"
+    result["records"] = _shape(conn, ctx, compiled, batch.rows)
+    return result

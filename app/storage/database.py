@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, make_url, text
 
 from app.config import REPO_ROOT
 from app.storage.search_index import (
@@ -78,9 +78,15 @@ def _sqlite_begin(conn: Connection) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
-def create_db_engine(url: str) -> Engine:
+def create_db_engine(url: str, *, must_exist: bool = False) -> Engine:
+    """An engine on `url`. With `must_exist`, a SQLite file that is gone (its sandbox was
+    deleted) fails to open instead of being made anew, empty."""
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        connect_args: dict[str, Any] = {"check_same_thread": False, "timeout": 30}
+        path = make_url(url).database
+        if must_exist and path:
+            url = f"sqlite:///file:{path}?mode=rw&uri=true"
+        engine = create_engine(url, connect_args=connect_args)
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin)
         return engine
@@ -142,3 +148,18 @@ def recreate_data_tables(engine: Engine, tables: TableSet) -> None:
         tables.metadata.drop_all(connection)
         tables.metadata.create_all(connection)
         create_search_index(connection, tables)
+
+
+@contextmanager
+def platform_transaction(engine: Engine) -> Iterator[Connection]:
+    """A short write transaction on the platform database, run within one thread-pool call.
+
+    SQLite: its own file, whose writers serialise on its write lock (never held across an
+    await, so waiting for it in a pool thread cannot starve the pool). PostgreSQL: the server's
+    database, where row locks suffice and the sandbox write lock is not taken."""
+    if engine.dialect.name == "sqlite":
+        with write_transaction(engine) as conn:
+            yield conn
+    else:
+        with engine.begin() as conn:
+            yield conn

@@ -75,5 +75,13 @@ def normalize_id(value: object) -> str | None:
     return "".join(chars) + suffix
 
 
+def record_number(record_id: str) -> int:
+    """The record number an 18-character id of `make_id` carries."""
+    number = 0
+    for char in record_id[6:15]:
+        number = number * 62 + BASE62.index(char)
+    return number
+
+
 def key_prefix_of(record_id: str) -> str:
     return record_id[:3]

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Column, DateTime, Text
+from sqlalchemy import BigInteger, Column, DateTime, Float, LargeBinary, Text
 from sqlmodel import Field, SQLModel
 
 # The Alembic head these definitions match. Templates are named with it, so a template built
 # before a migration is never cloned into a sandbox that expects the new tables (a test checks
 # it against the migrations).
-PLATFORM_REVISION = "0004_snapshots"
+PLATFORM_REVISION = "0005_platform_state"
 
 
 class AuthSession(SQLModel, table=True):
@@ -88,6 +88,101 @@ class Snapshot(SQLModel, table=True):
     records: str = Field(sa_column=Column(Text(), nullable=False))
     # JSON: {sobject: last number handed out, or null if the sequence did not exist}
     sequences: str = Field(sa_column=Column(Text(), nullable=False))
+
+
+class SandboxRecord(SQLModel, table=True):
+    """A live sandbox, as every worker sees it. `instance` is new each time an id is created, so
+    nothing of a deleted sandbox (sessions, cursors) reaches a later one with its id."""
+
+    __tablename__ = "lf_sandbox"
+
+    id: str = Field(primary_key=True, max_length=40)
+    instance: str = Field(max_length=32, unique=True)
+    org: str = Field(max_length=40)
+    seed: int = Field(sa_column=Column(BigInteger(), nullable=False))
+    url: str = Field(sa_column=Column(Text(), nullable=False))
+    template: str = Field(sa_column=Column(Text(), nullable=False))
+    # The clock: None is real time; else `clock_start`, frozen when pinned, else moving on
+    # from it since `clock_origin` (the sandbox's creation or last reset, in real time).
+    clock_start: datetime | None = Field(default=None, sa_column=Column(DateTime(), nullable=True))
+    clock_pinned: bool
+    clock_origin: datetime = Field(sa_column=Column(DateTime(), nullable=False))
+    created_at: datetime = Field(sa_column=Column(DateTime(), nullable=False))
+    last_used: datetime = Field(sa_column=Column(DateTime(), nullable=False))
+    # JSON list of its snapshots' names (the snapshots live in the sandbox's own database).
+    snapshots: str = Field(default="[]", sa_column=Column(Text(), nullable=False))
+
+
+class WarmCopy(SQLModel, table=True):
+    """A ready clone of a template, waiting in the pool any worker may take it from."""
+
+    __tablename__ = "lf_copy"
+
+    url: str = Field(primary_key=True, max_length=255)
+    template: str = Field(sa_column=Column(Text(), nullable=False))
+    created_at: datetime = Field(sa_column=Column(DateTime(), nullable=False))
+
+
+class TemplateRecord(SQLModel, table=True):
+    """A template: being built (`ready` false, by whichever worker inserted the row) or ready."""
+
+    __tablename__ = "lf_template"
+
+    url: str = Field(primary_key=True, max_length=255)
+    ready: bool
+    last_used: datetime = Field(sa_column=Column(DateTime(), nullable=False))
+
+
+class CallRecord(SQLModel, table=True):
+    """One API call of a sandbox's episode (its call log)."""
+
+    __tablename__ = "lf_call"
+
+    seq: int | None = Field(default=None, primary_key=True)
+    sandbox_id: str = Field(max_length=40, index=False)
+    time: str = Field(max_length=30)
+    method: str = Field(max_length=10)
+    path: str = Field(sa_column=Column(Text(), nullable=False))
+    query: str | None = Field(default=None, sa_column=Column(Text(), nullable=True))
+    status: int
+    duration_ms: float = Field(sa_column=Column(Float(), nullable=False))
+
+
+class CursorRecord(SQLModel, table=True):
+    """An open query locator: what ran, for whom, and how far; its rows are in lf_cursor_rows."""
+
+    __tablename__ = "lf_cursor"
+
+    seq: int | None = Field(default=None, primary_key=True)
+    sandbox_instance: str = Field(max_length=32)
+    user_id: str = Field(max_length=18)
+    query: str = Field(sa_column=Column(Text(), nullable=False))
+    include_deleted: bool
+    # The org calendar the query ran with (JSON: today, zone, fiscal start month): the child
+    # subqueries of later batches resolve their date literals against the same day.
+    calendar: str = Field(sa_column=Column(Text(), nullable=False))
+    batch_size: int
+    total: int
+    last_used: datetime = Field(sa_column=Column(DateTime(), nullable=False))
+
+
+class CursorRows(SQLModel, table=True):
+    """One batch of a cursor's result rows, from row `start` on, serialised."""
+
+    __tablename__ = "lf_cursor_rows"
+
+    cursor_seq: int = Field(primary_key=True)
+    start: int = Field(primary_key=True)
+    rows: bytes = Field(sa_column=Column(LargeBinary(), nullable=False))
+
+
+class Counter(SQLModel, table=True):
+    """Named counters shared by every worker (the API usage count)."""
+
+    __tablename__ = "lf_counter"
+
+    name: str = Field(primary_key=True, max_length=40)
+    value: int = Field(sa_column=Column(BigInteger(), nullable=False))
 
 
 PLATFORM_METADATA = SQLModel.metadata

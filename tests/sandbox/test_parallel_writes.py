@@ -20,7 +20,7 @@ import pytest
 
 from app.api.state import AppState
 from app.seeding.pipeline import stored_content_hash
-from app.storage.ids import BASE62
+from app.storage.ids import record_number
 from app.storage.records import ID_SEQUENCE
 from tests.conftest import API
 from tests.databases import DatabaseFactory
@@ -38,13 +38,6 @@ def server(
     app = private_org_app(database_factory, seeded_template, sandbox_pool_size=1)
     with serve_in_thread(app) as port:
         yield f"http://127.0.0.1:{port}", app.state.localforce
-
-
-def record_number(record_id: str) -> int:
-    number = 0
-    for char in record_id[6:15]:
-        number = number * 62 + BASE62.index(char)
-    return number
 
 
 @dataclass

@@ -1,0 +1,209 @@
+"""The platform database's view of sandboxes: which exist, the warm copies, the templates.
+
+Every worker and replica reads and writes these rows, so any of them serves any sandbox and a
+restart loses nothing. Functions take a connection and never commit; `platform_transaction`
+(storage.database) opens the short write transactions they run in.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import Connection, delete, func, insert, select, update
+
+from app.storage.platform import (
+    AuthSession,
+    CallRecord,
+    CursorRecord,
+    CursorRows,
+    SandboxRecord,
+    TemplateRecord,
+    WarmCopy,
+)
+
+SANDBOXES = SandboxRecord.__table__  # type: ignore[attr-defined]
+COPIES = WarmCopy.__table__  # type: ignore[attr-defined]
+TEMPLATES = TemplateRecord.__table__  # type: ignore[attr-defined]
+SESSIONS = AuthSession.__table__  # type: ignore[attr-defined]
+CALLS = CallRecord.__table__  # type: ignore[attr-defined]
+CURSORS = CursorRecord.__table__  # type: ignore[attr-defined]
+CURSOR_ROWS = CursorRows.__table__  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class SandboxRow:
+    id: str
+    instance: str
+    org: str
+    seed: int
+    url: str
+    template: str
+    clock_start: datetime | None
+    clock_pinned: bool
+    clock_origin: datetime
+    created_at: datetime
+    last_used: datetime
+    snapshots: str = "[]"
+
+
+def _row(mapping: object) -> SandboxRow:
+    return SandboxRow(**dict(mapping))  # type: ignore[call-overload]
+
+
+def find_sandbox(conn: Connection, sandbox_id: str) -> SandboxRow | None:
+    found = conn.execute(select(SANDBOXES).where(SANDBOXES.c.id == sandbox_id)).mappings().first()
+    return None if found is None else _row(found)
+
+
+def all_sandboxes(conn: Connection) -> list[SandboxRow]:
+    rows = conn.execute(select(SANDBOXES).order_by(SANDBOXES.c.created_at, SANDBOXES.c.id))
+    return [_row(row) for row in rows.mappings()]
+
+
+def count_sandboxes(conn: Connection) -> int:
+    return int(conn.execute(select(func.count()).select_from(SANDBOXES)).scalar_one())
+
+
+def insert_sandbox(conn: Connection, row: SandboxRow) -> None:
+    conn.execute(insert(SANDBOXES).values(**row.__dict__))
+
+
+def put_default(conn: Connection, row: SandboxRow) -> None:
+    """The default sandbox is the server's own database, described anew at each start."""
+    current = find_sandbox(conn, row.id)
+    if current is None:
+        insert_sandbox(conn, row)
+        return
+    keep = {"instance": current.instance, "created_at": current.created_at}
+    conn.execute(
+        update(SANDBOXES)
+        .where(SANDBOXES.c.id == row.id)
+        .values(**{**row.__dict__, **keep, "clock_origin": current.clock_origin})
+    )
+
+
+def remove_sandbox(conn: Connection, row: SandboxRow) -> None:
+    """Forget a sandbox and everything that pointed at it: its sessions, cursors, call log."""
+    conn.execute(delete(SANDBOXES).where(SANDBOXES.c.instance == row.instance))
+    conn.execute(delete(SESSIONS).where(SESSIONS.c.sandbox_id == row.id))
+    conn.execute(delete(CALLS).where(CALLS.c.sandbox_id == row.id))
+    cursor_seqs = select(CURSORS.c.seq).where(CURSORS.c.sandbox_instance == row.instance)
+    conn.execute(delete(CURSOR_ROWS).where(CURSOR_ROWS.c.cursor_seq.in_(cursor_seqs)))
+    conn.execute(delete(CURSORS).where(CURSORS.c.sandbox_instance == row.instance))
+
+
+def touch_sandbox(conn: Connection, sandbox_id: str, now: datetime) -> None:
+    conn.execute(update(SANDBOXES).where(SANDBOXES.c.id == sandbox_id).values(last_used=now))
+
+
+def set_snapshots(conn: Connection, sandbox_id: str, names: list[str]) -> None:
+    conn.execute(
+        update(SANDBOXES).where(SANDBOXES.c.id == sandbox_id).values(snapshots=json.dumps(names))
+    )
+
+
+def set_url(conn: Connection, sandbox_id: str, url: str, template: str) -> None:
+    conn.execute(
+        update(SANDBOXES).where(SANDBOXES.c.id == sandbox_id).values(url=url, template=template)
+    )
+
+
+def restart_clock(conn: Connection, sandbox_id: str, now: datetime) -> None:
+    conn.execute(update(SANDBOXES).where(SANDBOXES.c.id == sandbox_id).values(clock_origin=now))
+
+
+def idle_sandboxes(conn: Connection, before: datetime, keep: str) -> list[SandboxRow]:
+    rows = conn.execute(
+        select(SANDBOXES).where(SANDBOXES.c.last_used < before, SANDBOXES.c.id != keep)
+    )
+    return [_row(row) for row in rows.mappings()]
+
+
+# -- the warm pool ----------------------------------------------------------------------------
+
+
+def add_copy(conn: Connection, url: str, template: str, now: datetime) -> None:
+    conn.execute(insert(COPIES).values(url=url, template=template, created_at=now))
+
+
+def claim_copy(conn: Connection, template: str) -> str | None:
+    """Take one ready copy of `template` out of the pool, or None."""
+    url = conn.execute(
+        select(COPIES.c.url).where(COPIES.c.template == template).limit(1)
+    ).scalar_one_or_none()
+    if url is None:
+        return None
+    taken = conn.execute(delete(COPIES).where(COPIES.c.url == url)).rowcount
+    return str(url) if taken == 1 else None  # another worker took it first
+
+
+def pooled_copies(conn: Connection, template: str | None = None) -> list[str]:
+    statement = select(COPIES.c.url)
+    if template is not None:
+        statement = statement.where(COPIES.c.template == template)
+    return list(conn.execute(statement).scalars())
+
+
+def forget_copies(conn: Connection, template: str) -> list[str]:
+    urls = pooled_copies(conn, template)
+    conn.execute(delete(COPIES).where(COPIES.c.template == template))
+    return urls
+
+
+def referenced_urls(conn: Connection) -> set[str]:
+    """Every copy some row points at: live sandboxes and pooled copies."""
+    return set(conn.execute(select(SANDBOXES.c.url)).scalars()) | set(pooled_copies(conn))
+
+
+# -- templates --------------------------------------------------------------------------------
+
+
+def claim_template_build(conn: Connection, url: str, now: datetime, stale: timedelta) -> bool:
+    """True if this caller is to build template `url` (no row, or a build abandoned longer
+    than `stale` ago); False if it is ready or another worker is building it."""
+    found = conn.execute(
+        select(TEMPLATES.c.ready, TEMPLATES.c.last_used).where(TEMPLATES.c.url == url)
+    ).first()
+    if found is None:
+        conn.execute(insert(TEMPLATES).values(url=url, ready=False, last_used=now))
+        return True
+    if not found.ready and found.last_used < now - stale:
+        conn.execute(update(TEMPLATES).where(TEMPLATES.c.url == url).values(last_used=now))
+        return True
+    return False
+
+
+def template_ready(conn: Connection, url: str) -> bool | None:
+    """True ready, False being built, None unknown."""
+    ready = conn.execute(
+        select(TEMPLATES.c.ready).where(TEMPLATES.c.url == url)
+    ).scalar_one_or_none()
+    return None if ready is None else bool(ready)
+
+
+def mark_template(conn: Connection, url: str, now: datetime, *, ready: bool) -> None:
+    conn.execute(update(TEMPLATES).where(TEMPLATES.c.url == url).values(ready=ready, last_used=now))
+
+
+def register_template(conn: Connection, url: str, now: datetime) -> None:
+    """A ready template found on disk or in the server that no row names yet."""
+    if template_ready(conn, url) is None:
+        conn.execute(insert(TEMPLATES).values(url=url, ready=True, last_used=now))
+
+
+def forget_template(conn: Connection, url: str) -> None:
+    conn.execute(delete(TEMPLATES).where(TEMPLATES.c.url == url))
+
+
+def template_rows(conn: Connection) -> dict[str, datetime]:
+    """Every ready template and when it was last used."""
+    rows = conn.execute(
+        select(TEMPLATES.c.url, TEMPLATES.c.last_used).where(TEMPLATES.c.ready.is_(True))
+    )
+    return {str(url): when for url, when in rows}
+
+
+def templates_in_use(conn: Connection) -> set[str]:
+    return set(conn.execute(select(SANDBOXES.c.template).distinct()).scalars())

@@ -1,0 +1,98 @@
+"""Query locators are bounded as Salesforce bounds them: at most 10 open per user per sandbox
+(opening an 11th releases the oldest), expiry after 15 minutes unused, and rows kept in the
+platform database, not in the server's memory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select, update
+
+from app.api.state import AppState
+from app.services.cursors import CURSORS
+from app.storage.database import platform_transaction
+from app.storage.ids import record_number
+from tests.conftest import API, login, open_client
+from tests.databases import DatabaseFactory
+
+INVALID = [{"message": "invalid query locator", "errorCode": "INVALID_QUERY_LOCATOR"}]
+WIDE = {"q": "SELECT Id, Name, UnitPrice FROM PricebookEntry ORDER BY Id"}
+
+
+@pytest.fixture(scope="module")
+def sf(database_factory: DatabaseFactory, seeded_template: str) -> Iterator[TestClient]:
+    for client in open_client(database_factory, seeded_template):
+        yield TestClient(
+            client.app,
+            base_url=str(client.base_url),
+            headers={"Authorization": f"Bearer {login(client)}"},
+        )
+
+
+def state_of(client: TestClient) -> AppState:
+    state: AppState = client.app.state.localforce  # type: ignore[attr-defined]
+    return state
+
+
+def open_locator(sf: TestClient) -> str:
+    body = sf.get(f"{API}/query", params=WIDE).json()
+    assert body["done"] is False
+    return str(body["nextRecordsUrl"])
+
+
+def test_an_eleventh_locator_releases_the_oldest(sf: TestClient) -> None:
+    locators = [open_locator(sf) for _ in range(11)]
+    oldest = sf.get(locators[0])
+    assert oldest.status_code == 400
+    assert oldest.json() == INVALID
+    for url in locators[1:]:
+        page = sf.get(url)
+        assert page.status_code == 200, page.text
+        assert len(page.json()["records"]) == 2000
+
+
+def test_a_locator_unused_for_fifteen_minutes_expires(sf: TestClient) -> None:
+    url = open_locator(sf)
+    fresh = open_locator(sf)
+    cursor_seq = record_number(url.rsplit("/", 1)[1].split("-")[0])
+    with platform_transaction(state_of(sf).platform) as conn:  # as if 16 minutes had passed
+        used = conn.execute(
+            select(CURSORS.c.last_used).where(CURSORS.c.seq == cursor_seq)
+        ).scalar_one()
+        conn.execute(
+            update(CURSORS)
+            .where(CURSORS.c.seq == cursor_seq)
+            .values(last_used=used - timedelta(minutes=16))
+        )
+    response = sf.get(url)
+    assert response.status_code == 400
+    assert response.json() == INVALID
+    assert sf.get(fresh).status_code == 200
+
+
+def all_ids(sf: TestClient) -> tuple[int, list[str]]:
+    first = sf.get(f"{API}/query", params=WIDE).json()
+    seen = [r["Id"] for r in first["records"]]
+    url = first.get("nextRecordsUrl")
+    while url:
+        page = sf.get(url).json()
+        seen += [r["Id"] for r in page["records"]]
+        url = page.get("nextRecordsUrl")
+    return int(first["totalSize"]), seen
+
+
+def test_pages_cover_the_result_once_in_order(sf: TestClient) -> None:
+    total, seen = all_ids(sf)
+    assert len(seen) == total == len(set(seen)) > 20_000
+    assert seen == sorted(seen)
+
+
+def test_an_odd_offset_reads_across_spilled_batches(sf: TestClient) -> None:
+    head, _, _ = open_locator(sf).rpartition("-")
+    page = sf.get(f"{head}-2500").json()
+    _, expected = all_ids(sf)
+    assert [r["Id"] for r in page["records"]] == expected[2500:4500]
+    assert page["nextRecordsUrl"].endswith("-4500")
