@@ -75,16 +75,21 @@ def _clock(state: StateDep, body: SandboxCreate) -> SandboxClock:
     return SandboxClock(start=to_naive_utc(server), pinned=True) if server else SandboxClock()
 
 
-def _first_user(sandbox: Sandbox) -> tuple[str, str]:
+def _create_with_session(state: AppState, body: SandboxCreate) -> tuple[Sandbox, Session, str]:
+    """The sandbox, and a session for its first user, in one thread-pool call."""
+    sandbox = state.sandboxes.create(
+        sandbox_id=body.id,
+        org=body.org or state.settings.org,
+        seed=state.settings.seed if body.seed is None else body.seed,
+        clock=_clock(state, body),
+    )
     with sandbox.engine.connect() as conn:
-        return login_user(conn, sandbox.schema.tables, "")
-
-
-def _issue(state: AppState, *, username: str, user_id: str, sandbox_id: str) -> Session:
+        user_id, username = login_user(conn, sandbox.schema.tables, "")
     with platform_transaction(state.platform) as conn:
-        return issue_session(
-            conn, username=username, user_id=user_id, sandbox_id=sandbox_id, now=state.clock()
+        session = issue_session(
+            conn, username=username, user_id=user_id, sandbox_id=sandbox.id, now=state.clock()
         )
+    return sandbox, session, username
 
 
 @router.post("/sandboxes", status_code=201)
@@ -94,17 +99,8 @@ async def create_sandbox(
     body: Annotated[SandboxCreate | None, Body()] = None,
 ) -> SalesforceJSONResponse:
     """Create a sandbox: a fresh copy of the org, with a token that reaches only it."""
-    body = body or SandboxCreate()
-    sandbox = await run_in_threadpool(
-        state.sandboxes.create,
-        sandbox_id=body.id,
-        org=body.org or state.settings.org,
-        seed=state.settings.seed if body.seed is None else body.seed,
-        clock=_clock(state, body),
-    )
-    user_id, username = await run_in_threadpool(_first_user, sandbox)
-    session = await run_in_threadpool(
-        _issue, state, username=username, user_id=user_id, sandbox_id=sandbox.id
+    sandbox, session, username = await run_in_threadpool(
+        _create_with_session, state, body or SandboxCreate()
     )
     return SalesforceJSONResponse(
         {

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.state import AppState
-from app.sandbox.calllog import Call
+from app.sandbox.calllog import Call, call_time
 from app.sandbox.manager import Sandbox
 
 
@@ -49,7 +49,7 @@ def _call(scope: Scope, status: int, started: float) -> Call:
     query_string = scope.get("query_string", b"").decode("latin-1")
     soql = parse_qs(query_string).get("q", [None])[0]
     return Call(
-        time=datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        time=call_time(datetime.now(UTC)),
         method=scope["method"],
         path=scope["path"],
         query=soql,

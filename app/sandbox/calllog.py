@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from sqlalchemy import Connection, delete, func, insert, select
 
@@ -80,13 +81,16 @@ def trim(conn: Connection, sandbox_id: str, retention: int) -> None:
         conn.execute(delete(CALLS).where(CALLS.c.sandbox_id == sandbox_id, CALLS.c.seq <= cutoff))
 
 
-def clear_calls(conn: Connection, sandbox_id: str) -> None:
-    conn.execute(delete(CALLS).where(CALLS.c.sandbox_id == sandbox_id))
+def call_time(moment: datetime) -> str:
+    """How the log writes a time: UTC, ISO 8601 to the millisecond, with Z."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def calls(conn: Connection, sandbox_id: str, retention: int) -> list[dict[str, object]]:
-    """The newest `retention` calls, in the order they ended (workers write theirs in
-    batches, so the order they were written in is not it)."""
+def calls(
+    conn: Connection, sandbox_id: str, retention: int, since: str = ""
+) -> list[dict[str, object]]:
+    """The newest `retention` calls that ended after `since`, in the order they ended
+    (workers write theirs in batches, so the order they were written in is not it)."""
     rows = conn.execute(
         select(
             CALLS.c.time,
@@ -96,7 +100,7 @@ def calls(conn: Connection, sandbox_id: str, retention: int) -> list[dict[str, o
             CALLS.c.status,
             CALLS.c.duration_ms,
         )
-        .where(CALLS.c.sandbox_id == sandbox_id)
+        .where(CALLS.c.sandbox_id == sandbox_id, CALLS.c.time > since)
         .order_by(CALLS.c.time.desc(), CALLS.c.seq.desc())
         .limit(retention)
     ).all()
@@ -125,6 +129,10 @@ class CallBuffer:
         with self._lock:
             taken, self._pending = self._pending, []
         return taken
+
+    def drop(self, sandbox_id: str) -> None:
+        with self._lock:
+            self._pending = [entry for entry in self._pending if entry[0] != sandbox_id]
 
     def __len__(self) -> int:
         with self._lock:

@@ -73,8 +73,11 @@ class SqliteCopies:
 
     def clone(self, source_url: str) -> str:
         target = self.clones_root / f"copy-{_clone_name()}.db"
-        # The backup API copies a consistent state even if the source is in WAL mode.
-        with sqlite3.connect(self._path(source_url)) as src, sqlite3.connect(target) as dst:
+        # The backup API copies a consistent state even if the source is in WAL mode. The
+        # source opens read-only and must exist: a template dropped meanwhile fails loudly
+        # instead of being cloned as an empty database.
+        source = f"file:{self._path(source_url)}?mode=ro"
+        with sqlite3.connect(source, uri=True) as src, sqlite3.connect(target) as dst:
             src.backup(dst)
         src.close()
         dst.close()

@@ -26,7 +26,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Engine, select
@@ -34,13 +34,14 @@ from sqlalchemy import Engine, select
 from app.errors import NotFound, SalesforceError
 from app.metadata.registry import SchemaRegistry
 from app.metadata.values import to_json
-from app.sandbox.calllog import Call, CallBuffer, add_calls, calls, clear_calls
+from app.sandbox.calllog import Call, CallBuffer, add_calls, call_time, calls
 from app.sandbox.clock import SandboxClock, utc_now
 from app.sandbox.copies import Copies, copy_age
 from app.sandbox.registry import (
     SandboxRow,
     add_copy,
     all_sandboxes,
+    begin_episode,
     claim_copy,
     claim_template_build,
     count_sandboxes,
@@ -55,7 +56,6 @@ from app.sandbox.registry import (
     referenced_urls,
     register_template,
     remove_sandbox,
-    restart_clock,
     set_snapshots,
     set_url,
     template_ready,
@@ -85,6 +85,10 @@ ORPHAN_GRACE_SECONDS = 120.0
 STALE_BUILD = timedelta(minutes=15)
 BUILD_POLL_SECONDS = 0.2
 RECLAIM_EVERY_SECONDS = 60.0
+# Creates expire idle sandboxes at most this often (listing always does).
+EXPIRE_EVERY_SECONDS = 5.0
+# A template seen ready is trusted this long without asking the platform database again.
+READY_SECONDS = 5.0
 # Sandboxes whose engines keep pooled connections: past this many, the least recently served
 # one's pool is closed (its engine opens connections again on its next request), so idle
 # sandboxes hold no database connection.
@@ -222,6 +226,10 @@ class SandboxManager:
         self._stopping = False
         self._last_reclaim = 0.0
         self._calls = CallBuffer()
+        self._last_expiry = 0.0
+        # Templates seen ready lately (monotonic time), so a create need not ask again.
+        self._ready: dict[str, float] = {}
+        self._imported: dict[str, tuple[float, str | None]] = {}
 
     def start(self) -> None:
         """Once the databases are ready: register the default sandbox, the templates earlier
@@ -346,14 +354,22 @@ class SandboxManager:
     # -- templates and the warm pool -------------------------------------------------------
 
     def imported_dump(self, org: str) -> str | None:
-        """The sha256 of the dump the server's database holds `org` from, if it was imported."""
+        """The sha256 of the dump the server's database holds `org` from, if it was imported
+        (read at most every READY_SECONDS: an import replaces the data under a running server
+        rarely, and takes effect for new sandboxes that much later)."""
+        now = time.monotonic()
+        known = self._imported.get(org)
+        if known is not None and now - known[0] < READY_SECONDS:
+            return known[1]
         with self.default.engine.connect() as conn:
             source = conn.execute(
                 select(ORG_INFO.c.source).where(ORG_INFO.c.org == org)
             ).scalar_one_or_none()
-        if source is None or not source.startswith(IMPORTED_SOURCE_PREFIX):
-            return None
-        return str(source).removeprefix(IMPORTED_SOURCE_PREFIX)
+        dump = None
+        if source is not None and source.startswith(IMPORTED_SOURCE_PREFIX):
+            dump = str(source).removeprefix(IMPORTED_SOURCE_PREFIX)
+        self._imported[org] = (now, dump)
+        return dump
 
     def _template(self, org: str, seed: int) -> str:
         """The template for `org` and `seed`, built on first use. Only requests for this same
@@ -361,6 +377,8 @@ class SandboxManager:
         spec = TemplateSpec(org=org, seed=seed, imported=self.imported_dump(org))
         url = self.copies.template_url(spec.key)
         with self._lock:
+            if time.monotonic() - self._ready.get(url, -READY_SECONDS) < READY_SECONDS:
+                return url
             lock = self._template_locks.setdefault(url, threading.Lock())
         with lock:
             while True:
@@ -368,6 +386,8 @@ class SandboxManager:
                     ready = template_ready(conn, url)
                     if ready and self.copies.exists(url):
                         mark_template(conn, url, utc_now(), ready=True)  # last used: now
+                        with self._lock:
+                            self._ready[url] = time.monotonic()
                         return url
                     if ready:  # its row outlived its storage
                         forget_template(conn, url)
@@ -391,6 +411,8 @@ class SandboxManager:
             raise
         with platform_transaction(self.platform) as conn:
             mark_template(conn, url, utc_now(), ready=True)
+        with self._lock:
+            self._ready[url] = time.monotonic()
 
     def _make_room_for_template(self, conn: Any, url: str) -> list[str]:
         """Inside the claim's transaction: if a new template would pass the bound, forget the
@@ -408,16 +430,26 @@ class SandboxManager:
                 "first, or raise LOCALFORCE_MAX_TEMPLATES."
             )
         victim = min(unused, key=lambda u: known[u])
+        self._ready.pop(victim, None)
         forget_template(conn, victim)
         return [*forget_copies(conn, victim), victim]
 
-    def _take_clone(self, template: str) -> str:
+    def _attach_clone(self, sandbox_id: str, template: str) -> SandboxRow:
+        """Give the reserved sandbox a copy of `template`: a pooled one (claimed and attached
+        in one transaction), else one cloned now."""
         with platform_transaction(self.platform) as conn:
             url = claim_copy(conn, template)
+            if url is not None:
+                set_url(conn, sandbox_id, url, template)
+                row = find_sandbox(conn, sandbox_id)
         if url is None:
             url = self.copies.clone(template)
+            with platform_transaction(self.platform) as conn:
+                set_url(conn, sandbox_id, url, template)
+                row = find_sandbox(conn, sandbox_id)
         self._refill(template)
-        return url
+        assert row is not None
+        return row
 
     def _refill(self, template: str) -> None:
         if self.settings.pool_size <= 0:
@@ -453,7 +485,8 @@ class SandboxManager:
         seed: int,
         clock: SandboxClock,
     ) -> Sandbox:
-        self.expire_idle()
+        if time.monotonic() - self._last_expiry > EXPIRE_EVERY_SECONDS:
+            self.expire_idle()
         sandbox_id = sandbox_id or f"sb{uuid.uuid4().hex[:10]}"
         if not SANDBOX_ID.match(sandbox_id):
             raise SalesforceError(
@@ -482,22 +515,18 @@ class SandboxManager:
                     f"A sandbox with id {sandbox_id} already exists", error_code="DUPLICATE_VALUE"
                 )
             if count_sandboxes(conn) >= self.settings.max_sandboxes:
+                self._last_expiry = 0.0  # expire the idle ones before the next try
                 raise SandboxLimitReached(
                     f"The limit of {self.settings.max_sandboxes} live sandboxes is reached: "
                     "delete one, or wait for idle ones to expire."
                 )
             insert_sandbox(conn, reservation)
         try:
-            template = self._template(org, seed)
-            url = self._take_clone(template)
+            row = self._attach_clone(sandbox_id, self._template(org, seed))
         except BaseException:
             with platform_transaction(self.platform) as conn:
                 remove_sandbox(conn, reservation)
             raise
-        with platform_transaction(self.platform) as conn:
-            set_url(conn, sandbox_id, url, template)
-            row = find_sandbox(conn, sandbox_id)
-        assert row is not None
         return self._materialize(row)
 
     def delete(self, sandbox_id: str) -> None:
@@ -535,6 +564,7 @@ class SandboxManager:
         """Drop sandboxes unused for the idle time, templates no sandbox has needed for the
         template idle time, and (now and then) orphaned storage."""
         now = utc_now()
+        self._last_expiry = time.monotonic()
         with platform_transaction(self.platform) as conn:
             idle_since = now - timedelta(seconds=self.settings.idle_seconds)
             idle = idle_sandboxes(conn, idle_since, keep=DEFAULT_ID)
@@ -545,6 +575,7 @@ class SandboxManager:
             doomed: list[str] = []
             for url, last_used in template_rows(conn).items():
                 if url not in in_use and last_used < deadline:
+                    self._ready.pop(url, None)
                     forget_template(conn, url)
                     doomed += [*forget_copies(conn, url), url]
         for row in idle:
@@ -599,10 +630,9 @@ class SandboxManager:
         with write_transaction(sandbox.engine) as conn:
             undone = undo_all(conn, sandbox.schema.tables)
         origin = sandbox.clock.restart()
-        self.flush_calls()  # what came before the reset is cleared with the rest
+        self._calls.drop(sandbox.id)  # queued calls of the old episode go with the rest
         with platform_transaction(self.platform) as conn:
-            restart_clock(conn, sandbox.id, origin)
-            clear_calls(conn, sandbox.id)
+            begin_episode(conn, sandbox.id, origin, call_time(datetime.now(UTC)))
         return {
             "id": sandbox.id,
             "undoneWrites": undone,
@@ -626,7 +656,9 @@ class SandboxManager:
         sandbox = self.get(sandbox_id)
         self.flush_calls()
         with self.platform.connect() as conn:
-            return calls(conn, sandbox.id, self.settings.call_log_retention)
+            row = find_sandbox(conn, sandbox.id)
+            since = row.log_since if row is not None else ""
+            return calls(conn, sandbox.id, self.settings.call_log_retention, since)
 
     def diff(self, sandbox_id: str) -> dict[str, list[dict[str, Any]]]:
         """Records created, updated (field by field) and deleted since the last reset."""

@@ -46,6 +46,7 @@ class SandboxRow:
     created_at: datetime
     last_used: datetime
     snapshots: str = "[]"
+    log_since: str = ""
 
 
 def _row(mapping: object) -> SandboxRow:
@@ -110,8 +111,15 @@ def set_url(conn: Connection, sandbox_id: str, url: str, template: str) -> None:
     )
 
 
-def restart_clock(conn: Connection, sandbox_id: str, now: datetime) -> None:
-    conn.execute(update(SANDBOXES).where(SANDBOXES.c.id == sandbox_id).values(clock_origin=now))
+def begin_episode(
+    conn: Connection, sandbox_id: str, clock_origin: datetime, log_since: str
+) -> None:
+    """After a reset: the clock runs from `clock_origin`, the log shows calls after it."""
+    conn.execute(
+        update(SANDBOXES)
+        .where(SANDBOXES.c.id == sandbox_id)
+        .values(clock_origin=clock_origin, log_since=log_since)
+    )
 
 
 def idle_sandboxes(conn: Connection, before: datetime, keep: str) -> list[SandboxRow]:

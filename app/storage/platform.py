@@ -111,6 +111,9 @@ class SandboxRecord(SQLModel, table=True):
     last_used: datetime = Field(sa_column=Column(DateTime(), nullable=False))
     # JSON list of its snapshots' names (the snapshots live in the sandbox's own database).
     snapshots: str = Field(default="[]", sa_column=Column(Text(), nullable=False))
+    # The call log shows calls that ended after this time (ISO, ms): a reset moves it on
+    # instead of deleting rows, which retention trims later.
+    log_since: str = Field(default="", max_length=30)
 
 
 class WarmCopy(SQLModel, table=True):

@@ -30,6 +30,7 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(), nullable=False),
         sa.Column("last_used", sa.DateTime(), nullable=False),
         sa.Column("snapshots", sa.Text(), nullable=False, server_default="[]"),
+        sa.Column("log_since", sa.String(30), nullable=False, server_default=""),
     )
     op.create_table(
         "lf_copy",
