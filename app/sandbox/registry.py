@@ -10,8 +10,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from app.storage.platform import (
     AuthSession,
@@ -71,12 +74,17 @@ def insert_sandbox(conn: Connection, row: SandboxRow) -> None:
     conn.execute(insert(SANDBOXES).values(**row.__dict__))
 
 
+def _insert_if_absent(conn: Connection, table: Any, values: dict[str, Any]) -> None:
+    """Insert unless the key exists: workers starting together may both try."""
+    dialect_insert = postgresql_insert if conn.dialect.name == "postgresql" else sqlite_insert
+    conn.execute(dialect_insert(table).values(**values).on_conflict_do_nothing())
+
+
 def put_default(conn: Connection, row: SandboxRow) -> None:
     """The default sandbox is the server's own database, described anew at each start."""
+    _insert_if_absent(conn, SANDBOXES, row.__dict__)
     current = find_sandbox(conn, row.id)
-    if current is None:
-        insert_sandbox(conn, row)
-        return
+    assert current is not None
     keep = {"instance": current.instance, "created_at": current.created_at}
     conn.execute(
         update(SANDBOXES)
@@ -197,8 +205,7 @@ def mark_template(conn: Connection, url: str, now: datetime, *, ready: bool) -> 
 
 def register_template(conn: Connection, url: str, now: datetime) -> None:
     """A ready template found on disk or in the server that no row names yet."""
-    if template_ready(conn, url) is None:
-        conn.execute(insert(TEMPLATES).values(url=url, ready=True, last_used=now))
+    _insert_if_absent(conn, TEMPLATES, {"url": url, "ready": True, "last_used": now})
 
 
 def forget_template(conn: Connection, url: str) -> None:
