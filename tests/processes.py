@@ -51,8 +51,8 @@ class Deployment:
             LOCALFORCE_PORT=str(port),
             LOCALFORCE_SEED=str(TEST_SEED),
             LOCALFORCE_SANDBOX_POOL_SIZE="1",
-            **extra,
         )
+        env.update(extra)
         return env
 
     def start(self, *args: str, **extra: str) -> ServerProcess:
