@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, func, insert, select, update
+from sqlalchemy import Connection, Engine, delete, insert, select, update
 
 from app.errors import SalesforceError
 from app.sandbox.clock import utc_now
@@ -182,7 +182,3 @@ class CursorStore:
     def close(self, cursor_id: str) -> None:
         with platform_transaction(self.platform) as conn:
             _forget(conn, [record_number(cursor_id)])
-
-    def open_count(self) -> int:
-        with self.platform.connect() as conn:
-            return int(conn.execute(select(func.count()).select_from(CURSORS)).scalar_one())
