@@ -1,7 +1,9 @@
-"""Sandbox lifecycle cost at CRMArena scale and at ten times that scale (SQLite): create,
-reset after 10 and after 100 writes, delete; beside the floor to beat, a plain full reload
-(copying the seeded template, and re-seeding it). Then many live sandboxes at once, on SQLite
-and PostgreSQL: create median, disk per idle sandbox, and the database connections they hold.
+"""Sandbox lifecycle cost at CRMArena scale and at ten times that scale (SQLite): create, the
+first write to an object (which copies its table into the copy-on-write sandbox), reset after 10
+and after 100 writes, delete; beside the floor to beat, a plain full reload (copying the seeded
+template's file, and re-seeding it). Then many live sandboxes at once (1,000 by default), on
+SQLite and PostgreSQL: create median, disk per idle sandbox, open files, and the database
+connections they hold.
 
 Run: `make bench` (or `python -m bench.sandbox_bench [--repeat N] [--scales 1,10] [--live N]`).
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -25,6 +28,7 @@ from app.sandbox.clock import utc_now
 from app.sandbox.manager import TemplateSpec
 from app.sandbox.registry import register_template
 from app.seeding.pipeline import build_rows
+from app.seeding.templates import settle_sqlite_template
 from app.storage.database import (
     create_db_engine,
     migrate_platform,
@@ -71,6 +75,7 @@ def build_template(state: AppState, url: str, factor: int) -> int:
                 insert_rows(conn, state.tables[name], batch[start : start + 5000])
         set_sequences(conn, {name: len(batch) for name, batch in rows.items()})
     engine.dispose()
+    settle_sqlite_template(make_url(url).database or "")
     return sum(len(batch) for batch in rows.values())
 
 
@@ -101,16 +106,28 @@ def bench_scale(factor: int, repeat: int) -> None:
         with platform_transaction(state.platform) as conn:
             register_template(conn, template, utc_now())  # the scaled build is the template
         client = HttpClient(org.base_url)
-        copy_ms = [_timed(lambda: copies.drop(copies.clone(template)))[0] for _ in range(repeat)]
+        copy_ms = [_timed(lambda: _full_copy(template))[0] for _ in range(repeat)]
 
         create: list[float] = []
+        # The first write to an object copies its table into the sandbox (search index too).
+        first_write: dict[str, list[float]] = {"Issue__c": [], "Case": [], "EmailMessage": []}
         reset10: list[float] = []
         reset100: list[float] = []
         delete: list[float] = []
         for _ in range(repeat):
-            time.sleep(0.3 * factor)  # let the warm pool refill, as between real episodes
+            time.sleep(0.3)  # let the warm pool refill, as between real episodes
             ms, sandbox = _timed(lambda: client.request("POST", "/__localforce/sandboxes"))
             create.append(ms)
+            headers = {
+                "Authorization": f"Bearer {sandbox['access_token']}",
+                "Content-Type": "application/json",
+            }
+            for sobject, samples in first_write.items():
+                body = json.dumps(
+                    {"Name" if sobject == "Issue__c" else "Subject": "Bench"}
+                ).encode()
+                path = f"{API}/sobjects/{sobject}"
+                samples.append(_timed(lambda: client.request("POST", path, body, headers))[0])  # noqa: B023
             for count, samples in ((10, reset10), (100, reset100)):
                 _writes(client, sandbox["access_token"], count)
                 result = client.request("POST", f"/__localforce/sandboxes/{sandbox['id']}/reset")
@@ -122,6 +139,8 @@ def bench_scale(factor: int, repeat: int) -> None:
         print(f"  floor: full reload by re-seeding   {seed_ms:8.2f} ms (once)")
         print(f"  floor: full reload by file copy    {_median_ms(copy_ms)} ms")
         print(f"  create (HTTP, warm pool)           {_median_ms(create)} ms")
+        for sobject, samples in first_write.items():
+            print(f"  first write to {sobject:<18}{_median_ms(samples)} ms (copies its table)")
         print(f"  reset after 10 writes (server)     {_median_ms(reset10)} ms")
         print(f"  reset after 100 writes (server)    {_median_ms(reset100)} ms")
         print(f"  delete (HTTP)                      {_median_ms(delete)} ms")
@@ -129,7 +148,16 @@ def bench_scale(factor: int, repeat: int) -> None:
         print(f"  reset after 100 writes is {ratio:.0f}x cheaper than a file-copy reload")
 
 
+def _full_copy(template: str) -> None:
+    """The floor: a plain copy of the template's file, as a sandbox without copy-on-write made."""
+    source = Path(make_url(template).database or "")
+    target = source.with_suffix(".floor")
+    shutil.copyfile(source, target)
+    target.unlink()
+
+
 def _disk_bytes(state: AppState, urls: list[str]) -> int:
+    copies = state.sandboxes.copies
     if state.engine.dialect.name == "sqlite":
         return sum(
             Path(f"{make_url(url).database}{suffix}").stat().st_size
@@ -137,22 +165,27 @@ def _disk_bytes(state: AppState, urls: list[str]) -> int:
             for suffix in ("", "-wal")
             if Path(f"{make_url(url).database}{suffix}").exists()
         )
+    query = text(
+        "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = :s AND c.relkind = 'r'"
+    )
     with state.engine.connect() as conn:
         return sum(
-            int(
-                conn.execute(
-                    text("SELECT pg_database_size(:name)"), {"name": make_url(url).database}
-                ).scalar_one()
-            )
-            for url in urls
+            int(conn.execute(query, {"s": copies.storage_of(url)}).scalar_one()) for url in urls
         )
 
 
+def _open_files() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
 def _connections(state: AppState) -> int | None:
+    """Connections to the server's database (every sandbox's schema is in it)."""
     if state.engine.dialect.name != "postgresql":
         return None
     with state.engine.connect() as conn:
-        return int(conn.execute(text("SELECT count(*) FROM pg_stat_activity")).scalar_one())
+        query = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+        return int(conn.execute(text(query)).scalar_one())
 
 
 def bench_live(backend: str, count: int) -> None:
@@ -181,11 +214,13 @@ def bench_live(backend: str, count: int) -> None:
                     urls.append(org.state.sandboxes.get(made["id"]).url)
                 disk = _disk_bytes(org.state, urls) / len(urls) / 1e6
                 connections = _connections(org.state)
-                print(f"\n{backend}: {count} live sandboxes")
+                live = len(org.state.sandboxes.all())
+                print(f"\n{backend}: {count} sandboxes created, {live} live")
                 print(f"  create (HTTP) median               {_median_ms(create)} ms")
                 print(f"  disk per idle sandbox               {disk:8.2f} MB")
+                print(f"  open files in the server process    {_open_files():8d}")
                 if connections is not None:
-                    print(f"  server connections, all idle        {connections:8d}")
+                    print(f"  database connections, all idle      {connections:8d}")
         finally:
             if database_url:
                 _drop_postgres_databases(database_url)
@@ -215,7 +250,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--scales", default="1,10")
-    parser.add_argument("--live", type=int, default=200, help="live sandboxes to hold at once")
+    parser.add_argument("--live", type=int, default=1000, help="live sandboxes to hold at once")
     parser.add_argument("--backends", default="sqlite,postgresql")
     args = parser.parse_args()
     for factor in (int(part) for part in args.scales.split(",")):

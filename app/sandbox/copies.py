@@ -1,5 +1,6 @@
-"""Where sandbox data lives, per back end: a file per copy on SQLite, a database per copy on
-PostgreSQL. A template holds a freshly seeded org; clones of it are what sandboxes run on.
+"""Where sandbox data lives, per back end: files on SQLite, schemas of the server's database on
+PostgreSQL. A template holds a freshly seeded org; clones of it are what sandboxes run on, each
+holding only what its episode wrote over the template it reads through.
 
 A clone's name carries the time it was made, so that storage a crash left behind (a copy no
 sandbox or pool row names) can be told from a copy another worker is making right now.
@@ -11,10 +12,18 @@ import re
 import sqlite3
 import time
 import uuid
+from contextlib import closing
 from pathlib import Path
 from typing import Protocol
 
-from sqlalchemy import create_engine, make_url, text
+from sqlalchemy import Engine, make_url, text
+
+from app.storage.database import (
+    SEARCH_PATH_OPTION,
+    TEMPLATE_ALIAS,
+    create_db_engine,
+)
+from app.storage.overlay import OVERLAY_OPTION, OWN_TABLES, SERIAL_COLUMNS, Overlay
 
 _MADE_AT = re.compile(r"(?:copy-|_sb_)(\d{10})[-_]")
 
@@ -39,12 +48,16 @@ class Copies(Protocol):
     def exists(self, url: str) -> bool: ...
     def clone(self, source_url: str) -> str: ...
     def drop(self, url: str) -> None: ...
+    def storage_of(self, url: str) -> str: ...
+    def engine_for(self, url: str, template: str) -> Engine: ...
+    def release(self, engine: Engine) -> None: ...
+    def close(self) -> None: ...
 
 
 class SqliteCopies:
     """Templates are files under `templates_root` (shared: a template is fixed by its org and
-    seed); clones are files under `clones_root`, this server's own. Cloning is a consistent copy
-    (SQLite's backup API)."""
+    seed); clones are files under `clones_root`, this server's own. A clone is copy-on-write: a
+    small file of its own tables, with its template attached read-only (`app.storage.overlay`)."""
 
     def __init__(self, templates_root: Path, clones_root: Path) -> None:
         self.templates_root = templates_root
@@ -72,80 +85,161 @@ class SqliteCopies:
         self._path(url).parent.mkdir(parents=True, exist_ok=True)  # SQLite makes the file
 
     def clone(self, source_url: str) -> str:
+        """A new sandbox file holding only the tables every sandbox writes, made from the
+        template's own DDL, with the template's id sequences. The template must exist: one
+        dropped meanwhile fails to attach instead of being cloned as an empty database."""
         target = self.clones_root / f"copy-{_clone_name()}.db"
-        # The backup API copies a consistent state even if the source is in WAL mode. The
-        # source opens read-only and must exist: a template dropped meanwhile fails loudly
-        # instead of being cloned as an empty database.
-        source = f"file:{self._path(source_url)}?mode=ro"
-        with sqlite3.connect(source, uri=True) as src, sqlite3.connect(target) as dst:
-            src.backup(dst)
-        src.close()
-        dst.close()
+        template = f"file:{self._path(source_url)}?mode=ro&immutable=1"
+        own = ", ".join(f"'{name}'" for name in OWN_TABLES)
+        with closing(sqlite3.connect(f"file:{target}", uri=True, isolation_level=None)) as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(f"ATTACH DATABASE ? AS {TEMPLATE_ALIAS}", (template,))
+            db.execute("BEGIN")
+            ddl = db.execute(
+                f"SELECT sql FROM {TEMPLATE_ALIAS}.sqlite_master WHERE tbl_name IN ({own}) "
+                "AND sql IS NOT NULL ORDER BY rowid"
+            ).fetchall()
+            for (sql,) in ddl:
+                db.execute(sql)
+            db.execute(
+                f"INSERT INTO main.lf_id_sequence SELECT * FROM {TEMPLATE_ALIAS}.lf_id_sequence"
+            )
+            db.execute("COMMIT")
         return f"sqlite:///{target}"
 
     def drop(self, url: str) -> None:
         path = self._path(url)
-        for suffix in ("", "-wal", "-shm"):
+        for suffix in ("", "-wal", "-shm", "-journal"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+    def storage_of(self, url: str) -> str:
+        """What a copy's URL names on disk: its file."""
+        return str(self._path(url))
+
+    def engine_for(self, url: str, template: str) -> Engine:
+        if not template:  # the server's own database, seeded in full
+            return create_db_engine(url, must_exist=True)
+        engine = create_db_engine(url, must_exist=True, template=template)
+        return engine.execution_options(
+            **{OVERLAY_OPTION: Overlay(local="main", template=TEMPLATE_ALIAS)}
+        )
+
+    def release(self, engine: Engine) -> None:
+        engine.dispose()  # each sandbox has an engine of its own
+
+    def close(self) -> None:
+        """Nothing: every engine is a sandbox's, released with it."""
+
+
+_UNSAFE = re.compile(r"[^a-z0-9_]")
+# The connection option that sets a PostgreSQL session's search path.
+_PATH_OPTION = "-csearch_path="
 
 
 class PostgresCopies:
-    """Copies are databases on the server of `base_url`, named after it with a suffix."""
+    """Templates and clones are schemas of the server's database, named after it with a suffix
+    (a URL names one in its `options`); a clone's search path puts its own schema before its
+    template's (`app.storage.overlay`).
+    Every clone runs on one shared engine: its connections serve whichever sandbox a request
+    is for, so they are bounded by the requests in flight, not by the number of sandboxes."""
 
-    def __init__(self, base_url: str) -> None:
+    def __init__(self, base_url: str, *, pool_size: int = 8, max_overflow: int = 12) -> None:
         self.base = make_url(base_url)
-        self.prefix = (self.base.database or "localforce")[:30]
-        # Maintenance work connects to the server's "postgres" database: a database being copied
-        # must have no connections, including ours.
-        self.admin = create_engine(
-            self.base.set(database="postgres"), isolation_level="AUTOCOMMIT", pool_size=1
+        name = _UNSAFE.sub("_", (self.base.database or "localforce").lower())
+        self.prefix = name[:30]
+        self.engine = create_db_engine(
+            self.base.render_as_string(hide_password=False),
+            pool_size=pool_size,
+            max_overflow=max_overflow,
         )
 
-    def _url(self, name: str) -> str:
-        return self.base.set(database=name).render_as_string(hide_password=False)
+    def _url(self, schema: str) -> str:
+        path = _PATH_OPTION + schema
+        return self.base.update_query_dict({"options": path}).render_as_string(hide_password=False)
 
     @staticmethod
-    def _name(url: str) -> str:
-        return make_url(url).database or ""
+    def _schemas(url: str) -> list[str]:
+        options = make_url(url).query.get("options", "")
+        if not isinstance(options, str) or not options.startswith(_PATH_OPTION):
+            return []  # the server's own database
+        return options.removeprefix(_PATH_OPTION).split(",")
 
-    def _databases(self, prefix: str) -> list[str]:
-        with self.admin.connect() as conn:
+    def _schemas_named(self, prefix: str) -> list[str]:
+        with self.engine.connect() as conn:
             names = conn.execute(
-                text("SELECT datname FROM pg_database WHERE starts_with(datname, :prefix)"),
+                text("SELECT nspname FROM pg_namespace WHERE starts_with(nspname, :prefix)"),
                 {"prefix": prefix},
             ).scalars()
-            return [self._url(name) for name in sorted(names)]
+            return sorted(names)
 
     def template_url(self, key: str) -> str:
-        return self._url(f"{self.prefix}_tpl_{key}"[:63])
+        return self._url(_UNSAFE.sub("_", f"{self.prefix}_tpl_{key}".lower())[:63])
 
     def list_templates(self) -> list[str]:
-        return self._databases(f"{self.prefix}_tpl_")
+        return [self._url(name) for name in self._schemas_named(f"{self.prefix}_tpl_")]
 
     def list_clones(self) -> list[str]:
-        return self._databases(f"{self.prefix}_sb_")
+        """Clones by the schema name alone: `drop` and `exists` need nothing more."""
+        return [self._url(name) for name in self._schemas_named(f"{self.prefix}_sb_")]
 
     def exists(self, url: str) -> bool:
-        with self.admin.connect() as conn:
+        with self.engine.connect() as conn:
             found = conn.execute(
-                text("SELECT 1 FROM pg_database WHERE datname = :name"), {"name": self._name(url)}
+                text("SELECT 1 FROM pg_namespace WHERE nspname = :name"),
+                {"name": self._schemas(url)[0]},
             ).first()
         return found is not None
 
     def create_empty(self, url: str) -> None:
-        with self.admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{self._name(url)}"'))
+        with self.engine.begin() as conn:
+            conn.exec_driver_sql(f'CREATE SCHEMA "{self._schemas(url)[0]}"')
 
     def clone(self, source_url: str) -> str:
+        template = self._schemas(source_url)[0]
         name = f"{self.prefix}_sb_{_clone_name().replace('-', '_')}"
-        # Identifiers cannot be bound parameters; both names are made here, never by a client.
-        with self.admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{self._name(source_url)}"'))
+        # Identifiers cannot be bound parameters; every name here is made here, never by a client.
+        with self.engine.begin() as conn:
+            conn.exec_driver_sql(f'CREATE SCHEMA "{name}"')
+            for table in OWN_TABLES:
+                conn.exec_driver_sql(
+                    f'CREATE TABLE "{name}".{table} (LIKE "{template}".{table} INCLUDING ALL)'
+                )
+            for table, column in SERIAL_COLUMNS.items():
+                # LIKE copies a serial's default, which names the template's sequence.
+                sequence = f'"{name}".{table}_{column}_seq'
+                conn.exec_driver_sql(
+                    f'CREATE SEQUENCE {sequence} OWNED BY "{name}".{table}.{column}'
+                )
+                conn.exec_driver_sql(
+                    f'ALTER TABLE "{name}".{table} ALTER COLUMN {column} '
+                    f"SET DEFAULT nextval('{sequence}')"
+                )
+            conn.exec_driver_sql(
+                f'INSERT INTO "{name}".lf_id_sequence SELECT * FROM "{template}".lf_id_sequence'
+            )
         return self._url(name)
 
     def drop(self, url: str) -> None:
-        with self.admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{self._name(url)}" WITH (FORCE)'))
+        with self.engine.begin() as conn:
+            conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{self._schemas(url)[0]}" CASCADE')
+
+    def storage_of(self, url: str) -> str:
+        """What a copy's URL names in the database: its own schema (the first on its path)."""
+        return (self._schemas(url) or [url])[0]
+
+    def engine_for(self, url: str, template: str) -> Engine:
+        if not template:  # the server's own database
+            return self.engine
+        own, shared = self.storage_of(url), self.storage_of(template)
+        return self.engine.execution_options(
+            **{
+                SEARCH_PATH_OPTION: f'"{own}", "{shared}"',
+                OVERLAY_OPTION: Overlay(local=own, template=shared),
+            }
+        )
+
+    def release(self, engine: Engine) -> None:
+        """Nothing: the engine is the shared one, seen through a sandbox's options."""
 
     def close(self) -> None:
-        self.admin.dispose()
+        self.engine.dispose()

@@ -63,7 +63,7 @@ from app.sandbox.registry import (
     templates_in_use,
     touch_sandbox,
 )
-from app.storage.database import create_db_engine, platform_transaction, write_transaction
+from app.storage.database import platform_transaction, write_transaction
 from app.storage.journal import touched_records, undo_all
 from app.storage.platform import IMPORTED_SOURCE_PREFIX, PLATFORM_REVISION, OrgInfo
 from app.storage.records import fetch_row
@@ -93,6 +93,9 @@ READY_SECONDS = 5.0
 # one's pool is closed (its engine opens connections again on its next request), so idle
 # sandboxes hold no database connection.
 POOLED_SANDBOXES = 32
+# How templates are stored, in their keys: "c" is read in place by copy-on-write sandboxes (on
+# SQLite a rollback-journal file, which opens read-only and immutable).
+TEMPLATE_LAYOUT = "c"
 
 
 class SandboxLimitReached(SalesforceError):
@@ -124,8 +127,8 @@ class TemplateSpec:
     def key(self) -> str:
         version = PLATFORM_REVISION.partition("_")[0]
         if self.imported is not None:
-            return f"{self.org}_import_{self.imported[:12]}_p{version}"
-        return f"{self.org}_{self.seed}_p{version}"
+            return f"{self.org}_import_{self.imported[:12]}_p{version}{TEMPLATE_LAYOUT}"
+        return f"{self.org}_{self.seed}_p{version}{TEMPLATE_LAYOUT}"
 
 
 @dataclass
@@ -296,7 +299,7 @@ class SandboxManager:
                 org=row.org,
                 seed=row.seed,
                 url=row.url,
-                engine=create_db_engine(row.url, must_exist=True),
+                engine=self.copies.engine_for(row.url, row.template),
                 clock=SandboxClock(row.clock_start, row.clock_pinned, row.clock_origin),
                 schema=self.schema_for(row.org),
                 template=row.template,
@@ -318,7 +321,7 @@ class SandboxManager:
             while len(self._pooled) > POOLED_SANDBOXES:
                 idle.append(self._pooled.popitem(last=False)[1])
         for stale in idle:
-            stale.engine.dispose()  # connections checked out finish first, then close
+            self.copies.release(stale.engine)  # connections checked out finish, then close
 
     def find(self, sandbox_id: str) -> Sandbox | None:
         with self.platform.connect() as conn:
@@ -557,7 +560,7 @@ class SandboxManager:
         with self._lock:
             self._live.pop(sandbox.instance, None)
             self._pooled.pop(sandbox.instance, None)
-        sandbox.engine.dispose()
+        self.copies.release(sandbox.engine)
         self.copies.drop(sandbox.url)
 
     def expire_idle(self) -> None:
@@ -583,7 +586,7 @@ class SandboxManager:
                 live = self._live.pop(row.instance, None)
                 self._pooled.pop(row.instance, None)
             if live is not None:
-                live.engine.dispose()
+                self.copies.release(live.engine)
             self.copies.drop(row.url)
         for url in doomed:
             self.copies.drop(url)
@@ -595,11 +598,12 @@ class SandboxManager:
         they are older than the grace time."""
         self._last_reclaim = time.monotonic()
         with self.platform.connect() as conn:
-            named = referenced_urls(conn)
+            named = {self.copies.storage_of(url) for url in referenced_urls(conn) if url}
         orphans = [
             url
             for url in self.copies.list_clones()
-            if url not in named and (copy_age(url) or 0) > ORPHAN_GRACE_SECONDS
+            if self.copies.storage_of(url) not in named
+            and (copy_age(url) or 0) > ORPHAN_GRACE_SECONDS
         ]
         for url in orphans:
             self.copies.drop(url)
@@ -617,7 +621,8 @@ class SandboxManager:
         for thread in refills:
             thread.join()
         for sandbox in live:
-            sandbox.engine.dispose()
+            self.copies.release(sandbox.engine)
+        self.copies.close()
 
     # -- episodes --------------------------------------------------------------------------
 

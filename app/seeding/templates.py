@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
+
+from sqlalchemy import make_url
 
 from app.errors import SalesforceError
 from app.metadata.registry import SchemaRegistry
@@ -41,6 +45,15 @@ def fill_template(
             seed_org(template, registry, tables, org=org, seed=seed)
     finally:
         template.dispose()
+    if template_url.startswith("sqlite"):
+        settle_sqlite_template(make_url(template_url).database or "")
+
+
+def settle_sqlite_template(path: str) -> None:
+    """Leave a built SQLite template in rollback-journal mode, checkpointed: sandboxes attach
+    it read-only and immutable, which a WAL file beside it would contradict."""
+    with closing(sqlite3.connect(path, isolation_level=None)) as db:
+        db.execute("PRAGMA journal_mode=DELETE")
 
 
 def fill_template_in_child(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -65,9 +65,13 @@ def _sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
 # A connection with this execution option is a write transaction: it takes the database's
 # write lock before its first statement (see write_transaction).
 WRITE_OPTION = "localforce_write"
-# The PostgreSQL advisory lock that write transactions hold: advisory locks are local to one
-# database, and each sandbox is its own database, so one key serves them all.
-WRITE_LOCK_KEY = 0x4C46_5752  # "LFWR"
+# On a PostgreSQL engine shared by sandboxes, the schemas a transaction reads through, first
+# to last (see _postgres_begin).
+SEARCH_PATH_OPTION = "localforce_search_path"
+# PostgreSQL's extensions (citext) live in this schema, which holds no tables.
+EXTENSION_SCHEMA = "localforce_ext"
+# What a copy-on-write SQLite sandbox calls its attached template.
+TEMPLATE_ALIAS = "tpl"
 
 
 def _sqlite_begin(conn: Connection) -> None:
@@ -78,19 +82,76 @@ def _sqlite_begin(conn: Connection) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
-def create_db_engine(url: str, *, must_exist: bool = False) -> Engine:
+def _attach_template(path: str) -> Callable[[Any, Any], None]:
+    """A connect hook that attaches a copy-on-write sandbox's template, read-only and
+    immutable (a template never changes while a sandbox uses it), as `tpl`. Unqualified names
+    resolve to the sandbox's own tables first, then to the template's."""
+    uri = f"file:{path}?mode=ro&immutable=1"
+
+    def attach(dbapi_connection: Any, connection_record: Any) -> None:
+        dbapi_connection.execute(f"ATTACH DATABASE ? AS {TEMPLATE_ALIAS}", (uri,))
+
+    return attach
+
+
+def _see_own_tables(conn: Connection) -> None:
+    # Reading the sandbox's own schema first makes SQLite check it is current (another
+    # connection may have copied a table in since): names then resolve as this snapshot has it.
+    conn.exec_driver_sql("SELECT 1 FROM main.sqlite_master LIMIT 0").close()
+
+
+def _postgres_search_path(dbapi_connection: Any, connection_record: Any) -> None:
+    # Extensions live in a schema of their own (no tables), appended to every connection's
+    # path: citext's operators must resolve wherever a sandbox's tables live.
+    cursor = dbapi_connection.cursor()
+    cursor.execute(
+        "SELECT set_config('search_path', current_setting('search_path') || %s, false)",
+        (f", {EXTENSION_SCHEMA}",),
+    )
+    cursor.close()
+    dbapi_connection.commit()
+
+
+def _postgres_begin(conn: Connection) -> None:
+    path = conn.get_execution_options().get(SEARCH_PATH_OPTION)
+    if path:
+        # The sandbox of this transaction: its schema, then its template's (one shared pool
+        # serves every sandbox, so the path is set per transaction).
+        conn.exec_driver_sql(f"SET LOCAL search_path TO {path}, {EXTENSION_SCHEMA}")
+
+
+def create_db_engine(
+    url: str, *, must_exist: bool = False, template: str | None = None, **pool: Any
+) -> Engine:
     """An engine on `url`. With `must_exist`, a SQLite file that is gone (its sandbox was
-    deleted) fails to open instead of being made anew, empty."""
+    deleted) fails to open instead of being made anew, empty. With `template` (SQLite), the
+    file is a copy-on-write sandbox over that template, attached read-only."""
     if url.startswith("sqlite"):
         connect_args: dict[str, Any] = {"check_same_thread": False, "timeout": 30}
         path = make_url(url).database
-        if must_exist and path:
-            url = f"sqlite:///file:{path}?mode=rw&uri=true"
+        if (must_exist or template) and path:
+            url = f"sqlite:///file:{path}?mode={'rw' if must_exist else 'rwc'}&uri=true"
+        if template is not None:
+            # A statement resolves each name once, when prepared: one cached before another
+            # connection copied a table into the sandbox would go on reading the template's.
+            connect_args["cached_statements"] = 0
         engine = create_engine(url, connect_args=connect_args)
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin)
+        if template is not None:
+            event.listen(engine, "connect", _attach_template(make_url(template).database or ""))
+            event.listen(engine, "begin", _see_own_tables)
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    engine = create_engine(url, pool_pre_ping=True, **pool)
+    event.listen(engine, "connect", _postgres_search_path)
+    event.listen(engine, "begin", _postgres_begin)
+    return engine
+
+
+def database_key(engine: Engine) -> str:
+    """Names one sandbox's database: its URL, and on a shared pool the schema path too."""
+    path = engine.get_execution_options().get(SEARCH_PATH_OPTION, "")
+    return f"{engine.url.render_as_string(hide_password=False)}#{path}"
 
 
 _process_locks: dict[str, threading.Lock] = {}
@@ -101,7 +162,7 @@ def _process_write_lock(engine: Engine) -> threading.Lock:
     """One lock per database in this process, taken before the database's own write lock, so
     that waiting writers queue here (woken at once) instead of polling SQLite's busy handler
     or holding pooled connections while they wait."""
-    key = engine.url.render_as_string(hide_password=False)
+    key = database_key(engine)
     with _process_locks_guard:
         return _process_locks.setdefault(key, threading.Lock())
 
@@ -118,7 +179,12 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
         conn.execution_options(**{WRITE_OPTION: True})
         with conn.begin():
             if conn.dialect.name == "postgresql":
-                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": WRITE_LOCK_KEY})
+                # Advisory locks are per database, and sandboxes share one: the key names
+                # the sandbox.
+                conn.execute(
+                    text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
+                    {"key": database_key(engine)},
+                )
             yield conn
 
 
@@ -128,9 +194,25 @@ def migrate_platform(engine: Engine) -> None:
     config.set_main_option("script_location", str(REPO_ROOT / "migrations"))
     with engine.begin() as connection:
         if engine.dialect.name == "postgresql":
-            connection.execute(text("CREATE EXTENSION IF NOT EXISTS citext"))
+            ensure_extensions(connection)
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
+
+
+def ensure_extensions(connection: Connection) -> None:
+    """citext in EXTENSION_SCHEMA (moved there if an earlier version installed it elsewhere)."""
+    schema = EXTENSION_SCHEMA
+    connection.execute(text(f"CREATE SCHEMA IF NOT EXISTS {schema}"))
+    current = connection.execute(
+        text(
+            "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
+            " WHERE e.extname = 'citext'"
+        )
+    ).scalar_one_or_none()
+    if current is None:
+        connection.execute(text(f"CREATE EXTENSION IF NOT EXISTS citext WITH SCHEMA {schema}"))
+    elif current != schema:
+        connection.execute(text(f"ALTER EXTENSION citext SET SCHEMA {schema}"))
 
 
 def data_tables_exist(engine: Engine, tables: TableSet) -> bool:

@@ -13,6 +13,7 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from app.storage.journal import log_sequence
+from app.storage.overlay import ensure_local
 from app.storage.platform import IdSequence
 
 ID_SEQUENCE = IdSequence.__table__  # type: ignore[attr-defined]
@@ -48,6 +49,7 @@ def set_sequences(conn: Connection, last_numbers: dict[str, int]) -> None:
 def insert_rows(conn: Connection, table: Table, rows: Iterable[dict[str, Any]]) -> None:
     batch = list(rows)
     if batch:
+        ensure_local(conn, table)
         conn.execute(insert(table), batch)
 
 
@@ -57,6 +59,7 @@ def fetch_row(conn: Connection, table: Table, record_id: str) -> dict[str, Any] 
 
 
 def update_row(conn: Connection, table: Table, record_id: str, values: dict[str, Any]) -> None:
+    ensure_local(conn, table)
     conn.execute(update(table).where(table.c.Id == record_id).values(**values))
 
 

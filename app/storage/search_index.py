@@ -305,9 +305,12 @@ def search_index_exists(connection: Connection, tables: TableSet) -> bool:
         wanted = [spec.fts_table for spec in specs]
         query = select(master.c.name).where(master.c.type == "table", master.c.name.in_(wanted))
     elif connection.dialect.name == "postgresql":
-        indexes = table("pg_indexes", column("indexname"))
+        indexes = table("pg_indexes", column("indexname"), column("schemaname"))
         wanted = [spec.pg_index for spec in specs]
-        query = select(indexes.c.indexname).where(indexes.c.indexname.in_(wanted))
+        # Sandboxes' schemas share the database and the index names: look in this one only.
+        query = select(indexes.c.indexname).where(
+            indexes.c.indexname.in_(wanted), indexes.c.schemaname == func.current_schema()
+        )
     else:
         return True
     found = {row[0] for row in connection.execute(query)}

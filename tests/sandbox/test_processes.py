@@ -138,20 +138,20 @@ def _plant_orphan(deploy: Deployment) -> str:
         return str(orphan)
     url = make_url(deploy.database_url)
     name = f"{(url.database or '')[:30]}_sb_{made_at:010d}_deadbeef0000"
-    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{name}"'))
+    engine.dispose()
     return name
 
 
 def _exists(deploy: Deployment, orphan: str) -> bool:
     if not deploy.database_url:
         return Path(orphan).exists()
-    admin = create_engine(make_url(deploy.database_url).set(database="postgres"))
-    with admin.connect() as conn:
+    engine = create_engine(deploy.database_url)
+    with engine.connect() as conn:
         found = conn.execute(
-            text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": orphan}
+            text("SELECT 1 FROM pg_namespace WHERE nspname = :n"), {"n": orphan}
         ).first()
-    admin.dispose()
+    engine.dispose()
     return found is not None

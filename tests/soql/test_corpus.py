@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 import yaml
 from fastapi.testclient import TestClient
-from sqlalchemy import create_engine
 
 from app.config import REPO_ROOT
 from app.main import create_app
 from app.metadata.registry import SchemaRegistry
+from app.storage.database import create_db_engine
 from app.storage.tables import TableSet
 from tests.conftest import API, login, make_settings
 from tests.databases import DatabaseFactory
@@ -164,7 +164,7 @@ def open_org_with_objects(
         (objects_dir.parent / "data_categories.yaml").write_text(categories, encoding="utf-8")
     url = factory.new_url(template=template)
     tables = TableSet(SchemaRegistry.from_directory(objects_dir))
-    engine = create_engine(url)
+    engine = create_db_engine(url)  # on PostgreSQL, with citext's schema on the path
     new_tables = [tables[definition["name"]] for definition in corpus.objects]
     tables.metadata.create_all(engine, tables=new_tables)
     engine.dispose()
