@@ -39,6 +39,7 @@ from app.seeding.importer import (
     import_dump,
 )
 from app.seeding.pipeline import ProgressCallback, SeedResult, seed_org
+from app.serving import TimedHttpProtocol
 from app.storage.database import migrate_platform
 from app.tls import ensure_certificates, tls_files
 
@@ -191,6 +192,7 @@ def serve(
             log_level="info",
             ssl_certfile=certfile,
             ssl_keyfile=keyfile,
+            http=TimedHttpProtocol,
         )
         return
     uvicorn.run(
@@ -200,6 +202,7 @@ def serve(
         log_level="info",
         ssl_certfile=certfile,
         ssl_keyfile=keyfile,
+        http=TimedHttpProtocol,
     )
 
 

@@ -36,7 +36,7 @@ class Settings(BaseSettings):
     fiscal_year_start_month: int = Field(default=1, ge=1, le=12)
     # Sandboxes: how many may live at once, after how long unused they expire, how many ready
     # copies to keep warm, and the key the /__localforce control plane asks for (empty: none).
-    max_sandboxes: int = Field(default=100, ge=1)
+    max_sandboxes: int = Field(default=1000, ge=1)
     sandbox_idle_seconds: float = Field(default=3600, gt=0)
     sandbox_pool_size: int = Field(default=2, ge=0)
     # Templates (one per org and seed a sandbox asks for): at most this many; one that no
@@ -49,6 +49,10 @@ class Settings(BaseSettings):
     # how long an unused one lives: Salesforce's 10 and 15 minutes.
     max_cursors_per_user: int = Field(default=10, ge=1)
     cursor_idle_seconds: float = Field(default=900, gt=0)
+    # A connection must send a request's headers within this long of opening (or of starting
+    # the request), and its body with no gap longer than the body timeout; else it is closed.
+    header_timeout_seconds: float = Field(default=10, gt=0)
+    body_timeout_seconds: float = Field(default=30, gt=0)
     admin_key: str = ""
 
     @field_validator("timezone")

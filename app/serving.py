@@ -1,0 +1,78 @@
+"""The HTTP protocol the server runs: uvicorn's, with read timeouts it lacks.
+
+uvicorn closes a keep-alive connection that stays idle after a response, but waits forever for
+the first request's headers, and for a body that stops arriving: 500 sockets opened and left
+silent (or a client that stalls mid-request) would hold their memory and descriptors for good.
+Here each connection must finish a request's headers within the header timeout of its start
+(the connection's, or the request's first byte), and must not leave a gap longer than the body
+timeout in its body; otherwise the server closes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+
+@dataclass
+class ReadTimeouts:
+    header_seconds: float = 10.0
+    body_seconds: float = 30.0
+
+
+# Set by each process's app factory from its settings (a worker process builds its own app, so
+# the protocol it serves with reads the same values).
+READ_TIMEOUTS = ReadTimeouts()
+
+
+def set_read_timeouts(header_seconds: float, body_seconds: float) -> None:
+    READ_TIMEOUTS.header_seconds = header_seconds
+    READ_TIMEOUTS.body_seconds = body_seconds
+
+
+class TimedHttpProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with a header and a body read timeout."""
+
+    _read_deadline: asyncio.TimerHandle | None = None
+
+    def _arm(self, seconds: float) -> None:
+        self._disarm()
+        self._read_deadline = self.loop.call_later(seconds, self._read_timed_out)
+
+    def _disarm(self) -> None:
+        if self._read_deadline is not None:
+            self._read_deadline.cancel()
+            self._read_deadline = None
+
+    def _read_timed_out(self) -> None:
+        self._read_deadline = None
+        if self.flow.read_paused:  # the app has not taken the body yet: the wait is ours
+            self._arm(READ_TIMEOUTS.body_seconds)
+        elif not self.transport.is_closing():
+            self.transport.close()
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm(READ_TIMEOUTS.header_seconds)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._arm(READ_TIMEOUTS.header_seconds)
+
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        self._arm(READ_TIMEOUTS.body_seconds)  # until the body is in (at once if it has none)
+
+    def on_body(self, body: bytes) -> None:
+        super().on_body(body)
+        self._arm(READ_TIMEOUTS.body_seconds)
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._disarm()  # the request is read; the app takes as long as it takes
