@@ -1,7 +1,9 @@
 """Query latency: each CRMArena tool query, and aggregate and child-subquery queries an analyst
 agent sends, over HTTP against a running server, beside the same compiled SQL executed directly
 on the same database (a subquery's SQL included). Prints the median of each and the ratio, and
-the HTTP floor (an authenticated request that touches no data) measured in the same run.
+the HTTP floor (an authenticated request that touches no data) measured in the same run; then
+the same query over HTTP in a copy-on-write sandbox of the same org, first reading through to
+its template, then with every table copied into it (the sandbox / full-org ratios).
 
 Run: `make bench` (or `python -m bench.query_latency [--repeat N]`).
 """
@@ -11,15 +13,19 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 from sqlalchemy import Engine
 
+from app.api.state import AppState
 from app.seeding.pipeline import build_rows
 from app.services.query import prepare
 from app.soql.compiler import PARENT_IDS_PARAM, USER_PARAM, ChildQuery, CompiledQuery
+from app.storage.database import write_transaction
+from app.storage.overlay import ensure_local
 from bench.server import HttpClient, median_ms, report_http_floor, running_org
 from tests.crmarena import tool_queries
 
@@ -74,24 +80,70 @@ def main() -> None:
         queries = {**tool_queries(rows), **ANALYST_QUERIES}
         client = HttpClient(org.base_url)
         report_http_floor(client, args.repeat)
+        http_ms: dict[str, float] = {}
         ratios = []
         print(f"{'query':40} {'rows':>6} {'http ms':>9} {'sql ms':>9} {'ratio':>7}")
         for name, soql in queries.items():
-
-            def over_http(soql: str = soql) -> object:
-                return client.get("/services/data/v59.0/query?" + urlencode({"q": soql}))
-
             compiled = prepare(state.registry, state.tables, soql, False)
 
             def direct(compiled: CompiledQuery = compiled) -> object:
                 return run_direct(state.engine, compiled)
 
-            total = over_http()["totalSize"]  # type: ignore[index]
-            http_ms = median_ms(over_http, args.repeat)
+            total = over_http(client, soql)["totalSize"]
+            http_ms[name] = median_ms(partial(over_http, client, soql), args.repeat)
             sql_ms = median_ms(direct, args.repeat)
-            ratios.append(http_ms / sql_ms)
-            print(f"{name:40} {total:>6} {http_ms:>9.2f} {sql_ms:>9.2f} {http_ms / sql_ms:>7.2f}")
+            ratios.append(http_ms[name] / sql_ms)
+            print(
+                f"{name:40} {total:>6} {http_ms[name]:>9.2f} {sql_ms:>9.2f} "
+                f"{http_ms[name] / sql_ms:>7.2f}"
+            )
         print(f"median ratio (HTTP / direct SQL): {statistics.median(ratios):.2f}")
+        bench_sandbox(client, org.state, queries, http_ms, args.repeat)
+
+
+def over_http(client: HttpClient, soql: str, token: str | None = None) -> Any:
+    headers = {"Authorization": f"Bearer {token}"} if token else client.headers
+    path = "/services/data/v59.0/query?" + urlencode({"q": soql})
+    return client.request("GET", path, headers=headers)
+
+
+def bench_sandbox(
+    client: HttpClient,
+    state: AppState,
+    queries: dict[str, str],
+    full_org_ms: dict[str, float],
+    repeat: int,
+) -> None:
+    """The queries in a copy-on-write sandbox: reading the template, then all tables copied."""
+    made = client.request(
+        "POST", "/__localforce/sandboxes", b"{}", {"Content-Type": "application/json"}
+    )
+    token = made["access_token"]
+    sandbox = state.sandboxes.get(made["id"])
+    columns: dict[str, dict[str, float]] = {"template": {}, "copied": {}}
+    for phase, times in columns.items():
+        if phase == "copied":
+            with write_transaction(sandbox.engine) as conn:
+                for _, table in sandbox.schema.tables.items():
+                    ensure_local(conn, table)
+        for name, soql in queries.items():
+            times[name] = median_ms(partial(over_http, client, soql, token), repeat)
+    print(
+        f"\n{'in a sandbox':40} {'reads template':>15} {'ratio':>6} {'all copied':>11} {'ratio':>6}"
+    )
+    for name in queries:
+        template, copied, full = (
+            columns["template"][name],
+            columns["copied"][name],
+            full_org_ms[name],
+        )
+        print(
+            f"{name:40} {template:>12.2f} ms {template / full:>6.2f} "
+            f"{copied:>8.2f} ms {copied / full:>6.2f}"
+        )
+    for phase, times in columns.items():
+        median = statistics.median(times[n] / full_org_ms[n] for n in queries)
+        print(f"median ratio (sandbox, {phase} / full org): {median:.2f}")
 
 
 if __name__ == "__main__":

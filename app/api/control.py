@@ -83,8 +83,15 @@ def _create_with_session(state: AppState, body: SandboxCreate) -> tuple[Sandbox,
         seed=state.settings.seed if body.seed is None else body.seed,
         clock=_clock(state, body),
     )
-    with sandbox.engine.connect() as conn:
-        user_id, username = login_user(conn, sandbox.schema.tables, "")
+    # A new sandbox is its template as seeded, so its first user is the template's: known
+    # after one look, and the sandbox's storage need not be opened to make it.
+    first_user = state.first_users.get(sandbox.template) if sandbox.template else None
+    if first_user is None:
+        with sandbox.engine.connect() as conn:
+            first_user = login_user(conn, sandbox.schema.tables, "")
+        if sandbox.template:
+            state.first_users[sandbox.template] = first_user
+    user_id, username = first_user
     with platform_transaction(state.platform) as conn:
         session = issue_session(
             conn, username=username, user_id=user_id, sandbox_id=sandbox.id, now=state.clock()

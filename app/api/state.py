@@ -70,6 +70,8 @@ class AppState:
     cursors: CursorStore
     usage: ApiUsage
     sessions: SessionCache = field(default_factory=SessionCache)
+    # The first user (id, username) of a new sandbox of each template.
+    first_users: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def clock(self) -> datetime:
         """Real time (or the pinned server clock): when sessions are issued."""

@@ -151,6 +151,10 @@ class PostgresCopies:
             self.base.render_as_string(hide_password=False),
             pool_size=pool_size,
             max_overflow=max_overflow,
+            # A server-side prepared statement keeps the tables its names resolved to when
+            # prepared, even after a table of the same name is copied into an earlier schema
+            # on the path: prepare none here.
+            connect_args={"prepare_threshold": None},
         )
 
     def _url(self, schema: str) -> str:

@@ -25,7 +25,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -225,7 +225,9 @@ class SandboxManager:
         self._live: dict[str, Sandbox] = {default.instance: default}
         self._pooled: OrderedDict[str, Sandbox] = OrderedDict()
         self._template_locks: dict[str, threading.Lock] = {}
-        self._refills: list[threading.Thread] = []
+        self._refiller: threading.Thread | None = None
+        self._refill_asked = threading.Event()
+        self._refill_wanted: set[str] = set()
         self._stopping = False
         self._last_reclaim = 0.0
         self._calls = CallBuffer()
@@ -374,14 +376,26 @@ class SandboxManager:
         self._imported[org] = (now, dump)
         return dump
 
+    def _spec(self, org: str, seed: int) -> tuple[TemplateSpec, str]:
+        spec = TemplateSpec(org=org, seed=seed, imported=self.imported_dump(org))
+        return spec, self.copies.template_url(spec.key)
+
+    def _seen_ready(self, url: str) -> bool:
+        with self._lock:
+            return time.monotonic() - self._ready.get(url, -READY_SECONDS) < READY_SECONDS
+
+    def _known_ready(self, org: str, seed: int) -> str:
+        """The template for `org` and `seed` if it was seen ready lately, else ""."""
+        url = self._spec(org, seed)[1]
+        return url if self._seen_ready(url) else ""
+
     def _template(self, org: str, seed: int) -> str:
         """The template for `org` and `seed`, built on first use. Only requests for this same
         template wait for its build (in this process on a lock, in others on its row)."""
-        spec = TemplateSpec(org=org, seed=seed, imported=self.imported_dump(org))
-        url = self.copies.template_url(spec.key)
+        spec, url = self._spec(org, seed)
+        if self._seen_ready(url):
+            return url
         with self._lock:
-            if time.monotonic() - self._ready.get(url, -READY_SECONDS) < READY_SECONDS:
-                return url
             lock = self._template_locks.setdefault(url, threading.Lock())
         with lock:
             while True:
@@ -455,24 +469,37 @@ class SandboxManager:
         return row
 
     def _refill(self, template: str) -> None:
+        """Ask the pool's thread (started on first need) to top up `template`'s ready copies."""
         if self.settings.pool_size <= 0:
             return
-
-        def fill() -> None:
-            while not self._stopping:
-                with self.platform.connect() as conn:
-                    if len(pooled_copies(conn, template)) >= self.settings.pool_size:
-                        return
-                    if template_ready(conn, template) is not True:
-                        return
-                clone = self.copies.clone(template)
-                with platform_transaction(self.platform) as conn:
-                    add_copy(conn, clone, template, utc_now())
-
-        thread = threading.Thread(target=fill, name="sandbox-pool", daemon=True)
         with self._lock:
-            self._refills = [t for t in self._refills if t.is_alive()] + [thread]
-        thread.start()
+            self._refill_wanted.add(template)
+            if self._refiller is None:
+                self._refiller = threading.Thread(
+                    target=self._refill_forever, name="sandbox-pool", daemon=True
+                )
+                self._refiller.start()
+        self._refill_asked.set()
+
+    def _refill_forever(self) -> None:
+        while not self._stopping:
+            self._refill_asked.wait()
+            self._refill_asked.clear()
+            with self._lock:
+                wanted, self._refill_wanted = self._refill_wanted, set()
+            for template in wanted:
+                self._fill(template)
+
+    def _fill(self, template: str) -> None:
+        while not self._stopping:
+            with self.platform.connect() as conn:
+                if len(pooled_copies(conn, template)) >= self.settings.pool_size:
+                    return
+                if template_ready(conn, template) is not True:
+                    return
+            clone = self.copies.clone(template)
+            with platform_transaction(self.platform) as conn:
+                add_copy(conn, clone, template, utc_now())
 
     def templates(self) -> list[str]:
         with self.platform.connect() as conn:
@@ -512,6 +539,9 @@ class SandboxManager:
             created_at=now,
             last_used=now,
         )
+        # The common case, a template known ready with a copy in the pool, takes one
+        # transaction: reserve the id and claim the copy together.
+        ready = self._known_ready(org, seed)
         with platform_transaction(self.platform) as conn:
             if find_sandbox(conn, sandbox_id) is not None:
                 raise SalesforceError(
@@ -523,7 +553,12 @@ class SandboxManager:
                     f"The limit of {self.settings.max_sandboxes} live sandboxes is reached: "
                     "delete one, or wait for idle ones to expire."
                 )
-            insert_sandbox(conn, reservation)
+            pooled = claim_copy(conn, ready) if ready else None
+            row = replace(reservation, url=pooled, template=ready) if pooled else reservation
+            insert_sandbox(conn, row)
+        if pooled is not None:
+            self._refill(ready)
+            return self._materialize(row)
         try:
             row = self._attach_clone(sandbox_id, self._template(org, seed))
         except BaseException:
@@ -614,12 +649,13 @@ class SandboxManager:
         and templates stay: they belong to the platform database, not to this process."""
         self.flush_calls()
         self._stopping = True
+        self._refill_asked.set()
         with self._lock:
-            refills = list(self._refills)
+            refiller = self._refiller
             live = [s for s in self._live.values() if not s.is_default]
             self._live = {self.default.instance: self.default}
-        for thread in refills:
-            thread.join()
+        if refiller is not None:
+            refiller.join()
         for sandbox in live:
             self.copies.release(sandbox.engine)
         self.copies.close()

@@ -36,8 +36,10 @@ def sandbox_of(client: TestClient, sandbox_id: str) -> Sandbox:
     return state_of(client).sandboxes.get(sandbox_id)
 
 
-def contact_count(conn: Connection, where: str = "") -> int:
-    return int(conn.execute(text(f"SELECT count(*) FROM sobj_contact {where}")).scalar_one())
+def contact_count(conn: Connection) -> int:
+    # With a parameter, as the API's statements have: what drivers prepare on the server.
+    query = text('SELECT count(*) FROM sobj_contact WHERE "Id" <> :none')
+    return int(conn.execute(query, {"none": ""}).scalar_one())
 
 
 def test_a_new_sandbox_holds_only_its_own_tables(client: TestClient, backend: str) -> None:
@@ -68,14 +70,15 @@ def test_the_first_write_copies_that_table_only(client: TestClient) -> None:
 
 
 def test_connections_opened_before_a_copy_read_the_copy(client: TestClient) -> None:
-    """Each pooled connection had read the template's table; after another copied it, every
-    one of them reads the sandbox's own."""
+    """Each pooled connection had read the template's table, often enough for a driver to
+    prepare the statement; after another copied it, every one of them reads the sandbox's own."""
     token = create(client, id="cow-pool")["access_token"]
     sandbox = sandbox_of(client, "cow-pool")
     with sandbox.engine.connect() as one, sandbox.engine.connect() as two:
-        before = [contact_count(one), contact_count(two)]
-        one.rollback()
-        two.rollback()
+        for _ in range(8):  # psycopg prepares a statement on its fifth run
+            before = [contact_count(one), contact_count(two)]
+            one.commit()  # (a rollback would drop what the transaction prepared)
+            two.commit()
         made = as_token(client, token).post(f"{API}/sobjects/Contact", json={"LastName": "Zq X"})
         assert made.status_code == 201
         assert [contact_count(one), contact_count(two)] == [n + 1 for n in before]

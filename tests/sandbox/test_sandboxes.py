@@ -122,8 +122,9 @@ def test_diff_lists_created_updated_and_deleted_records(client: TestClient) -> N
     seeded = sf.get(f"{API}/query", params={"q": "SELECT Id, Subject FROM Case LIMIT 2"}).json()
     updated_case, deleted_case = (r["Id"] for r in seeded["records"])
     issue = sf.post(f"{API}/sobjects/Issue__c", json={"Name": "Zq Diff"}).json()["id"]
-    sf.patch(f"{API}/sobjects/Case/{updated_case}", json={"Subject": "Zq changed"})
-    sf.delete(f"{API}/sobjects/Case/{deleted_case}")
+    patched = sf.patch(f"{API}/sobjects/Case/{updated_case}", json={"Subject": "Zq changed"})
+    assert patched.status_code == 204, patched.text
+    assert sf.delete(f"{API}/sobjects/Case/{deleted_case}").status_code == 204
     diff = client.get(f"{CONTROL}/{sandbox['id']}/diff").json()
     assert [(c["type"], c["id"]) for c in diff["created"]] == [("Issue__c", issue)]
     assert diff["created"][0]["fields"]["Name"] == "Zq Diff"
