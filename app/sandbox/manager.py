@@ -19,6 +19,7 @@ half-done; delete waits for this process's requests in flight (each holds a leas
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 import time
@@ -92,6 +93,7 @@ READY_SECONDS = 5.0
 # Sandboxes whose engines keep pooled connections: past this many, the least recently served
 # one's pool is closed (its engine opens connections again on its next request), so idle
 # sandboxes hold no database connection.
+LOG = logging.getLogger(__name__)
 POOLED_SANDBOXES = 32
 # How templates are stored, in their keys: "c" is read in place by copy-on-write sandboxes (on
 # SQLite a rollback-journal file, which opens read-only and immutable).
@@ -488,7 +490,10 @@ class SandboxManager:
             with self._lock:
                 wanted, self._refill_wanted = self._refill_wanted, set()
             for template in wanted:
-                self._fill(template)
+                try:
+                    self._fill(template)
+                except Exception:  # e.g. its template dropped meanwhile: the next create asks again
+                    LOG.exception("Topping up the sandbox pool of %s failed", template)
 
     def _fill(self, template: str) -> None:
         while not self._stopping:
