@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import date, datetime
+from functools import cache
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
+from sqlalchemy import Connection, Delete, Table, bindparam, delete, func, insert, select, update
 
 from app.storage.platform import IdSequence, JournalEntry
 from app.storage.tables import TableSet
@@ -72,61 +73,90 @@ def journal_size(conn: Connection) -> int:
     return int(conn.execute(select(func.count()).select_from(JOURNAL)).scalar_one())
 
 
+# Reset's statements, built once: a reset is a handful of statements, and building them
+# afresh each time cost as much as running them.
+_ENTRY_COUNTS = select(JOURNAL.c.sobject, JOURNAL.c.op, func.count()).group_by(
+    JOURNAL.c.sobject, JOURNAL.c.op
+)
+_CREATED_IDS = select(JOURNAL.c.record_id).where(
+    JOURNAL.c.sobject == bindparam("object_name"), JOURNAL.c.op == "insert"
+)
+_FIRST_UPDATES = (
+    select(JOURNAL.c.record_id, JOURNAL.c.before)
+    .where(
+        JOURNAL.c.sobject == bindparam("object_name"),
+        JOURNAL.c.op == "update",
+        JOURNAL.c.record_id.not_in(_CREATED_IDS),
+    )
+    .order_by(JOURNAL.c.seq)
+)
+_FIRST_SEQUENCES = select(JOURNAL.c.sobject, JOURNAL.c.before).where(
+    JOURNAL.c.seq.in_(
+        select(func.min(JOURNAL.c.seq))
+        .where(JOURNAL.c.op == "sequence")
+        .group_by(JOURNAL.c.sobject)
+    )
+)
+_DROP_SEQUENCE = delete(SEQUENCES).where(SEQUENCES.c.sobject == bindparam("object_name"))
+_SET_SEQUENCE = (
+    update(SEQUENCES)
+    .where(SEQUENCES.c.sobject == bindparam("object_name"))
+    .values(last_number=bindparam("number"))
+)
+_CLEAR_JOURNAL = delete(JOURNAL)
+
+
+@cache
+def _delete_created(table: Table) -> Delete:
+    return delete(table).where(table.c.Id.in_(_CREATED_IDS))
+
+
 def undo_all(conn: Connection, tables: TableSet) -> int:
     """Restore every row and sequence the journal names to its state before the episode;
     returns the number of entries undone.
 
     Only each record's first entry matters (what it was before the episode touched it), so the
-    work is one batched statement per object, whatever the number of writes in between.
+    work is a few set-based statements per object, whatever the number of writes in between:
+    the records the episode created are deleted by their ids in the journal, unread.
     """
-    entries = conn.execute(
-        select(JOURNAL.c.sobject, JOURNAL.c.record_id, JOURNAL.c.op, JOURNAL.c.before).order_by(
-            JOURNAL.c.seq
-        )
-    ).all()
-    sequences: dict[str, str | None] = {}
-    first: dict[tuple[str, str], tuple[str, str | None]] = {}
-    for sobject, record_id, op, before in entries:
-        if op == "sequence":
-            sequences.setdefault(sobject, before)
-        else:
-            first.setdefault((sobject, record_id), (op, before))
-    created: dict[str, list[str]] = {}
-    restored: dict[str, list[dict[str, Any]]] = {}
-    for (sobject, record_id), (op, before) in first.items():
-        if op == "insert":
-            created.setdefault(sobject, []).append(record_id)
-        elif before is not None:
-            restored.setdefault(sobject, []).append(decode_row(before))
-    for sobject, ids in created.items():
-        table = tables[sobject]
-        conn.execute(delete(table).where(table.c.Id.in_(ids)))
-    for sobject, rows in restored.items():
-        table = tables[sobject]
-        columns = [name for name in rows[0] if name != "Id"]
-        statement = (
-            update(table)
-            .where(table.c.Id == bindparam("record_id"))
-            .values({name: bindparam(f"v_{name}") for name in columns})
-        )
-        conn.execute(
-            statement,
-            [
-                {"record_id": row["Id"], **{f"v_{name}": row[name] for name in columns}}
-                for row in rows
-            ],
-        )
-    for sobject, before in sequences.items():
-        if before is None:
-            conn.execute(delete(SEQUENCES).where(SEQUENCES.c.sobject == sobject))
-        else:
-            conn.execute(
-                update(SEQUENCES)
-                .where(SEQUENCES.c.sobject == sobject)
-                .values(last_number=int(before))
-            )
-    conn.execute(delete(JOURNAL))
-    return len(entries)
+    counts = conn.execute(_ENTRY_COUNTS).all()
+    objects: dict[str, set[str]] = {}
+    for sobject, op, _ in counts:
+        objects.setdefault(op, set()).add(sobject)
+    for sobject in sorted(objects.get("insert", ())):
+        conn.execute(_delete_created(tables[sobject]), {"object_name": sobject})
+    for sobject in sorted(objects.get("update", ())):
+        _restore_updated(conn, tables, sobject)
+    if "sequence" in objects:
+        for sobject, before in conn.execute(_FIRST_SEQUENCES).all():
+            if before is None:
+                conn.execute(_DROP_SEQUENCE, {"object_name": sobject})
+            else:
+                conn.execute(_SET_SEQUENCE, {"object_name": sobject, "number": int(before)})
+    conn.execute(_CLEAR_JOURNAL)
+    return sum(count for _, _, count in counts)
+
+
+def _restore_updated(conn: Connection, tables: TableSet, sobject: str) -> None:
+    """Write back the rows as they were before the episode's first update of each (records
+    the episode created are the delete's)."""
+    first: dict[str, str] = {}
+    for record_id, before in conn.execute(_FIRST_UPDATES, {"object_name": sobject}):
+        first.setdefault(record_id, before)
+    if not first:  # every record updated was also created in the episode
+        return
+    rows = [decode_row(before) for before in first.values()]
+    table = tables[sobject]
+    columns = [name for name in rows[0] if name != "Id"]
+    statement = (
+        update(table)
+        .where(table.c.Id == bindparam("record_id"))
+        .values({name: bindparam(f"v_{name}") for name in columns})
+    )
+    conn.execute(
+        statement,
+        [{"record_id": row["Id"], **{f"v_{name}": row[name] for name in columns}} for row in rows],
+    )
 
 
 @dataclass(frozen=True)
