@@ -53,6 +53,8 @@ class Settings(BaseSettings):
     # the request), and its body with no gap longer than the body timeout; else it is closed.
     header_timeout_seconds: float = Field(default=10, gt=0)
     body_timeout_seconds: float = Field(default=30, gt=0)
+    # glibc malloc arenas the server process may use (0: glibc's own limit, 8 per core).
+    malloc_arenas: int = Field(default=2, ge=0)
     admin_key: str = ""
 
     @field_validator("timezone")

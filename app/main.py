@@ -39,7 +39,7 @@ from app.seeding.pipeline import SeedResult
 from app.seeding.templates import fill_template_in_child
 from app.services.cursors import CursorStore
 from app.services.usage import ApiUsage
-from app.serving import set_read_timeouts
+from app.serving import limit_malloc_arenas, set_read_timeouts
 from app.storage.database import create_db_engine, migrate_platform
 from app.storage.tables import TableSet
 
@@ -234,6 +234,7 @@ async def flush_forever(state: AppState) -> None:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
+    limit_malloc_arenas(settings.malloc_arenas)  # before the request threads start
     set_read_timeouts(settings.header_timeout_seconds, settings.body_timeout_seconds)
     state = build_state(settings)
 

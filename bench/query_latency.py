@@ -26,7 +26,7 @@ from app.services.query import prepare
 from app.soql.compiler import PARENT_IDS_PARAM, USER_PARAM, ChildQuery, CompiledQuery
 from app.storage.database import write_transaction
 from app.storage.overlay import ensure_local
-from bench.server import HttpClient, median_ms, report_http_floor, running_org
+from bench.server import HttpClient, median_ms, paired_medians, report_http_floor, running_org
 from tests.crmarena import tool_queries
 
 # Beyond the tool queries: the aggregates and subqueries of analyst and free-form agents.
@@ -98,7 +98,7 @@ def main() -> None:
                 f"{http_ms[name] / sql_ms:>7.2f}"
             )
         print(f"median ratio (HTTP / direct SQL): {statistics.median(ratios):.2f}")
-        bench_sandbox(client, org.state, queries, http_ms, args.repeat)
+        bench_sandbox(client, org.state, queries, args.repeat)
 
 
 def over_http(client: HttpClient, soql: str, token: str | None = None) -> Any:
@@ -111,38 +111,37 @@ def bench_sandbox(
     client: HttpClient,
     state: AppState,
     queries: dict[str, str],
-    full_org_ms: dict[str, float],
     repeat: int,
 ) -> None:
-    """The queries in a copy-on-write sandbox: reading the template, then all tables copied."""
+    """The queries in a copy-on-write sandbox, reading the template and then with all tables
+    copied, each timed in alternation with the same query on the full org."""
     made = client.request(
         "POST", "/__localforce/sandboxes", b"{}", {"Content-Type": "application/json"}
     )
     token = made["access_token"]
     sandbox = state.sandboxes.get(made["id"])
-    columns: dict[str, dict[str, float]] = {"template": {}, "copied": {}}
-    for phase, times in columns.items():
+    ratios: dict[str, dict[str, float]] = {"template": {}, "copied": {}}
+    times: dict[str, dict[str, float]] = {"template": {}, "copied": {}}
+    for phase in ratios:
         if phase == "copied":
             with write_transaction(sandbox.engine) as conn:
                 for _, table in sandbox.schema.tables.items():
                     ensure_local(conn, table)
         for name, soql in queries.items():
-            times[name] = median_ms(partial(over_http, client, soql, token), repeat)
+            full, in_sandbox = paired_medians(
+                partial(over_http, client, soql), partial(over_http, client, soql, token), repeat
+            )
+            times[phase][name], ratios[phase][name] = in_sandbox, in_sandbox / full
     print(
         f"\n{'in a sandbox':40} {'reads template':>15} {'ratio':>6} {'all copied':>11} {'ratio':>6}"
     )
     for name in queries:
-        template, copied, full = (
-            columns["template"][name],
-            columns["copied"][name],
-            full_org_ms[name],
-        )
         print(
-            f"{name:40} {template:>12.2f} ms {template / full:>6.2f} "
-            f"{copied:>8.2f} ms {copied / full:>6.2f}"
+            f"{name:40} {times['template'][name]:>12.2f} ms {ratios['template'][name]:>6.2f} "
+            f"{times['copied'][name]:>8.2f} ms {ratios['copied'][name]:>6.2f}"
         )
-    for phase, times in columns.items():
-        median = statistics.median(times[n] / full_org_ms[n] for n in queries)
+    for phase, by_query in ratios.items():
+        median = statistics.median(by_query.values())
         print(f"median ratio (sandbox, {phase} / full org): {median:.2f}")
 
 

@@ -93,6 +93,23 @@ def median_ms(action: Callable[[], object], repeat: int) -> float:
     return statistics.median(samples)
 
 
+def paired_medians(
+    first: Callable[[], object], second: Callable[[], object], repeat: int
+) -> tuple[float, float]:
+    """The median wall times (ms) of two actions timed in alternation, so that a drift of the
+    machine's speed during the run weighs on both alike and their ratio stays fair."""
+    for _ in range(3):
+        first()
+        second()
+    samples: tuple[list[float], list[float]] = ([], [])
+    for _ in range(repeat):
+        for action, times in zip((first, second), samples, strict=True):
+            started = time.perf_counter()
+            action()
+            times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples[0]), statistics.median(samples[1])
+
+
 def report_http_floor(client: HttpClient, repeat: int) -> float:
     """Print and return the floor every HTTP figure stands on: an authenticated call that
     touches no data."""

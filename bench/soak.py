@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import shutil
 import tempfile
@@ -37,10 +38,12 @@ def rss_mb(pid: int) -> float:
 
 
 async def client_loop(
-    sf: httpx.AsyncClient, budget: list[int], seed: int, errors: list[str]
+    sf: httpx.AsyncClient,
+    budget: list[int],
+    rng: random.Random,
+    mine: list[str],
+    errors: list[str],
 ) -> None:
-    rng = random.Random(seed)
-    mine: list[str] = []
     while budget[0] > 0:
         budget[0] -= 1
         pick = rng.random()
@@ -49,7 +52,9 @@ async def client_loop(
                 f"{API}/query", params={"q": "SELECT Id, Subject, Status FROM Case LIMIT 20"}
             )
         elif pick < 0.5:
-            response = await sf.post(f"{API}/sobjects/Contact", json={"LastName": f"Soak{seed}"})
+            response = await sf.post(
+                f"{API}/sobjects/Contact", json={"LastName": f"Soak{len(mine)}"}
+            )
             if response.status_code == 201:
                 mine.append(response.json()["id"])
         elif pick < 0.6 and mine:
@@ -88,13 +93,22 @@ async def soak(base: str, pid: int, requests: int, sandboxes: int) -> None:
     errors: list[str] = []
     warm = max(1, requests // 10)
     started = time.perf_counter()
-    budget = [warm]
-    await asyncio.gather(*(client_loop(c, budget, i, errors) for i, c in enumerate(clients)))
-    after_warmup = rss_mb(pid)
-    budget = [requests - warm]
-    await asyncio.gather(*(client_loop(c, budget, i, errors) for i, c in enumerate(clients)))
+    curve: list[float] = []  # RSS after each tenth of the requests
+    files: list[int] = []  # and the server's open files
+    rngs = [random.Random(index) for index in range(len(clients))]
+    contacts: list[list[str]] = [[] for _ in clients]  # each client's Contacts, to update
+    for _ in range(10):
+        budget = [warm]
+        await asyncio.gather(
+            *(
+                client_loop(client, budget, rng, mine, errors)
+                for client, rng, mine in zip(clients, rngs, contacts, strict=True)
+            )
+        )
+        curve.append(rss_mb(pid))
+        files.append(len(os.listdir(f"/proc/{pid}/fd")))
     seconds = time.perf_counter() - started
-    at_end = rss_mb(pid)
+    after_warmup, at_end = curve[0], curve[-1]
     print(
         f"{requests:,} mixed requests over {sandboxes} sandboxes in {seconds:.0f} s "
         f"({requests / seconds:.0f}/s), {len(errors)} answered 5xx"
@@ -103,6 +117,8 @@ async def soak(base: str, pid: int, requests: int, sandboxes: int) -> None:
         f"RSS after {warm:,} requests: {after_warmup:.0f} MB; at the end: {at_end:.0f} MB "
         f"({(at_end / after_warmup - 1) * 100:+.1f}%, target within 10%)"
     )
+    print("RSS after each tenth (MB): " + " ".join(f"{mb:.0f}" for mb in curve))
+    print("open files after each tenth: " + " ".join(str(n) for n in files))
     for sample in errors[:5]:
         print(f"  {sample}")
 

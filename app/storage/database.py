@@ -94,10 +94,41 @@ def _attach_template(path: str) -> Callable[[Any, Any], None]:
     return attach
 
 
+# A copy-on-write SQLite sandbox's connections keep their prepared statements, and a statement
+# resolves each unqualified name once, when prepared: after a table is copied into the sandbox,
+# one prepared before would go on reading the template's. So every statement's text carries the
+# connection's schema generation, which moves whenever the sandbox's schema may have changed;
+# a statement prepared under another schema is never reused.
+_SCHEMA_SEEN = "localforce_schema_seen"
+_SCHEMA_GENERATION = "localforce_schema_generation"
+
+
 def _see_own_tables(conn: Connection) -> None:
     # Reading the sandbox's own schema first makes SQLite check it is current (another
     # connection may have copied a table in since): names then resolve as this snapshot has it.
     conn.exec_driver_sql("SELECT 1 FROM main.sqlite_master LIMIT 0").close()
+    version = conn.exec_driver_sql("PRAGMA main.schema_version").scalar()
+    if version != conn.info.get(_SCHEMA_SEEN):
+        conn.info[_SCHEMA_SEEN] = version
+        conn.info[_SCHEMA_GENERATION] = conn.info.get(_SCHEMA_GENERATION, 0) + 1
+
+
+def schema_changed(conn: Connection) -> None:
+    """This connection changed the sandbox's schema (copied a table in): statements it prepared
+    before are not reused, nor, after a rollback, those it prepares now."""
+    conn.info[_SCHEMA_SEEN] = None
+    conn.info[_SCHEMA_GENERATION] = conn.info.get(_SCHEMA_GENERATION, 0) + 1
+
+
+def _tag_schema_generation(
+    conn: Connection,
+    cursor: Any,
+    statement: str,
+    parameters: Any,
+    context: Any,
+    executemany: bool,
+) -> tuple[str, Any]:
+    return f"{statement} /* schema {conn.info.get(_SCHEMA_GENERATION, 0)} */", parameters
 
 
 def _postgres_search_path(dbapi_connection: Any, connection_record: Any) -> None:
@@ -131,16 +162,13 @@ def create_db_engine(
         path = make_url(url).database
         if (must_exist or template) and path:
             url = f"sqlite:///file:{path}?mode={'rw' if must_exist else 'rwc'}&uri=true"
-        if template is not None:
-            # A statement resolves each name once, when prepared: one cached before another
-            # connection copied a table into the sandbox would go on reading the template's.
-            connect_args["cached_statements"] = 0
         engine = create_engine(url, connect_args=connect_args)
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin)
         if template is not None:
             event.listen(engine, "connect", _attach_template(make_url(template).database or ""))
             event.listen(engine, "begin", _see_own_tables)
+            event.listen(engine, "before_cursor_execute", _tag_schema_generation, retval=True)
         return engine
     engine = create_engine(url, pool_pre_ping=True, **pool)
     event.listen(engine, "connect", _postgres_search_path)

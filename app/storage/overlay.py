@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, Table, text
 
+from app.storage.database import schema_changed
+
 # The execution option that marks an engine as a copy-on-write sandbox (its value: an Overlay).
 OVERLAY_OPTION = "localforce_overlay"
 # Tables every sandbox holds from its start: what a write always touches besides data.
@@ -88,6 +90,7 @@ def _copy_sqlite(conn: Connection, overlay: Overlay, table: Table) -> None:
         conn.exec_driver_sql(f"INSERT INTO {overlay.local}.{fts}({fts}) VALUES ('rebuild')")
     for sql in triggers:  # last: the copied rows are indexed by the rebuild, not one by one
         conn.exec_driver_sql(sql)
+    schema_changed(conn)  # this transaction's next statements must see the copy
 
 
 def _copy_postgresql(conn: Connection, overlay: Overlay, table: Table) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Connection, text
 
@@ -82,6 +83,49 @@ def test_connections_opened_before_a_copy_read_the_copy(client: TestClient) -> N
         made = as_token(client, token).post(f"{API}/sobjects/Contact", json={"LastName": "Zq X"})
         assert made.status_code == 201
         assert [contact_count(one), contact_count(two)] == [n + 1 for n in before]
+
+
+@pytest.mark.parametrize("sobject", ["Contact", "PricebookEntry"])  # searchable or not
+def test_the_connection_that_copies_reads_its_copy_at_once(
+    client: TestClient, backend: str, sobject: str
+) -> None:
+    """A connection that had prepared its reads of the template's table, then copied it in a
+    write, reads the copy within that transaction and after; one whose copy rolled back
+    reads the template again."""
+    create(client, id=f"cow-self-{sobject}")
+    sandbox = sandbox_of(client, f"cow-self-{sobject}")
+    table = sandbox.schema.tables[sobject]
+    live = text(f'SELECT count(*) FROM {table.name} WHERE "IsDeleted" = :no')
+    drop = text(f'UPDATE {table.name} SET "IsDeleted" = :yes WHERE "Id" = :id')
+
+    def count(conn: Connection) -> int:
+        return int(conn.execute(live, {"no": False}).scalar_one())
+
+    with sandbox.engine.connect() as conn:
+        record_id = conn.execute(text(f'SELECT "Id" FROM {table.name} LIMIT 1')).scalar_one()
+        for _ in range(8):  # prepared by now, on either back end
+            before = count(conn)
+            conn.commit()
+    with pytest.raises(RolledBack), write_transaction(sandbox.engine) as conn:
+        driver = conn.connection.dbapi_connection
+        ensure_local(conn, table)
+        conn.execute(drop, {"yes": True, "id": record_id})
+        assert count(conn) == before - 1
+        raise RolledBack  # the copy goes with the write
+    assert own_tables(sandbox) == set(OWN_TABLES)
+    with write_transaction(sandbox.engine) as conn:
+        if backend == "sqlite":  # one connection throughout: the sandbox pool's only one
+            assert conn.connection.dbapi_connection is driver
+        assert count(conn) == before
+        ensure_local(conn, table)
+        conn.execute(drop, {"yes": True, "id": record_id})
+        assert count(conn) == before - 1
+    with sandbox.engine.connect() as conn:
+        assert count(conn) == before - 1
+
+
+class RolledBack(Exception):
+    pass
 
 
 def test_a_write_rolled_back_leaves_no_copy(client: TestClient) -> None:
