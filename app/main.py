@@ -63,11 +63,16 @@ class Schemas:
     def objects_dir(self, org: str) -> Path:
         return self.seed_dir / "orgs" / org / "objects"
 
+    def known(self) -> set[str]:
+        """The orgs the seed directory defines (a name a client sends is never made a path)."""
+        orgs = self.seed_dir / "orgs"
+        return {path.parent.name for path in orgs.glob("*/objects") if path.is_dir()}
+
     def __call__(self, org: str) -> Schema:
         if org not in self._loaded:
-            objects = self.objects_dir(org)
-            if not org.isidentifier() or not objects.is_dir():
+            if org not in self.known():
                 raise SalesforceError(f"Unknown org: {org}", error_code="INVALID_INPUT")
+            objects = self.objects_dir(org)
             registry = SchemaRegistry.from_directory(objects)
             self._loaded[org] = Schema(registry=registry, tables=TableSet(registry))
         return self._loaded[org]

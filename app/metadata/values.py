@@ -21,6 +21,10 @@ _DATETIME = re.compile(
 )
 
 
+# The widest UTC offset a datetime may carry: Java's (and so Salesforce's) +/-18:00.
+MAX_OFFSET_MINUTES = 18 * 60
+
+
 def format_datetime(value: datetime) -> str:
     if value.tzinfo is not None:
         value = value.astimezone(UTC).replace(tzinfo=None)
@@ -57,10 +61,13 @@ def parse_datetime(text: str) -> datetime | None:
     if offset and offset != "Z":
         sign = 1 if offset[0] == "+" else -1
         digits = offset[1:].replace(":", "")
-        minutes = int(digits[:2]) * 60 + int(digits[2:])
-        parsed = parsed.replace(tzinfo=None)
-
-        parsed -= sign * timedelta(minutes=minutes)
+        hours, minutes = int(digits[:2]), int(digits[2:])
+        if minutes >= 60 or hours * 60 + minutes > MAX_OFFSET_MINUTES:
+            return None
+        try:
+            parsed -= sign * timedelta(hours=hours, minutes=minutes)
+        except OverflowError:  # 9999-12-31T23:59:59-01:00 is past the last representable day
+            return None
     # Salesforce keeps milliseconds.
     return parsed.replace(microsecond=parsed.microsecond // 1000 * 1000)
 

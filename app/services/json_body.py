@@ -104,6 +104,40 @@ def _finite_float(text: str) -> float:
     return value
 
 
+# Jackson's default read constraints, which Salesforce's parser applies: a number of at most
+# 1,000 characters, and documents nested at most 1,000 deep (here also Python's own recursion
+# bound, so the parser stops a little earlier).
+MAX_NUMBER_LENGTH = 1000
+MAX_NESTING_DEPTH = 1000
+# An escaped UTF-16 surrogate: the only way a JSON text can spell an unpaired one.
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) > MAX_NUMBER_LENGTH:
+        raise JsonParserError(
+            f"Number value length ({len(text)}) exceeds the maximum allowed "
+            f"({MAX_NUMBER_LENGTH}, from `StreamReadConstraints.getMaxNumberLength()`)"
+        )
+    return int(text)
+
+
+def _has_unpaired_surrogate(value: Any) -> bool:
+    """Whether any string (key or value) holds a lone surrogate, which no UTF-8 text can."""
+    pending = [value]
+    while pending:  # a stack, not recursion: the body may nest as deep as the parser allows
+        item = pending.pop()
+        if isinstance(item, str):
+            if any("\ud800" <= char <= "\udfff" for char in item):
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return False
+
+
 def parse_object(raw: bytes, type_name: str) -> JsonBody:
     """The body as a JSON object, or the JSON_PARSER_ERROR Salesforce would answer."""
     try:
@@ -113,9 +147,25 @@ def parse_object(raw: bytes, type_name: str) -> JsonBody:
     if not text.strip():
         raise JsonParserError("No content to map to Object due to end of input")
     try:
-        data = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        data = json.loads(
+            text,
+            parse_constant=_reject_constant,
+            parse_float=_finite_float,
+            parse_int=_bounded_int,
+        )
     except json.JSONDecodeError as error:
         raise JsonParserError(_describe_decode_error(error)) from None
+    except RecursionError:
+        raise JsonParserError(
+            f"Document nesting depth exceeds the maximum allowed ({MAX_NESTING_DEPTH}, from "
+            "`StreamReadConstraints.getMaxNestingDepth()`)"
+        ) from None
+    if _ESCAPED_SURROGATE.search(text) and _has_unpaired_surrogate(data):
+        # Python decodes an escaped pair into one character: what remains is unpaired.
+        raise JsonParserError(
+            "Invalid UTF-16 surrogate: an escaped surrogate (\\uD800-\\uDFFF) must be one "
+            "of a high and low pair"
+        )
     if not isinstance(data, dict):
         raise JsonParserError(
             f"Cannot deserialize instance of {type_name} from {token_name(data)} value "
