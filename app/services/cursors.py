@@ -20,6 +20,7 @@ from sqlalchemy import Connection, Engine, delete, insert, select, update
 
 from app.errors import SalesforceError
 from app.sandbox.clock import utc_now
+from app.services.numbers import parse_count
 from app.soql.date_literals import OrgCalendar
 from app.storage.database import platform_transaction
 from app.storage.ids import make_id, normalize_id, record_number
@@ -135,9 +136,10 @@ class CursorStore:
         cursor_id = normalize_id(cursor_part)
         if cursor_id is None or not cursor_id.startswith(CURSOR_PREFIX):
             raise invalid_locator()
-        if not offset_part.isdigit() or len(offset_part) > 9:
+        offset = parse_count(offset_part)
+        if offset is None:
             raise invalid_locator()
-        seq, offset = record_number(cursor_id), int(offset_part)
+        seq = record_number(cursor_id)
         now = utc_now()
         with platform_transaction(self.platform) as conn:
             found = (

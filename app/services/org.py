@@ -8,6 +8,7 @@ from sqlalchemy import Connection, func, select
 
 from app.errors import NotFound
 from app.metadata.registry import SchemaRegistry
+from app.services.numbers import parse_count
 from app.storage.tables import TableSet
 
 OLDEST_API_VERSION = 20
@@ -26,10 +27,10 @@ def parse_version(segment: str) -> str:
     """`v59.0` -> `59.0`; anything else (v38, v99.0, 59.0) is the NOT_FOUND Salesforce gives."""
     if not segment.startswith("v") or not segment.endswith(".0"):
         raise NotFound()
-    major = segment[1:-2]
-    if not major.isdigit() or not OLDEST_API_VERSION <= int(major) <= NEWEST_API_VERSION:
+    major = parse_count(segment[1:-2], max_digits=3)
+    if major is None or not OLDEST_API_VERSION <= major <= NEWEST_API_VERSION:
         raise NotFound()
-    return f"{int(major)}.0"
+    return f"{major}.0"
 
 
 def versions() -> list[dict[str, str]]:

@@ -16,6 +16,7 @@ from app.errors import SalesforceError
 from app.metadata.registry import SchemaRegistry
 from app.services.context import OrgContext
 from app.services.cursors import CursorStore, OpenQuery
+from app.services.numbers import parse_count
 from app.soql.binder import UTC_EPOCH_CALENDAR, bind
 from app.soql.compiler import USER_PARAM, CompiledQuery, compile_query
 from app.soql.date_literals import OrgCalendar
@@ -50,8 +51,9 @@ def batch_size_from(header: str | None) -> int:
         return DEFAULT_BATCH_SIZE
     for option in header.split(","):
         name, _, value = option.partition("=")
-        if name.strip().lower() == "batchsize" and value.strip().isdigit():
-            return max(MIN_BATCH_SIZE, min(DEFAULT_BATCH_SIZE, int(value.strip())))
+        size = parse_count(value.strip())
+        if name.strip().lower() == "batchsize" and size is not None:
+            return max(MIN_BATCH_SIZE, min(DEFAULT_BATCH_SIZE, size))
     return DEFAULT_BATCH_SIZE
 
 

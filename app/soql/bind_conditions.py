@@ -89,6 +89,12 @@ class ConditionBinder(BinderCore):
                     "INVALID_QUERY_FILTER_OPERATOR", "invalid operator on boolean field", node.pos
                 )
             value = self._typed(field, target, node.right)
+            if node.op is ast.Operator.LIKE and _too_long_for_like(value):
+                raise self._error(
+                    "MALFORMED_QUERY",
+                    f"LIKE pattern too long: at most {MAX_LIKE_PATTERN_BYTES} bytes",
+                    node.pos,
+                )
             return BoundCondition(ConditionKind.COMPARE, target, node.op, value)
         if isinstance(node, ast.InCondition):
             if isinstance(node.values, ast.Query):
@@ -283,3 +289,16 @@ def _values_labelled(field: FieldDef, text: str, like: bool) -> list[str]:
     if not any(entry.value.lower() == text.lower() for entry in field.picklist):
         matches.append(text)
     return matches
+
+
+# SQLite's bound on a LIKE pattern (SQLITE_MAX_LIKE_PATTERN_LENGTH), applied on every back end
+# so that a query means the same everywhere.
+MAX_LIKE_PATTERN_BYTES = 50_000
+
+
+def _too_long_for_like(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    # Escaping for SQL doubles a backslash at most: count each one twice.
+    size = len(value.encode("utf-8", "surrogatepass")) + value.count("\\")
+    return size > MAX_LIKE_PATTERN_BYTES

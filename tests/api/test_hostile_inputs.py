@@ -27,7 +27,7 @@ def expand(text: str) -> str:
 
 
 def url(case: dict[str, Any]) -> str:
-    path: str = case["path"]
+    path = expand(case["path"])
     return path if path.startswith(("/services/", "/__localforce/")) else API + path
 
 
@@ -71,3 +71,25 @@ def test_the_org_is_unchanged_after_every_case(api: TestClient, fingerprint_befo
         body = expand(case["body"]).encode() if "body" in case else None
         api.request(case["method"], url(case), params=case.get("params"), content=body)
     assert org_fingerprint(api) == fingerprint_before
+
+
+def test_a_like_pattern_past_sqlites_bound_is_malformed_on_every_back_end(
+    api: TestClient,
+) -> None:
+    """Too long for a URL, so sent through a batch: SQLite refuses LIKE patterns over 50,000
+    bytes, and the same query must mean the same on PostgreSQL."""
+    pattern = "%25a" * 30_000  # %a, URL-encoded: 60,000 bytes
+    subrequest = f"v59.0/query?q=SELECT+Id+FROM+Account+WHERE+Name+LIKE+'{pattern}'"
+    body = {"batchRequests": [{"method": "GET", "url": subrequest}]}
+    response = api.post(f"{API}/composite/batch", json=body)
+    assert response.status_code == 200, response.text
+    [result] = response.json()["results"]
+    assert result["statusCode"] == 400
+    [error] = result["result"]
+    assert error["errorCode"] == "MALFORMED_QUERY"
+    assert error["message"].endswith("LIKE pattern too long: at most 50000 bytes")
+    short = subrequest.replace(pattern, "%25a" * 100)
+    response = api.post(
+        f"{API}/composite/batch", json={"batchRequests": [{"method": "GET", "url": short}]}
+    )
+    assert response.json()["results"][0]["statusCode"] == 200
