@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime, timedelta, timezone
 
+from app.metadata.values import MAX_OFFSET_MINUTES
+
 # fmt: off
 # Date literals that name one fixed range (`CreatedDate = TODAY`).
 DATE_LITERALS = frozenset({
@@ -122,7 +124,10 @@ def parse_datetime(text: str) -> datetime:
             raise ValueError(text)
         zone: timezone = UTC
         if match[8] != "Z":
-            offset = timedelta(hours=int(match[10]), minutes=int(match[11]))
+            hours, minutes = int(match[10]), int(match[11])
+            if minutes >= 60 or hours * 60 + minutes > MAX_OFFSET_MINUTES:
+                raise ValueError(text)
+            offset = timedelta(hours=hours, minutes=minutes)
             zone = timezone(-offset if match[9] == "-" else offset)
         micros = int((match[7] or "0")[:6].ljust(6, "0"))
         moment = datetime(

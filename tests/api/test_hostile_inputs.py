@@ -12,6 +12,8 @@ from fastapi.testclient import TestClient
 
 from app.api.state import AppState
 from app.seeding.pipeline import stored_content_hash
+from app.services.numbers import parse_count
+from app.services.query import batch_size_from
 from tests.conftest import API
 
 CASES: list[dict[str, Any]] = yaml.safe_load(
@@ -93,3 +95,23 @@ def test_a_like_pattern_past_sqlites_bound_is_malformed_on_every_back_end(
         f"{API}/composite/batch", json={"batchRequests": [{"method": "GET", "url": short}]}
     )
     assert response.json()["results"][0]["statusCode"] == 200
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        *[("0", 0), ("2000", 2000), ("123456789", 123456789)],
+        *[("1234567890", None), ("", None), ("-1", None), (" 1", None), ("9" * 5000, None)],
+        *[("²", None), ("٣", None)],  # digits to str.isdigit, not ASCII
+    ],
+)
+def test_client_written_numbers_are_a_few_ascii_digits(text: str, expected: int | None) -> None:
+    assert parse_count(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("header", "size"),
+    [("batchSize=500", 500), ("batchSize=" + "9" * 5000, 2000), ("batchSize=²", 2000)],
+)
+def test_a_batch_size_hint_out_of_reach_is_ignored(header: str, size: int) -> None:
+    assert batch_size_from(header) == size
