@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
 from app.api import auth, composite, control, planned, query, search, sobjects, versions
-from app.api.middleware import ApiUsageMiddleware
+from app.api.middleware import ApiUsageMiddleware, HeadMiddleware
 from app.api.routing import SalesforceJSONResponse
 from app.api.state import AppState
 from app.config import Settings, get_settings
@@ -263,6 +263,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         default_response_class=SalesforceJSONResponse,
     )
     app.state.localforce = state
+    app.add_middleware(HeadMiddleware)  # inside the usage count: the log says HEAD
     app.add_middleware(ApiUsageMiddleware, state=state)
     app.add_exception_handler(SalesforceError, salesforce_error)
     app.add_exception_handler(HTTPException, http_error)

@@ -1,4 +1,4 @@
-"""ASGI middleware: API usage accounting, and each sandbox's call log."""
+"""ASGI middleware: API usage accounting, each sandbox's call log, and HEAD."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import time
 from datetime import UTC, datetime
 from urllib.parse import parse_qs
 
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.state import AppState
@@ -56,3 +57,30 @@ def _call(scope: Scope, status: int, started: float) -> Call:
         status=status,
         durationMs=round((time.perf_counter() - started) * 1000, 3),
     )
+
+
+class HeadMiddleware:
+    """HEAD wherever GET is served, as Salesforce (and Starlette's own routes) do: the GET's
+    status and headers, Content-Length included, without its body. FastAPI's routes match
+    only the methods they name, so HEAD would otherwise be a 405. Where no GET is served,
+    HEAD goes on as HEAD, to the 405 that lists what is allowed."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+        as_get = {**scope, "method": "GET"}
+        router = scope["app"].router
+        if not any(route.matches(as_get)[0] is Match.FULL for route in router.routes):
+            await self.app(scope, receive, send)
+            return
+
+        async def send_headers_only(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                message = {**message, "body": b""}
+            await send(message)
+
+        await self.app(as_get, receive, send_headers_only)
