@@ -61,6 +61,14 @@ class MethodNotAllowed(SalesforceError):
     status_code = 405
 
 
+class UnsupportedMediaType(SalesforceError):
+    error_code = "UNSUPPORTED_MEDIA_TYPE"
+    status_code = 415
+
+    def __init__(self, media_type: str) -> None:
+        super().__init__(f"MediaType of '{media_type}' is not supported by this resource")
+
+
 class JsonParserError(SalesforceError):
     error_code = "JSON_PARSER_ERROR"
 

@@ -13,7 +13,13 @@ from fastapi import Request, Response
 
 from app.api.deps import RawBodyDep, SessionDep, StateDep
 from app.api.routing import SalesforceJSONResponse, SlashRouter, public_base_url
-from app.api.soap import login_fault, login_response, parse_login_request
+from app.api.soap import (
+    UnexpectedElement,
+    client_fault,
+    login_fault,
+    login_response,
+    parse_login_request,
+)
 from app.api.state import AppState
 from app.errors import NotFound, SalesforceError
 from app.sandbox.manager import DEFAULT_ID
@@ -135,7 +141,10 @@ def _soap_login(version: str, request: Request, raw: bytes, state: StateDep) -> 
         api_version = parse_version("v" + version)
     except NotFound:
         return login_fault("UNSUPPORTED_API_VERSION", f"Unsupported API version: {version}")
-    parsed = parse_login_request(raw)
+    try:
+        parsed = parse_login_request(raw)
+    except UnexpectedElement as error:
+        return client_fault(str(error))
     if parsed is None:
         return login_fault(
             "INVALID_LOGIN", "Invalid username, password, security token; or user locked out."

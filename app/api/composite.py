@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import Request
 
-from app.api.deps import ConnectionDep, OrgContextDep, RawBodyDep, StateDep
+from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep, StateDep
 from app.api.routing import SalesforceJSONResponse, SlashRouter
 from app.services import composite, records
 from app.services.json_body import parse_object
@@ -23,7 +23,7 @@ def _all_or_none(request: Request) -> bool:
 
 @router.post("")
 def post_composite(
-    raw: RawBodyDep, ctx: OrgContextDep, conn: ConnectionDep, state: StateDep
+    raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep, state: StateDep
 ) -> SalesforceJSONResponse:
     data = parse_object(raw, "CompositeRequest").data
     return SalesforceJSONResponse(composite.run_composite(conn, ctx, state.cursors, data))
@@ -31,7 +31,7 @@ def post_composite(
 
 @router.post("/batch")
 def post_batch(
-    raw: RawBodyDep, ctx: OrgContextDep, conn: ConnectionDep, state: StateDep
+    raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep, state: StateDep
 ) -> SalesforceJSONResponse:
     data = parse_object(raw, "BatchRequest").data
     return SalesforceJSONResponse(composite.run_batch(conn, ctx, state.cursors, data))
@@ -39,7 +39,7 @@ def post_batch(
 
 @router.post("/tree/{sobject}")
 def post_tree(
-    sobject: str, raw: RawBodyDep, ctx: OrgContextDep, conn: ConnectionDep
+    sobject: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
 ) -> SalesforceJSONResponse:
     definition = records.resolve_sobject(ctx, sobject)
     data = parse_object(raw, "SObjectTreeRequest").data
@@ -49,7 +49,7 @@ def post_tree(
 
 @router.post("/sobjects")
 def collection_create(
-    raw: RawBodyDep, ctx: OrgContextDep, conn: ConnectionDep
+    raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
 ) -> SalesforceJSONResponse:
     data = parse_object(raw, "SObjectCollectionRequest").data
     return SalesforceJSONResponse(composite.collection_create(conn, ctx, data))
@@ -57,7 +57,7 @@ def collection_create(
 
 @router.patch("/sobjects")
 def collection_update(
-    raw: RawBodyDep, ctx: OrgContextDep, conn: ConnectionDep
+    raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
 ) -> SalesforceJSONResponse:
     data = parse_object(raw, "SObjectCollectionRequest").data
     return SalesforceJSONResponse(composite.collection_update(conn, ctx, data))
@@ -83,7 +83,7 @@ def collection_retrieve(
 
 @router.post("/sobjects/{sobject}")
 def collection_retrieve_post(
-    sobject: str, raw: RawBodyDep, ctx: OrgContextDep, conn: ConnectionDep
+    sobject: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
 ) -> SalesforceJSONResponse:
     definition = records.resolve_sobject(ctx, sobject)
     data = parse_object(raw, "SObjectCollectionRetrieveRequest").data
@@ -99,7 +99,7 @@ def collection_retrieve_post(
 
 @router.patch("/sobjects/{sobject}/{field}")
 def collection_upsert(
-    sobject: str, field: str, raw: RawBodyDep, ctx: OrgContextDep, conn: ConnectionDep
+    sobject: str, field: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
 ) -> SalesforceJSONResponse:
     definition = records.resolve_sobject(ctx, sobject)
     data = parse_object(raw, "SObjectCollectionRequest").data

@@ -13,7 +13,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from app.api.state import AppState, Resolved
 from app.api.write_gate import writing
-from app.errors import InvalidSession
+from app.errors import InvalidSession, UnsupportedMediaType
 from app.sandbox.manager import Sandbox
 from app.services.auth import Session, find_session
 from app.services.context import OrgContext
@@ -142,3 +142,19 @@ async def read_body(request: Request) -> bytes:
 
 
 RawBodyDep = Annotated[bytes, Depends(read_body)]
+
+
+async def read_json_body(request: Request, session: SessionDep) -> bytes:
+    """The raw body of a route that reads JSON, once the session is known good (a bad token
+    is a 401 whatever the body). A body declared as anything else (text/plain, a form, XML)
+    is the 415 Salesforce answers; one sent without a Content-Type is read as JSON, as
+    lenient clients expect."""
+    declared = request.headers.get("content-type")
+    if declared is not None:
+        media_type = declared.partition(";")[0].strip().lower()
+        if media_type != "application/json" and not media_type.endswith("+json"):
+            raise UnsupportedMediaType(media_type)
+    return await request.body()
+
+
+JsonBodyDep = Annotated[bytes, Depends(read_json_body)]

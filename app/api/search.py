@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import Request
 
-from app.api.deps import ConnectionDep, OrgContextDep, RawBodyDep
+from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep
 from app.api.routing import SalesforceJSONResponse, SlashRouter
 from app.services.search import run_parameterized_get, run_parameterized_post, run_search
 
@@ -26,6 +26,6 @@ def parameterized_search(
 
 @router.post("/parameterizedSearch")
 def parameterized_search_body(
-    raw: RawBodyDep, ctx: OrgContextDep, conn: ConnectionDep
+    raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
 ) -> SalesforceJSONResponse:
     return SalesforceJSONResponse(run_parameterized_post(conn, ctx, raw))

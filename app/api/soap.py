@@ -21,17 +21,34 @@ def _local_name(element: Element) -> str:
     return element.tag.rsplit("}", 1)[-1]
 
 
+# The children of <login>, in the order the partner WSDL's sequence gives them.
+LOGIN_ELEMENTS = ("username", "password")
+
+
+class UnexpectedElement(Exception):
+    """An element the login request's schema does not allow where it stands."""
+
+    def __init__(self, element: Element) -> None:
+        super().__init__(f"Element {element.tag} invalid at this location")
+
+
 def parse_login_request(raw: bytes) -> tuple[str, str] | None:
-    """(username, password) from a login envelope, or None when there is no readable login."""
+    """(username, password) from a login envelope, or None when there is no readable login.
+
+    Raises UnexpectedElement for a login holding anything but one username then one
+    password: a second username must not silently win over the first."""
     try:
         root = ElementTree.fromstring(raw)
     except Exception:  # defusedxml raises several unrelated types for hostile or broken XML
         return None
+    login = next((e for e in root.iter() if _local_name(e) == "login"), None)
+    if login is None:
+        return None
     values: dict[str, str] = {}
-    for element in root.iter():
-        name = _local_name(element)
-        if name in {"username", "password"}:
-            values[name] = element.text or ""
+    for index, element in enumerate(login):
+        if index >= len(LOGIN_ELEMENTS) or _local_name(element) != LOGIN_ELEMENTS[index]:
+            raise UnexpectedElement(element)
+        values[LOGIN_ELEMENTS[index]] = element.text or ""
     if "username" not in values:
         return None
     return values["username"], values.get("password", "")
@@ -73,6 +90,20 @@ def login_response(base_url: str, api_version: str, session: Session) -> Respons
         "</result></loginResponse></soapenv:Body></soapenv:Envelope>"
     )
     return Response(content=body, media_type=SOAP_MEDIA_TYPE)
+
+
+def client_fault(message: str) -> Response:
+    """A fault for a request the schema refuses (soapenv:Client), as HTTP 500 like every
+    SOAP fault."""
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/">'
+        "<soapenv:Body><soapenv:Fault>"
+        "<faultcode>soapenv:Client</faultcode>"
+        f"<faultstring>{escape(message)}</faultstring>"
+        "</soapenv:Fault></soapenv:Body></soapenv:Envelope>"
+    )
+    return Response(content=body, status_code=500, media_type=SOAP_MEDIA_TYPE)
 
 
 def login_fault(code: str, message: str) -> Response:

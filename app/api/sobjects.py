@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import Request, Response
 
-from app.api.deps import ConnectionDep, OrgContextDep, RawBodyDep
+from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep
 from app.api.routing import SalesforceJSONResponse, SlashRouter
 from app.metadata.describe import describe_global, describe_sobject, global_entry
 from app.services import records
@@ -29,7 +29,7 @@ def get_basic_info(sobject: str, ctx: OrgContextDep) -> dict[str, Any]:
 
 
 @router.post("/{sobject}")
-def create(sobject: str, raw: RawBodyDep, ctx: OrgContextDep, conn: ConnectionDep) -> Any:
+def create(sobject: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep) -> Any:
     definition = records.resolve_sobject(ctx, sobject)
     body = parse_object(raw, definition.name.lower())
     record_id = records.create_record(conn, ctx, definition, body)
@@ -71,7 +71,7 @@ def _field_names(request: Request) -> list[str] | None:
 
 
 @router.post("/{sobject}/Id")
-def create_via_id(sobject: str, raw: RawBodyDep, ctx: OrgContextDep, conn: ConnectionDep) -> Any:
+def create_via_id(sobject: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep) -> Any:
     return create(sobject, raw, ctx, conn)
 
 
@@ -94,7 +94,7 @@ def upsert(
     field: str,
     value: str,
     request: Request,
-    raw: RawBodyDep,
+    raw: JsonBodyDep,
     ctx: OrgContextDep,
     conn: ConnectionDep,
 ) -> Response:
@@ -133,7 +133,7 @@ def retrieve(
 
 @router.patch("/{sobject}/{record_id}")
 def update(
-    sobject: str, record_id: str, raw: RawBodyDep, ctx: OrgContextDep, conn: ConnectionDep
+    sobject: str, record_id: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
 ) -> Response:
     definition = records.resolve_sobject(ctx, sobject)
     body = parse_object(raw, definition.name.lower())

@@ -181,3 +181,42 @@ def test_strict_soap_login_fault(strict_client: TestClient) -> None:
         "Invalid username, password, security token; or user locked out."
     )
     assert soap_login(strict_client, "admin@localforce.test", "s3cret").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("inside_login", "element"),
+    [
+        (
+            "<n1:username>a@example.com</n1:username><n1:username>b@example.com</n1:username>"
+            "<n1:password>x</n1:password>",
+            "username",
+        ),
+        (
+            "<n1:username>a@example.com</n1:username><n1:password>x</n1:password>"
+            "<n1:password>y</n1:password>",
+            "password",
+        ),
+        ("<n1:password>x</n1:password><n1:username>a@example.com</n1:username>", "password"),
+        (
+            "<n1:username>a@example.com</n1:username><n1:orgId>00D</n1:orgId>"
+            "<n1:password>x</n1:password>",
+            "orgId",
+        ),
+    ],
+)
+def test_a_login_with_unexpected_elements_is_a_client_fault(
+    client: TestClient, inside_login: str, element: str
+) -> None:
+    envelope = SOAP_LOGIN.replace(
+        "<n1:username>{username}</n1:username><n1:password>{password}</n1:password>",
+        inside_login,
+    )
+    response = client.post(
+        "/services/Soap/u/59.0", content=envelope, headers={"SOAPAction": "login"}
+    )
+    assert response.status_code == 500
+    document = minidom.parseString(response.text)
+    assert tag(document, "faultcode") == "soapenv:Client"
+    assert tag(document, "faultstring") == (
+        f"Element {{urn:partner.soap.sforce.com}}{element} invalid at this location"
+    )

@@ -43,3 +43,46 @@ def test_head_where_no_get_is_served_is_a_405_naming_what_is(api: TestClient) ->
             "errorCode": "METHOD_NOT_ALLOWED",
         }
     ]
+
+
+@pytest.mark.parametrize(
+    ("path", "media_type"),
+    [
+        (f"{API}/sobjects/Account", "text/plain"),
+        (f"{API}/sobjects/Account", "application/x-www-form-urlencoded"),
+        (f"{API}/composite/sobjects", "application/xml"),
+        (f"{API}/parameterizedSearch", "text/plain; charset=utf-8"),
+    ],
+)
+def test_a_body_declared_as_not_json_is_a_415(api: TestClient, path: str, media_type: str) -> None:
+    before = api.get(f"{API}/query", params={"q": "SELECT COUNT() FROM Account"}).json()
+    body = b'{"Name": "Zq typed wrong", "q": "Zq"}'
+    response = api.post(path, content=body, headers={"Content-Type": media_type})
+    assert response.status_code == 415
+    kind = media_type.partition(";")[0]
+    assert response.json() == [
+        {
+            "message": f"MediaType of '{kind}' is not supported by this resource",
+            "errorCode": "UNSUPPORTED_MEDIA_TYPE",
+        }
+    ]
+    after = api.get(f"{API}/query", params={"q": "SELECT COUNT() FROM Account"}).json()
+    assert after["totalSize"] == before["totalSize"]
+
+
+@pytest.mark.parametrize(
+    "media_type", [None, "application/json", "application/json; charset=UTF-8"]
+)
+def test_json_bodies_are_read_declared_or_not(api: TestClient, media_type: str | None) -> None:
+    headers = {"Content-Type": media_type} if media_type else {}
+    response = api.post(f"{API}/sobjects/Account", content=b'{"Name": "Zq"}', headers=headers)
+    assert response.status_code == 201, response.text
+
+
+def test_a_bad_token_is_a_401_before_the_body_is_judged(client: TestClient) -> None:
+    response = client.post(
+        f"{API}/sobjects/Account",
+        content=b"x",
+        headers={"Authorization": "Bearer nope", "Content-Type": "text/plain"},
+    )
+    assert response.status_code == 401
