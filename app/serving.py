@@ -1,5 +1,5 @@
-"""How the server process runs: uvicorn's HTTP protocol with the read timeouts it lacks, and
-a cap on malloc arenas.
+"""How the server process runs: uvicorn's HTTP protocol with the read timeouts it lacks and
+Salesforce-format answers to requests its parser refuses, and a cap on malloc arenas.
 
 uvicorn closes a keep-alive connection that stays idle after a response, but waits forever for
 the first request's headers, and for a body that stops arriving: 500 sockets opened and left
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import json
 import os
 from dataclasses import dataclass
 
@@ -34,6 +35,10 @@ def set_read_timeouts(header_seconds: float, body_seconds: float) -> None:
     READ_TIMEOUTS.header_seconds = header_seconds
     READ_TIMEOUTS.body_seconds = body_seconds
 
+
+# The errorCode of a request the HTTP parser refuses: Salesforce's front end answers those
+# before any API code runs, so there is no API errorCode to copy; this one says what it is.
+BAD_REQUEST_CODE = "BAD_REQUEST"
 
 # mallopt's parameter for the number of arenas (glibc's malloc.h).
 _M_ARENA_MAX = -8
@@ -99,3 +104,20 @@ class TimedHttpProtocol(HttpToolsProtocol):
     def on_message_complete(self) -> None:
         super().on_message_complete()
         self._disarm()  # the request is read; the app takes as long as it takes
+
+    def send_400_response(self, msg: str) -> None:
+        """A request the HTTP parser refuses (a NUL in a header, a broken request line): the
+        error array every other answer carries, where uvicorn would send plain text."""
+        body = json.dumps(
+            [{"message": f"Bad request: {msg}", "errorCode": BAD_REQUEST_CODE}]
+        ).encode()
+        head = [b"HTTP/1.1 400 Bad Request\r\n"]
+        defaults = self.server_state.default_headers
+        head += [name + b": " + value + b"\r\n" for name, value in defaults]
+        head += [
+            b"content-type: application/json;charset=UTF-8\r\n",
+            b"content-length: " + str(len(body)).encode("ascii") + b"\r\n",
+            b"connection: close\r\n\r\n",
+        ]
+        self.transport.write(b"".join([*head, body]))
+        self.transport.close()

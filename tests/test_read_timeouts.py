@@ -4,6 +4,7 @@ never hold up the clients that do send requests."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -72,3 +73,26 @@ async def test_silent_and_stalled_sockets_are_closed(
         assert time.monotonic() - opened < 4 * TIMEOUT_SECONDS + 5
         for _, writer in sockets:
             writer.close()
+
+
+@pytest.mark.asyncio
+async def test_a_request_the_http_parser_refuses_gets_a_salesforce_error(
+    database_factory: DatabaseFactory, seeded_template: str, tmp_path: Path
+) -> None:
+    deploy = deployment(database_factory, seeded_template, tmp_path)
+    with running(deploy) as server:
+        broken = [
+            b"GET /services/data HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\x00b\r\n\r\n",
+            b"GET /services/data HTTP/9\r\nHost: localhost\r\n\r\n",
+            b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03 not http at all\r\n\r\n",
+        ]
+        for request in broken:
+            reader, writer = await _open(server.base, request)
+            answer = await asyncio.wait_for(reader.read(), 10)
+            writer.close()
+            head, _, body = answer.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 400 "), answer
+            assert b"content-type: application/json;charset=UTF-8" in head
+            [error] = json.loads(body)
+            assert error["errorCode"] == "BAD_REQUEST"
+            assert error["message"].startswith("Bad request: ")
