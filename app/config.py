@@ -28,6 +28,8 @@ class Settings(BaseSettings):
     # Both set: login is strict. Either empty: any username and password log in.
     username: str = ""
     password: str = ""
+    # With strict login: the security token the password must carry appended (empty: none).
+    security_token: str = ""
     seed_dir: Path = REPO_ROOT / "seed"
     # The org's time zone (IANA name): date literals such as TODAY resolve in it.
     timezone: str = "UTC"

@@ -40,7 +40,7 @@ from app.seeding.templates import fill_template_in_child
 from app.services.cursors import CursorStore
 from app.services.usage import ApiUsage
 from app.serving import limit_malloc_arenas, set_read_timeouts
-from app.storage.database import create_db_engine, migrate_platform
+from app.storage.database import create_db_engine, migrate_platform, restrict_to_owner
 from app.storage.tables import TableSet
 
 logger = logging.getLogger("localforce")
@@ -217,6 +217,8 @@ def prepare_databases(
     )
     if state.platform is not state.engine:
         migrate_platform(state.platform)
+    for engine in {state.engine, state.platform}:  # the sessions' file, and the org's
+        restrict_to_owner(engine)
     return result
 
 

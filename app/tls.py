@@ -38,6 +38,7 @@ def ensure_certificates(data_dir: Path) -> tuple[TlsFiles, bool]:
     """The CA and server certificate, created on first use; (files, whether just created)."""
     files = tls_files(data_dir)
     if all(path.exists() for path in (files.ca_file, files.cert_file, files.key_file)):
+        files.key_file.chmod(0o600)  # whatever mode an earlier version left it with
         return files, False
     import trustme  # only needed the first time
 
@@ -47,5 +48,6 @@ def ensure_certificates(data_dir: Path) -> tuple[TlsFiles, bool]:
     ca.cert_pem.write_to_path(str(files.ca_file))
     files.cert_file.write_bytes(b"".join(pem.bytes() for pem in server.cert_chain_pems))
     files.key_file.touch(mode=0o600)
+    files.key_file.chmod(0o600)  # touch keeps the mode of a file that already exists
     server.private_key_pem.write_to_path(str(files.key_file))
     return files, True

@@ -81,4 +81,5 @@ class AppState:
     def credentials(self) -> Credentials | None:
         if not self.settings.strict_login:
             return None
-        return Credentials(self.settings.username, self.settings.password)
+        settings = self.settings
+        return Credentials(settings.username, settings.password, settings.security_token)

@@ -1,8 +1,9 @@
 """Logins and sessions: who a bearer token belongs to.
 
 By default any username and password log in (a local org should just work). With
-LOCALFORCE_USERNAME and LOCALFORCE_PASSWORD set, only that pair does; the password may carry a
-security token appended, as Salesforce allows.
+LOCALFORCE_USERNAME and LOCALFORCE_PASSWORD set, only that pair does; with
+LOCALFORCE_SECURITY_TOKEN set too, the password must carry that token appended, as Salesforce
+asks of logins from outside trusted networks.
 """
 
 from __future__ import annotations
@@ -48,10 +49,14 @@ class Credentials:
 
     username: str
     password: str
+    security_token: str = ""
 
     def accept(self, username: str, password: str) -> bool:
-        # Salesforce appends the security token to the password; accept it with or without.
-        return username.lower() == self.username.lower() and password.startswith(self.password)
+        # Compared in constant time: how long a refusal takes tells nothing of the secret.
+        expected = (self.password + self.security_token).encode()
+        return username.lower() == self.username.lower() and secrets.compare_digest(
+            password.encode(), expected
+        )
 
 
 def new_token() -> str:

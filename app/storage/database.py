@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -214,6 +215,22 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
                     {"key": database_key(engine)},
                 )
             yield conn
+
+
+# SQLite's companions of a database file (it creates them with the database file's mode).
+_SQLITE_COMPANIONS = ("", "-wal", "-shm", "-journal")
+
+
+def restrict_to_owner(engine: Engine) -> None:
+    """Make a SQLite database's files readable by their owner only (0600), whatever mode they
+    had: the platform database holds the sessions. Other back ends keep their own access."""
+    if engine.dialect.name != "sqlite" or not engine.url.database:
+        return
+    path = engine.url.database.removeprefix("file:").partition("?")[0]
+    for suffix in _SQLITE_COMPANIONS:
+        companion = Path(path + suffix)
+        if companion.exists():
+            companion.chmod(0o600)
 
 
 def migrate_platform(engine: Engine) -> None:

@@ -138,7 +138,11 @@ def test_revoked_token_stops_working(client: TestClient) -> None:
 @pytest.fixture(scope="module")
 def strict_client(database_factory: DatabaseFactory, seeded_template: str) -> Iterator[TestClient]:
     yield from open_client(
-        database_factory, seeded_template, username="admin@localforce.test", password="s3cret"
+        database_factory,
+        seeded_template,
+        username="admin@localforce.test",
+        password="s3cret",
+        security_token="TOKEN",
     )
 
 
@@ -180,7 +184,35 @@ def test_strict_soap_login_fault(strict_client: TestClient) -> None:
     assert tag(document, "sf:exceptionMessage") == (
         "Invalid username, password, security token; or user locked out."
     )
-    assert soap_login(strict_client, "admin@localforce.test", "s3cret").status_code == 200
+    assert soap_login(strict_client, "admin@localforce.test", "s3cretTOKEN").status_code == 200
+
+
+@pytest.mark.parametrize("password", ["s3cret", "s3cretTOKENx", "s3cretXOKEN", "s3cretTOKEN "])
+def test_strict_login_checks_the_security_token_exactly(
+    strict_client: TestClient, password: str
+) -> None:
+    response = strict_client.post(
+        "/services/oauth2/token",
+        data={"grant_type": "password", "username": "admin@localforce.test", "password": password},
+    )
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": "invalid_grant",
+        "error_description": "authentication failure",
+    }
+    assert soap_login(strict_client, "admin@localforce.test", password).status_code == 500
+
+
+def test_strict_login_without_a_token_takes_the_password_alone(
+    database_factory: DatabaseFactory, seeded_template: str
+) -> None:
+    for client in open_client(
+        database_factory, seeded_template, username="admin@localforce.test", password="s3cret"
+    ):
+        for password, status in (("s3cret", 200), ("s3cretANYTHING", 400), ("s3cre", 400)):
+            form = {"grant_type": "password", "username": "admin@localforce.test"}
+            response = client.post("/services/oauth2/token", data={**form, "password": password})
+            assert response.status_code == status, password
 
 
 @pytest.mark.parametrize(
