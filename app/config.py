@@ -30,6 +30,8 @@ class Settings(BaseSettings):
     password: str = ""
     # With strict login: the security token the password must carry appended (empty: none).
     security_token: str = ""
+    # A session unused for this long ends (Salesforce's default timeout: two hours).
+    session_idle_seconds: int = Field(default=7200, ge=1)
     seed_dir: Path = REPO_ROOT / "seed"
     # The org's time zone (IANA name): date literals such as TODAY resolve in it.
     timezone: str = "UTC"

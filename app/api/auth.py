@@ -156,7 +156,8 @@ def _soap_login(version: str, request: Request, raw: bytes, state: StateDep) -> 
         )
     except SalesforceError as error:
         return login_fault(error.error_code, error.message)
-    return login_response(public_base_url(request), api_version, session)
+    seconds_valid = state.settings.session_idle_seconds
+    return login_response(public_base_url(request), api_version, session, seconds_valid)
 
 
 @router.post("/services/Soap/u/{version}")

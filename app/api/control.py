@@ -19,7 +19,7 @@ from app.errors import SalesforceError
 from app.sandbox.calllog import json_lines
 from app.sandbox.clock import SandboxClock, to_naive_utc
 from app.sandbox.manager import Sandbox
-from app.services.auth import Session, issue_session, login_user
+from app.services.auth import Session, fingerprint_of, issue_session, login_user
 from app.storage.database import platform_transaction
 
 
@@ -94,7 +94,12 @@ def _create_with_session(state: AppState, body: SandboxCreate) -> tuple[Sandbox,
     user_id, username = first_user
     with platform_transaction(state.platform) as conn:
         session = issue_session(
-            conn, username=username, user_id=user_id, sandbox_id=sandbox.id, now=state.clock()
+            conn,
+            username=username,
+            user_id=user_id,
+            sandbox_id=sandbox.id,
+            now=state.clock(),
+            credentials=fingerprint_of(state.credentials),
         )
     return sandbox, session, username
 

@@ -15,10 +15,11 @@ from app.api.state import AppState, Resolved
 from app.api.write_gate import writing
 from app.errors import InvalidSession, UnsupportedMediaType
 from app.sandbox.manager import Sandbox
-from app.services.auth import Session, find_session
+from app.services.auth import Session, find_session, revoke_session, touch_session
 from app.services.context import OrgContext
 from app.services.org import parse_version
 from app.soql.date_literals import OrgCalendar
+from app.storage.database import platform_transaction
 
 
 # Light dependencies are async so they run on the event loop, not through the thread pool.
@@ -38,11 +39,21 @@ def bearer_token(request: Request) -> str | None:
 
 
 def _resolve(state: AppState, token: str) -> Resolved | None:
-    """The session a token names and the sandbox it reaches, in one trip to the pool."""
+    """The session a token names and the sandbox it reaches, in one trip to the pool; a
+    session idle too long, or issued under other strict credentials, ends here."""
     with state.platform.connect() as conn:
-        session = find_session(conn, token)
-    if session is None:
+        stored = find_session(conn, token)
+    if stored is None:
         return None
+    now, policy = state.clock(), state.session_policy
+    if not policy.stands(stored, now):
+        with platform_transaction(state.platform) as conn:
+            revoke_session(conn, token)
+        return None
+    if policy.needs_touch(stored, now):
+        with platform_transaction(state.platform) as conn:
+            touch_session(conn, token, now)
+    session = stored.session
     return Resolved(session, state.sandboxes.find_in_use(session.sandbox_id))
 
 

@@ -12,7 +12,7 @@ from xml.sax.saxutils import escape
 from defusedxml import ElementTree
 from fastapi import Response
 
-from app.services.auth import ORG_ID, SESSION_SECONDS_VALID, Session
+from app.services.auth import ORG_ID, Session
 
 SOAP_MEDIA_TYPE = "text/xml; charset=utf-8"
 
@@ -54,7 +54,9 @@ def parse_login_request(raw: bytes) -> tuple[str, str] | None:
     return values["username"], values.get("password", "")
 
 
-def login_response(base_url: str, api_version: str, session: Session) -> Response:
+def login_response(
+    base_url: str, api_version: str, session: Session, seconds_valid: int
+) -> Response:
     server_url = f"{base_url}/services/Soap/u/{api_version}/{ORG_ID[:15]}"
     metadata_url = f"{base_url}/services/Soap/m/{api_version}/{ORG_ID[:15]}"
     username = escape(session.username)
@@ -77,7 +79,7 @@ def login_response(base_url: str, api_version: str, session: Session) -> Respons
         "<organizationMultiCurrency>false</organizationMultiCurrency>"
         f"<organizationId>{ORG_ID}</organizationId>"
         "<organizationName>localforce</organizationName>"
-        f"<sessionSecondsValid>{SESSION_SECONDS_VALID}</sessionSecondsValid>"
+        f"<sessionSecondsValid>{seconds_valid}</sessionSecondsValid>"
         f"<userEmail>{username}</userEmail>"
         f"<userFullName>{username}</userFullName>"
         f"<userId>{session.user_id}</userId>"

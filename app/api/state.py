@@ -5,14 +5,14 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import Engine
 
 from app.config import Settings
 from app.metadata.registry import SchemaRegistry
 from app.sandbox.manager import Sandbox, SandboxManager
-from app.services.auth import Credentials, Session
+from app.services.auth import Credentials, Session, SessionPolicy, fingerprint_of
 from app.services.cursors import CursorStore
 from app.services.usage import ApiUsage
 from app.storage.tables import TableSet
@@ -76,6 +76,13 @@ class AppState:
     def clock(self) -> datetime:
         """Real time (or the pinned server clock): when sessions are issued."""
         return self.sandboxes.default.clock.now()
+
+    @property
+    def session_policy(self) -> SessionPolicy:
+        return SessionPolicy(
+            idle=timedelta(seconds=self.settings.session_idle_seconds),
+            credentials=fingerprint_of(self.credentials),
+        )
 
     @property
     def credentials(self) -> Credentials | None:

@@ -8,13 +8,14 @@ asks of logins from outside trusted networks.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import string
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, delete, func, insert, select
+from sqlalchemy import Connection, delete, func, insert, select, update
 
 from app.errors import SalesforceError
 from app.storage.ids import make_id
@@ -22,7 +23,6 @@ from app.storage.platform import AuthSession
 from app.storage.tables import TableSet
 
 ORG_ID = make_id("00D", 1)
-SESSION_SECONDS_VALID = 7200
 _TOKEN_ALPHABET = string.ascii_letters + string.digits
 SESSIONS = AuthSession.__table__  # type: ignore[attr-defined]
 
@@ -51,12 +51,27 @@ class Credentials:
     password: str
     security_token: str = ""
 
+    @property
+    def fingerprint(self) -> str:
+        """What sessions issued under these credentials remember: a change ends them."""
+        secret = "\0".join((self.username.lower(), self.password, self.security_token))
+        return hashlib.sha256(secret.encode()).hexdigest()
+
     def accept(self, username: str, password: str) -> bool:
         # Compared in constant time: how long a refusal takes tells nothing of the secret.
         expected = (self.password + self.security_token).encode()
         return username.lower() == self.username.lower() and secrets.compare_digest(
             password.encode(), expected
         )
+
+
+def fingerprint_of(credentials: Credentials | None) -> str:
+    return "" if credentials is None else credentials.fingerprint
+
+
+def token_hash(token: str) -> str:
+    """What the session table keeps of a token: its SHA-256, never the token."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def new_token() -> str:
@@ -86,17 +101,26 @@ def login_user(conn: Connection, tables: TableSet, username: str) -> tuple[str, 
 
 
 def issue_session(
-    conn: Connection, *, username: str, user_id: str, sandbox_id: str, now: datetime
+    conn: Connection,
+    *,
+    username: str,
+    user_id: str,
+    sandbox_id: str,
+    now: datetime,
+    credentials: str = "",
 ) -> Session:
-    """A new token for `user_id` in `sandbox_id`, kept in the server's session table."""
+    """A new token for `user_id` in `sandbox_id`, kept (hashed) in the server's session table;
+    `credentials` is the fingerprint of the strict login in force ("" in open mode)."""
     session = Session(token=new_token(), username=username, user_id=user_id, sandbox_id=sandbox_id)
     conn.execute(
         insert(SESSIONS).values(
-            token=session.token,
+            token=token_hash(session.token),
             username=session.username,
             user_id=user_id,
             created_at=now,
+            last_used=now,
             sandbox_id=sandbox_id,
+            credentials=credentials,
         )
     )
     return session
@@ -118,19 +142,64 @@ def login(
         raise LoginFailed()
     user_id, username = login_user(user_conn, tables, username)
     return issue_session(
-        session_conn, username=username, user_id=user_id, sandbox_id=sandbox_id, now=now
+        session_conn,
+        username=username,
+        user_id=user_id,
+        sandbox_id=sandbox_id,
+        now=now,
+        credentials=fingerprint_of(credentials),
     )
 
 
-def find_session(conn: Connection, token: str) -> Session | None:
+@dataclass(frozen=True)
+class StoredSession:
+    session: Session
+    last_used: datetime | None
+    credentials: str
+
+
+def find_session(conn: Connection, token: str) -> StoredSession | None:
     row = conn.execute(
         select(
-            SESSIONS.c.token, SESSIONS.c.username, SESSIONS.c.user_id, SESSIONS.c.sandbox_id
-        ).where(SESSIONS.c.token == token)
+            SESSIONS.c.username,
+            SESSIONS.c.user_id,
+            SESSIONS.c.sandbox_id,
+            SESSIONS.c.last_used,
+            SESSIONS.c.credentials,
+        ).where(SESSIONS.c.token == token_hash(token))
     ).first()
     if row is None:
         return None
-    return Session(token=row[0], username=row[1], user_id=row[2], sandbox_id=row[3])
+    session = Session(token=token, username=row[0], user_id=row[1], sandbox_id=row[2])
+    return StoredSession(session=session, last_used=row[3], credentials=row[4])
+
+
+@dataclass(frozen=True)
+class SessionPolicy:
+    """When a stored session still stands: unused for less than the idle time, and issued
+    under the strict login in force now."""
+
+    idle: timedelta
+    credentials: str
+
+    @property
+    def touch_every(self) -> timedelta:
+        # Last use is written back this often at most: a write per token per minute, not
+        # per request, at the cost of expiring up to this much late.
+        return min(timedelta(minutes=1), self.idle / 10)
+
+    def stands(self, stored: StoredSession, now: datetime) -> bool:
+        last_used = stored.last_used or now
+        return stored.credentials == self.credentials and now - last_used < self.idle
+
+    def needs_touch(self, stored: StoredSession, now: datetime) -> bool:
+        return stored.last_used is None or now - stored.last_used >= self.touch_every
+
+
+def touch_session(conn: Connection, token: str, now: datetime) -> None:
+    conn.execute(
+        update(SESSIONS).where(SESSIONS.c.token == token_hash(token)).values(last_used=now)
+    )
 
 
 def split_sandbox(username: str, is_sandbox: Callable[[str], bool]) -> tuple[str, str | None]:
@@ -143,4 +212,4 @@ def split_sandbox(username: str, is_sandbox: Callable[[str], bool]) -> tuple[str
 
 
 def revoke_session(conn: Connection, token: str) -> None:
-    conn.execute(delete(SESSIONS).where(SESSIONS.c.token == token))
+    conn.execute(delete(SESSIONS).where(SESSIONS.c.token == token_hash(token)))

@@ -14,11 +14,12 @@ from sqlmodel import Field, SQLModel
 # The Alembic head these definitions match. Templates are named with it, so a template built
 # before a migration is never cloned into a sandbox that expects the new tables (a test checks
 # it against the migrations).
-PLATFORM_REVISION = "0005_platform_state"
+PLATFORM_REVISION = "0006_session_hashes"
 
 
 class AuthSession(SQLModel, table=True):
-    """A bearer token handed out by OAuth or SOAP login."""
+    """A bearer token handed out by OAuth or SOAP login, kept as its SHA-256 (hex): the
+    database holds nothing a client could present."""
 
     __tablename__ = "lf_auth_session"
 
@@ -28,6 +29,11 @@ class AuthSession(SQLModel, table=True):
     created_at: datetime = Field(sa_column=Column(DateTime(), nullable=False))
     # The sandbox whose data the token reaches; "default" is the org the server starts with.
     sandbox_id: str = Field(default="default", max_length=40)
+    # When a request last carried the token (the inactivity timeout counts from it).
+    last_used: datetime | None = Field(default=None, sa_column=Column(DateTime(), nullable=True))
+    # A fingerprint of the strict login the session was issued under ("" in open mode):
+    # changing the configured credentials ends the sessions they had let in.
+    credentials: str = Field(default="", max_length=64)
 
 
 class IdSequence(SQLModel, table=True):
