@@ -88,16 +88,15 @@ def test_changing_the_strict_credentials_ends_the_sessions_they_let_in(
     form = {"grant_type": "password", "username": "admin@localforce.test"}
 
     def server(password: str, token: str = "") -> TestClient:
-        settings = make_settings(
-            url,
-            database_factory.workdir,
-            username="admin@localforce.test",
-            password=password,
-            security_token=token,
-        )
+        username = "admin@localforce.test" if password else ""
+        logins = {"username": username, "password": password, "security_token": token}
+        settings = make_settings(url, database_factory.workdir, **logins)
         return TestClient(create_app(settings), base_url="https://testserver")
 
+    with server("") as open_mode:
+        open_token = login(open_mode)
     with server("first") as first:
+        assert works(first, open_token) == 401  # an open server's sessions end under strict
         old = first.post("/services/oauth2/token", data={**form, "password": "first"})
         old_token = old.json()["access_token"]
         assert works(first, old_token) == 200
