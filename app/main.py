@@ -13,11 +13,10 @@ from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
-from starlette.routing import Match
 
 from app.api import auth, composite, control, planned, query, search, sobjects, versions
 from app.api.middleware import ApiUsageMiddleware, HeadMiddleware
-from app.api.routing import SalesforceJSONResponse
+from app.api.routing import SalesforceJSONResponse, serves
 from app.api.state import AppState
 from app.config import Settings, get_settings
 from app.errors import MethodNotAllowed, NotFound, SalesforceError
@@ -168,8 +167,7 @@ def _allowed_methods(request: Request) -> list[str]:
     """Every method some route serves at this path (Starlette reports only the first route's)."""
     allowed = []
     for method in METHOD_ORDER:
-        probe = {"type": "http", "path": request.url.path, "root_path": "", "method": method}
-        if any(route.matches(probe)[0] is Match.FULL for route in request.app.routes):
+        if serves(request.app.routes, request.url.path, method):
             allowed.append(method)
     if "GET" in allowed and "HEAD" not in allowed:
         allowed.insert(0, "HEAD")  # Salesforce serves HEAD wherever it serves GET

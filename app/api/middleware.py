@@ -6,9 +6,9 @@ import time
 from datetime import UTC, datetime
 from urllib.parse import parse_qs
 
-from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.api.routing import serves
 from app.api.state import AppState
 from app.sandbox.calllog import Call, call_time
 from app.sandbox.manager import Sandbox
@@ -72,9 +72,7 @@ class HeadMiddleware:
         if scope["type"] != "http" or scope["method"] != "HEAD":
             await self.app(scope, receive, send)
             return
-        as_get = {**scope, "method": "GET"}
-        router = scope["app"].router
-        if not any(route.matches(as_get)[0] is Match.FULL for route in router.routes):
+        if not serves(scope["app"].router.routes, scope["path"], "GET"):
             await self.app(scope, receive, send)
             return
 
@@ -83,4 +81,4 @@ class HeadMiddleware:
                 message = {**message, "body": b""}
             await send(message)
 
-        await self.app(as_get, receive, send_headers_only)
+        await self.app({**scope, "method": "GET"}, receive, send_headers_only)

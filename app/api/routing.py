@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from starlette.routing import BaseRoute, Match
 
 
 class SalesforceJSONResponse(JSONResponse):
@@ -35,3 +36,9 @@ def public_base_url(request: Request) -> str:
     if not host:
         host = request.url.netloc
     return f"{scheme}://{host.split(',')[0].strip()}"
+
+
+def serves(routes: Sequence[BaseRoute], path: str, method: str) -> bool:
+    """Whether some route answers `method` at `path` (the 405 message and HEAD both ask)."""
+    probe = {"type": "http", "path": path, "root_path": "", "method": method}
+    return any(route.matches(probe)[0] is Match.FULL for route in routes)

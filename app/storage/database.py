@@ -110,14 +110,17 @@ def _see_own_tables(conn: Connection) -> None:
     conn.exec_driver_sql("SELECT 1 FROM main.sqlite_master LIMIT 0").close()
     version = conn.exec_driver_sql("PRAGMA main.schema_version").scalar()
     if version != conn.info.get(_SCHEMA_SEEN):
-        conn.info[_SCHEMA_SEEN] = version
-        conn.info[_SCHEMA_GENERATION] = conn.info.get(_SCHEMA_GENERATION, 0) + 1
+        _new_generation(conn, seen=version)
 
 
 def schema_changed(conn: Connection) -> None:
     """This connection changed the sandbox's schema (copied a table in): statements it prepared
     before are not reused, nor, after a rollback, those it prepares now."""
-    conn.info[_SCHEMA_SEEN] = None
+    _new_generation(conn, seen=None)  # None: the next transaction starts a generation too
+
+
+def _new_generation(conn: Connection, seen: object) -> None:
+    conn.info[_SCHEMA_SEEN] = seen
     conn.info[_SCHEMA_GENERATION] = conn.info.get(_SCHEMA_GENERATION, 0) + 1
 
 
