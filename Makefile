@@ -55,9 +55,11 @@ bench: $(STAMP)
 soak: $(STAMP)
 	$(BIN)/python -m bench.soak
 
-# Deeper property runs than the gate does: SOQL against the reference evaluator, and fuzzing.
+# Deeper property runs than the gate does (SOQL against the reference evaluator, SOSL), then
+# 200,000 generated requests and schemathesis over /openapi.json against a server process.
 fuzz: $(STAMP)
 	LOCALFORCE_PROPERTY_EXAMPLES=2000 $(BIN)/pytest -q tests/soql/test_properties.py tests/sosl/test_search_fuzz.py
+	$(BIN)/python -m bench.fuzz
 
 clean:
 	rm -rf $(VENV) $(JS_DIR)/node_modules data .mypy_cache .ruff_cache .pytest_cache

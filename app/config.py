@@ -57,6 +57,8 @@ class Settings(BaseSettings):
     # the request), and its body with no gap longer than the body timeout; else it is closed.
     header_timeout_seconds: float = Field(default=10, gt=0)
     body_timeout_seconds: float = Field(default=30, gt=0)
+    # The largest request body read (Salesforce: 50 MB of text in a non-multipart message).
+    max_body_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
     # glibc malloc arenas the server process may use (0: glibc's own limit, 8 per core).
     malloc_arenas: int = Field(default=2, ge=0)
     admin_key: str = ""

@@ -69,6 +69,14 @@ class UnsupportedMediaType(SalesforceError):
         super().__init__(f"MediaType of '{media_type}' is not supported by this resource")
 
 
+class BodyTooLarge(SalesforceError):
+    error_code = "REQUEST_ENTITY_TOO_LARGE"
+    status_code = 413
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"The request body is larger than the limit of {limit:,} bytes")
+
+
 class JsonParserError(SalesforceError):
     error_code = "JSON_PARSER_ERROR"
 

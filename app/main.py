@@ -9,13 +9,27 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 
-from app.api import auth, composite, control, planned, query, search, sobjects, versions
-from app.api.middleware import ApiUsageMiddleware, HeadMiddleware
+from app.api import (
+    auth,
+    composite,
+    control,
+    openapi,
+    planned,
+    query,
+    search,
+    sobjects,
+    versions,
+)
+from app.api.middleware import (
+    ApiUsageMiddleware,
+    ControlCharacterPathMiddleware,
+    HeadMiddleware,
+)
 from app.api.routing import SalesforceJSONResponse, serves
 from app.api.state import AppState
 from app.config import Settings, get_settings
@@ -36,6 +50,7 @@ from app.seeding.bootstrap import ensure_database
 from app.seeding.loading import ProgressCallback
 from app.seeding.pipeline import SeedResult
 from app.seeding.templates import fill_template_in_child
+from app.services import org
 from app.services.cursors import CursorStore
 from app.services.usage import ApiUsage
 from app.serving import limit_malloc_arenas, set_read_timeouts
@@ -151,8 +166,10 @@ def build_state(settings: Settings) -> AppState:
     )
 
 
-def _error_response(error: SalesforceError) -> SalesforceJSONResponse:
-    return SalesforceJSONResponse(error.to_body(), status_code=error.status_code)
+def _error_response(
+    error: SalesforceError, headers: dict[str, str] | None = None
+) -> SalesforceJSONResponse:
+    return SalesforceJSONResponse(error.to_body(), status_code=error.status_code, headers=headers)
 
 
 async def salesforce_error(request: Request, error: Exception) -> SalesforceJSONResponse:
@@ -174,12 +191,18 @@ def _allowed_methods(request: Request) -> list[str]:
     return allowed
 
 
-async def http_error(request: Request, error: Exception) -> SalesforceJSONResponse:
+async def http_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, HTTPException)
     if error.status_code == 405:
-        allowed = ",".join(_allowed_methods(request))
+        allowed = _allowed_methods(request)
+        # RFC 9110: a 405 says what is allowed, and OPTIONS answers with just that.
+        allow_header = {"Allow": ", ".join([*allowed, "OPTIONS"])}
+        if request.method == "OPTIONS":
+            return Response(status_code=200, headers=allow_header)
+        listed = ",".join(allowed)
         return _error_response(
-            MethodNotAllowed(f"HTTP Method '{request.method}' not allowed. Allowed are {allowed}")
+            MethodNotAllowed(f"HTTP Method '{request.method}' not allowed. Allowed are {listed}"),
+            headers=allow_header,
         )
     if error.status_code == 404:
         return _error_response(NotFound())
@@ -264,6 +287,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.localforce = state
     app.add_middleware(HeadMiddleware)  # inside the usage count: the log says HEAD
+    app.add_middleware(ControlCharacterPathMiddleware)
     app.add_middleware(ApiUsageMiddleware, state=state)
     app.add_exception_handler(SalesforceError, salesforce_error)
     app.add_exception_handler(HTTPException, http_error)
@@ -271,4 +295,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(Exception, unexpected_error)
     for module in (auth, versions, sobjects, query, search, composite, control, planned):
         app.include_router(module.router)
+    openapi.install(
+        app,
+        path_values={
+            "version": {"enum": [f"v{item['version']}" for item in org.versions()]},
+            "sobject": {"enum": sorted(definition.name for definition in state.registry)},
+            "record_id": openapi.RECORD_ID,
+            "sandbox_id": openapi.SANDBOX_ID,
+        },
+        model_values={
+            "SandboxCreate": openapi.sandbox_values(sorted(Schemas(settings.seed_dir).known())),
+            "SnapshotCreate": {"name": openapi.SANDBOX_ID},
+        },
+    )
     return app

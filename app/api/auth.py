@@ -12,7 +12,8 @@ from urllib.parse import parse_qs
 from fastapi import Request, Response
 
 from app.api.deps import RawBodyDep, SessionDep, StateDep
-from app.api.routing import SalesforceJSONResponse, SlashRouter, public_base_url
+from app.api.openapi import parameter, query_parameters
+from app.api.routing import JSON, SalesforceJSONResponse, SlashRouter, public_base_url
 from app.api.soap import (
     UnexpectedElement,
     client_fault,
@@ -37,6 +38,52 @@ from app.storage.database import platform_transaction
 
 router = SlashRouter()
 SUPPORTED_GRANTS = {"password", "client_credentials"}
+FORM = "application/x-www-form-urlencoded"
+OAUTH_FAILURE = {
+    "description": "OAuth's own error object: unsupported_grant_type, invalid_grant, ...",
+    "content": {
+        JSON: {
+            "schema": {
+                "type": "object",
+                "required": ["error", "error_description"],
+                "properties": {
+                    "error": {"type": "string"},
+                    "error_description": {"type": "string"},
+                },
+            }
+        }
+    },
+}
+TOKEN_FORM = {
+    "required": True,
+    "content": {
+        FORM: {
+            "schema": {
+                "type": "object",
+                "required": ["grant_type"],
+                "properties": {
+                    "grant_type": {"type": "string", "enum": sorted(SUPPORTED_GRANTS)},
+                    "username": {"type": "string"},
+                    "password": {"type": "string"},
+                    "client_id": {"type": "string"},
+                    "client_secret": {"type": "string"},
+                },
+            }
+        }
+    },
+}
+REVOKE_FORM = {
+    "required": True,
+    "content": {
+        FORM: {
+            "schema": {
+                "type": "object",
+                "required": ["token"],
+                "properties": {"token": {"type": "string"}},
+            }
+        }
+    },
+}
 
 
 def _oauth_error(error: str, description: str) -> SalesforceJSONResponse:
@@ -96,7 +143,11 @@ def _sandbox_login(
         )
 
 
-@router.post("/services/oauth2/token")
+@router.post(
+    "/services/oauth2/token",
+    responses={400: OAUTH_FAILURE},
+    openapi_extra={"requestBody": TOKEN_FORM},
+)
 def oauth_token(request: Request, raw: RawBodyDep, state: StateDep) -> SalesforceJSONResponse:
     form = {key: values[0] for key, values in parse_qs(raw.decode("utf-8", "replace")).items()}
     grant_type = form.get("grant_type", "")
@@ -126,14 +177,42 @@ def oauth_token(request: Request, raw: RawBodyDep, state: StateDep) -> Salesforc
     return SalesforceJSONResponse(_token_response(public_base_url(request), session, issued_at))
 
 
-@router.post("/services/oauth2/revoke")
-def oauth_revoke(raw: RawBodyDep, state: StateDep) -> Response:
-    form = parse_qs(raw.decode("utf-8", "replace"))
+REVOKED: dict[int | str, dict[str, Any]] = {
+    200: {"description": "Revoked", "content": {}},
+    400: OAUTH_FAILURE,
+}
+
+
+def _revoke(tokens: list[str], state: AppState) -> Response:
+    """200 when a token named a live session, now ended; Salesforce answers every other case
+    (no token, an unknown or already revoked one) with a 400 `invalid_token`."""
     with platform_transaction(state.platform) as conn:
-        for token in form.get("token", []):
-            revoke_session(conn, token)
+        revoked = [token for token in tokens if revoke_session(conn, token)]
     state.sessions.clear()
+    if not revoked:
+        return _oauth_error("invalid_token", "invalid token")
     return Response(status_code=200)
+
+
+@router.post(
+    "/services/oauth2/revoke",
+    response_class=Response,
+    responses=REVOKED,
+    openapi_extra={"requestBody": REVOKE_FORM},
+)
+def oauth_revoke(raw: RawBodyDep, state: StateDep) -> Response:
+    return _revoke(parse_qs(raw.decode("utf-8", "replace")).get("token", []), state)
+
+
+@router.get(
+    "/services/oauth2/revoke",
+    response_class=Response,
+    responses=REVOKED,
+    openapi_extra=query_parameters(parameter("token", "The token to end", required=True)),
+)
+def oauth_revoke_get(request: Request, state: StateDep) -> Response:
+    """The "blind GET" Salesforce also serves: the token in the query string."""
+    return _revoke(request.query_params.getlist("token"), state)
 
 
 def _soap_login(version: str, request: Request, raw: bytes, state: StateDep) -> Response:
@@ -160,14 +239,14 @@ def _soap_login(version: str, request: Request, raw: bytes, state: StateDep) -> 
     return login_response(public_base_url(request), api_version, session, seconds_valid)
 
 
-@router.post("/services/Soap/u/{version}")
+@router.post("/services/Soap/u/{version}", include_in_schema=False)  # XML: a WSDL's
 def soap_login_partner(
     version: str, request: Request, raw: RawBodyDep, state: StateDep
 ) -> Response:
     return _soap_login(version, request, raw, state)
 
 
-@router.post("/services/Soap/c/{version}")
+@router.post("/services/Soap/c/{version}", include_in_schema=False)  # XML: a WSDL's
 def soap_login_enterprise(
     version: str, request: Request, raw: RawBodyDep, state: StateDep
 ) -> Response:

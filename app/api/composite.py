@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from fastapi import Request
 
+from app.api import openapi
 from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep, StateDep
+from app.api.openapi import CREATED, TREE_FAILURE, json_body, parameter, query_parameters
 from app.api.routing import SalesforceJSONResponse, SlashRouter
 from app.services import composite, records
 from app.services.json_body import parse_object
 
 router = SlashRouter(prefix="/services/data/{version}/composite")
+IDS = parameter("ids", "Comma-separated record ids", required=True, minLength=1)
 
 
 def _ids(request: Request) -> list[str]:
@@ -21,7 +24,7 @@ def _all_or_none(request: Request) -> bool:
     return request.query_params.get("allOrNone", "").lower() == "true"
 
 
-@router.post("")
+@router.post("", openapi_extra=json_body(openapi.COMPOSITE))
 def post_composite(
     raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep, state: StateDep
 ) -> SalesforceJSONResponse:
@@ -29,7 +32,7 @@ def post_composite(
     return SalesforceJSONResponse(composite.run_composite(conn, ctx, state.cursors, data))
 
 
-@router.post("/batch")
+@router.post("/batch", openapi_extra=json_body(openapi.BATCH))
 def post_batch(
     raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep, state: StateDep
 ) -> SalesforceJSONResponse:
@@ -37,7 +40,12 @@ def post_batch(
     return SalesforceJSONResponse(composite.run_batch(conn, ctx, state.cursors, data))
 
 
-@router.post("/tree/{sobject}")
+@router.post(
+    "/tree/{sobject}",
+    status_code=201,
+    responses={201: CREATED, 400: TREE_FAILURE},
+    openapi_extra=json_body(openapi.TREE),
+)
 def post_tree(
     sobject: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
 ) -> SalesforceJSONResponse:
@@ -47,7 +55,7 @@ def post_tree(
     return SalesforceJSONResponse(body, status_code=status)
 
 
-@router.post("/sobjects")
+@router.post("/sobjects", openapi_extra=json_body(openapi.COLLECTION))
 def collection_create(
     raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
 ) -> SalesforceJSONResponse:
@@ -55,7 +63,7 @@ def collection_create(
     return SalesforceJSONResponse(composite.collection_create(conn, ctx, data))
 
 
-@router.patch("/sobjects")
+@router.patch("/sobjects", openapi_extra=json_body(openapi.COLLECTION))
 def collection_update(
     raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
 ) -> SalesforceJSONResponse:
@@ -63,7 +71,13 @@ def collection_update(
     return SalesforceJSONResponse(composite.collection_update(conn, ctx, data))
 
 
-@router.delete("/sobjects")
+@router.delete(
+    "/sobjects",
+    openapi_extra=query_parameters(
+        parameter("ids", "Comma-separated record ids (none: nothing is deleted)"),
+        parameter("allOrNone", "true: roll back all on any failure"),
+    ),
+)
 def collection_delete(
     request: Request, ctx: OrgContextDep, conn: ConnectionDep
 ) -> SalesforceJSONResponse:
@@ -71,7 +85,12 @@ def collection_delete(
     return SalesforceJSONResponse(results)
 
 
-@router.get("/sobjects/{sobject}")
+@router.get(
+    "/sobjects/{sobject}",
+    openapi_extra=query_parameters(
+        IDS, parameter("fields", "Fields to return", required=True, minLength=1)
+    ),
+)
 def collection_retrieve(
     sobject: str, request: Request, ctx: OrgContextDep, conn: ConnectionDep
 ) -> SalesforceJSONResponse:
@@ -81,7 +100,7 @@ def collection_retrieve(
     return SalesforceJSONResponse(found)
 
 
-@router.post("/sobjects/{sobject}")
+@router.post("/sobjects/{sobject}", openapi_extra=json_body(openapi.COLLECTION_RETRIEVE))
 def collection_retrieve_post(
     sobject: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
 ) -> SalesforceJSONResponse:
@@ -97,7 +116,7 @@ def collection_retrieve_post(
     return SalesforceJSONResponse(found)
 
 
-@router.patch("/sobjects/{sobject}/{field}")
+@router.patch("/sobjects/{sobject}/{field}", openapi_extra=json_body(openapi.COLLECTION))
 def collection_upsert(
     sobject: str, field: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
 ) -> SalesforceJSONResponse:

@@ -9,10 +9,16 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Body, Depends, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from app.api.deps import StateDep
-from app.api.routing import SalesforceJSONResponse, SlashRouter, public_base_url
+from app.api.routing import (
+    ERROR_ARRAY,
+    JSON,
+    SalesforceJSONResponse,
+    SlashRouter,
+    public_base_url,
+)
 from app.api.state import AppState
 from app.api.write_gate import run_writing
 from app.errors import SalesforceError
@@ -46,6 +52,20 @@ router = SlashRouter(
 )
 
 
+LIMIT_REACHED = {
+    "description": "LOCALFORCE_MAX_SANDBOXES or LOCALFORCE_MAX_TEMPLATES is reached",
+    "content": {JSON: {"schema": ERROR_ARRAY}},
+}
+TAKEN = {
+    "description": "A sandbox of that id exists (DUPLICATE_VALUE)",
+    "content": {JSON: {"schema": ERROR_ARRAY}},
+}
+BUSY = {
+    "description": "Requests in flight on the sandbox outlasted the drain time",
+    "content": {JSON: {"schema": ERROR_ARRAY}},
+}
+
+
 class SandboxCreate(BaseModel):
     """The optional body of `POST /__localforce/sandboxes`."""
 
@@ -55,11 +75,21 @@ class SandboxCreate(BaseModel):
     org: str | None = Field(
         default=None, description="Which org's schema and data: original, b2b or b2c"
     )
-    seed: int | None = Field(default=None, description="Seed of the generated data")
+    seed: StrictInt | None = Field(  # stored as a 64-bit integer; never a boolean
+        default=None, ge=-(2**63), le=2**63 - 1, description="Seed of the generated data"
+    )
     clock: datetime | None = Field(default=None, description="Start of the sandbox's clock")
     clockMode: Literal["pinned", "running"] = Field(  # camelCase: a JSON key
         default="pinned", description="pinned: time stands still; running: it moves on"
     )
+
+    @field_validator("clock", mode="before")
+    @classmethod
+    def _clock_is_text(cls, value: object) -> object:
+        # pydantic would read a number as Unix seconds; a clock is written as a date-time.
+        if value is not None and not isinstance(value, str):
+            raise ValueError("a clock is an ISO 8601 date-time string")
+        return value
 
 
 class SnapshotCreate(BaseModel):
@@ -79,7 +109,7 @@ def _create_with_session(state: AppState, body: SandboxCreate) -> tuple[Sandbox,
     """The sandbox, and a session for its first user, in one thread-pool call."""
     sandbox = state.sandboxes.create(
         sandbox_id=body.id,
-        org=body.org or state.settings.org,
+        org=state.settings.org if body.org is None else body.org,
         seed=state.settings.seed if body.seed is None else body.seed,
         clock=_clock(state, body),
     )
@@ -104,7 +134,7 @@ def _create_with_session(state: AppState, body: SandboxCreate) -> tuple[Sandbox,
     return sandbox, session, username
 
 
-@router.post("/sandboxes", status_code=201)
+@router.post("/sandboxes", status_code=201, responses={403: LIMIT_REACHED, 409: TAKEN})
 async def create_sandbox(
     request: Request,
     state: StateDep,
@@ -139,7 +169,7 @@ def get_sandbox(sandbox_id: str, state: StateDep) -> dict[str, Any]:
     return _sandbox(state, sandbox_id).describe()
 
 
-@router.delete("/sandboxes/{sandbox_id}", status_code=204)
+@router.delete("/sandboxes/{sandbox_id}", status_code=204, responses={409: BUSY})
 def delete_sandbox(sandbox_id: str, state: StateDep) -> Response:
     state.sandboxes.delete(sandbox_id)
     state.sessions.clear()

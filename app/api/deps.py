@@ -10,10 +10,11 @@ from fastapi import Depends, Request
 from fastapi.concurrency import contextmanager_in_threadpool, run_in_threadpool
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError, OperationalError
+from starlette.requests import ClientDisconnect
 
 from app.api.state import AppState, Resolved
 from app.api.write_gate import writing
-from app.errors import InvalidSession, UnsupportedMediaType
+from app.errors import BodyTooLarge, InvalidSession, SalesforceError, UnsupportedMediaType
 from app.sandbox.manager import Sandbox
 from app.services.auth import Session, find_session, revoke_session, touch_session
 from app.services.context import OrgContext
@@ -147,15 +148,31 @@ async def get_org_context(
 OrgContextDep = Annotated[OrgContext, Depends(get_org_context)]
 
 
-async def read_body(request: Request) -> bytes:
-    """The raw body, read here so that routes can stay synchronous (run in the thread pool)."""
-    return await request.body()
+async def read_body(request: Request, state: StateDep) -> bytes:
+    """The raw body, read here so that routes can stay synchronous (run in the thread pool):
+    at most LOCALFORCE_MAX_BODY_BYTES of it, refused by its Content-Length when that says more
+    and as soon as more arrives when it lied."""
+    limit = state.settings.max_body_bytes
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and len(declared) < 20 and int(declared) > limit:
+        raise BodyTooLarge(limit)
+    chunks, size = [], 0
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLarge(limit)
+            chunks.append(chunk)
+    except ClientDisconnect:
+        # Nobody will read the answer; end the request as an error, not a traceback.
+        raise SalesforceError("The client closed the connection before sending its body") from None
+    return b"".join(chunks)
 
 
 RawBodyDep = Annotated[bytes, Depends(read_body)]
 
 
-async def read_json_body(request: Request, session: SessionDep) -> bytes:
+async def read_json_body(request: Request, session: SessionDep, state: StateDep) -> bytes:
     """The raw body of a route that reads JSON, once the session is known good (a bad token
     is a 401 whatever the body). A body declared as anything else (text/plain, a form, XML)
     is the 415 Salesforce answers; one sent without a Content-Type is read as JSON, as
@@ -165,7 +182,7 @@ async def read_json_body(request: Request, session: SessionDep) -> bytes:
         media_type = declared.partition(";")[0].strip().lower()
         if media_type != "application/json" and not media_type.endswith("+json"):
             raise UnsupportedMediaType(media_type)
-    return await request.body()
+    return await read_body(request, state)
 
 
 JsonBodyDep = Annotated[bytes, Depends(read_json_body)]

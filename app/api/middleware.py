@@ -1,4 +1,5 @@
-"""ASGI middleware: API usage accounting, each sandbox's call log, and HEAD."""
+"""ASGI middleware: API usage accounting, each sandbox's call log, HEAD, and paths that hold
+control characters."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api.routing import serves
+from app.api.routing import SalesforceJSONResponse, serves
 from app.api.state import AppState
+from app.errors import NotFound
 from app.sandbox.calllog import Call, call_time
 from app.sandbox.manager import Sandbox
 
@@ -82,3 +84,19 @@ class HeadMiddleware:
             await send(message)
 
         await self.app({**scope, "method": "GET"}, receive, send_headers_only)
+
+
+class ControlCharacterPathMiddleware:
+    """A path holding a control character (a %0A, a %00) names no resource: 404. Routes match
+    with Python's `$`, which also matches before a final newline, so `/sandboxes/%0A` would
+    otherwise be served as `/sandboxes/`."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and any(ord(c) < 0x20 or c == "\x7f" for c in scope["path"]):
+            response = SalesforceJSONResponse(NotFound().to_body(), status_code=404)
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)

@@ -5,10 +5,12 @@ from __future__ import annotations
 from fastapi import Request
 
 from app.api.deps import ConnectionDep, OrgContextDep, StateDep
+from app.api.openapi import parameter, query_parameters
 from app.api.routing import SalesforceJSONResponse, SlashRouter
 from app.services.query import batch_size_from, query_more, run_query
 
 router = SlashRouter(prefix="/services/data/{version}")
+SOQL = query_parameters(parameter("q", "A SOQL query", required=True, minLength=1))
 
 
 def _run(
@@ -26,14 +28,14 @@ def _run(
     )
 
 
-@router.get("/query")
+@router.get("/query", openapi_extra=SOQL)
 def query(
     request: Request, ctx: OrgContextDep, conn: ConnectionDep, state: StateDep
 ) -> SalesforceJSONResponse:
     return _run(request, ctx, conn, state, all_rows=False)
 
 
-@router.get("/queryAll")
+@router.get("/queryAll", openapi_extra=SOQL)
 def query_all(
     request: Request, ctx: OrgContextDep, conn: ConnectionDep, state: StateDep
 ) -> SalesforceJSONResponse:

@@ -8,16 +8,47 @@ from typing import Any
 import orjson
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from starlette.convertors import StringConvertor, register_url_convertor
 from starlette.routing import BaseRoute, Match
+
+JSON = "application/json;charset=UTF-8"
+# The JSON schema of every error body: Salesforce's array of {message, errorCode[, fields]}.
+ERROR_ARRAY: dict[str, Any] = {
+    "type": "array",
+    "minItems": 1,
+    "items": {
+        "type": "object",
+        "required": ["message", "errorCode"],
+        "properties": {
+            "message": {"type": "string"},
+            "errorCode": {"type": "string"},
+            "fields": {"type": "array", "items": {"type": "string"}},
+        },
+    },
+}
 
 
 class SalesforceJSONResponse(JSONResponse):
     """JSON as Salesforce sends it, rendered with orjson: query results can be large."""
 
-    media_type = "application/json;charset=UTF-8"
+    media_type = JSON
 
     def render(self, content: Any) -> bytes:
         return orjson.dumps(content)
+
+
+# An object's own resources, which a record id in the same place must not shadow: PATCH
+# /sobjects/Account/describe is a 405 naming GET, not an update of a record "describe".
+OBJECT_RESOURCES = ("describe", "updated", "deleted", "Id")
+
+
+class RecordIdConvertor(StringConvertor):
+    """`{name:record}`: one path segment that is not one of OBJECT_RESOURCES."""
+
+    regex = "(?!(?:" + "|".join(OBJECT_RESOURCES) + ")(?:/|$))[^/]+"
+
+
+register_url_convertor("record", RecordIdConvertor())
 
 
 class SlashRouter(APIRouter):

@@ -5,18 +5,32 @@ from __future__ import annotations
 from fastapi import Request
 
 from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep
+from app.api.openapi import PARAMETERIZED_SEARCH, json_body, parameter, query_parameters
 from app.api.routing import SalesforceJSONResponse, SlashRouter
 from app.services.search import run_parameterized_get, run_parameterized_post, run_search
 
 router = SlashRouter(prefix="/services/data/{version}")
 
 
-@router.get("/search")
+@router.get(
+    "/search",
+    openapi_extra=query_parameters(parameter("q", "A SOSL search", required=True, minLength=1)),
+)
 def search(request: Request, ctx: OrgContextDep, conn: ConnectionDep) -> SalesforceJSONResponse:
     return SalesforceJSONResponse(run_search(conn, ctx, request.query_params.get("q")))
 
 
-@router.get("/parameterizedSearch")
+@router.get(
+    "/parameterizedSearch",
+    openapi_extra=query_parameters(
+        parameter("q", "The search text", required=True, minLength=2),
+        parameter("sobject", "An object to search"),
+        parameter("fields", "Fields to return"),
+        parameter("in", "Which fields to search: ALL, NAME, EMAIL, PHONE, SIDEBAR"),
+        parameter("overallLimit", "At most this many records", pattern="^[0-9]{1,4}$"),
+        parameter("defaultLimit", "At most this many records per object", pattern="^[0-9]{1,4}$"),
+    ),
+)
 def parameterized_search(
     request: Request, ctx: OrgContextDep, conn: ConnectionDep
 ) -> SalesforceJSONResponse:
@@ -24,7 +38,7 @@ def parameterized_search(
     return SalesforceJSONResponse(run_parameterized_get(conn, ctx, params))
 
 
-@router.post("/parameterizedSearch")
+@router.post("/parameterizedSearch", openapi_extra=json_body(PARAMETERIZED_SEARCH))
 def parameterized_search_body(
     raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
 ) -> SalesforceJSONResponse:

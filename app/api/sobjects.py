@@ -7,6 +7,13 @@ from typing import Any
 from fastapi import Request, Response
 
 from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep
+from app.api.openapi import (
+    CREATED,
+    MULTIPLE_MATCHES,
+    NO_CONTENT,
+    parameter,
+    query_parameters,
+)
 from app.api.routing import SalesforceJSONResponse, SlashRouter
 from app.metadata.describe import describe_global, describe_sobject, global_entry
 from app.services import records
@@ -15,6 +22,11 @@ from app.services.json_body import parse_object
 router = SlashRouter(prefix="/services/data/{version}/sobjects")
 # From this version an upsert that updates answers 200 with a body; before it, 204.
 UPSERT_RESULT_VERSION = 46.0
+FIELDS = query_parameters(parameter("fields", "Comma-separated fields to return"))
+SINCE = query_parameters(
+    parameter("start", "Start of the period (ISO 8601)", required=True, format="date-time"),
+    parameter("end", "End of the period (ISO 8601)", required=True, format="date-time"),
+)
 
 
 @router.get("")
@@ -28,7 +40,7 @@ def get_basic_info(sobject: str, ctx: OrgContextDep) -> dict[str, Any]:
     return {"objectDescribe": global_entry(definition, ctx.base_path), "recentItems": []}
 
 
-@router.post("/{sobject}")
+@router.post("/{sobject}", status_code=201, responses={201: CREATED})
 def create(sobject: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep) -> Any:
     definition = records.resolve_sobject(ctx, sobject)
     body = parse_object(raw, definition.name.lower())
@@ -45,7 +57,7 @@ def get_describe(sobject: str, ctx: OrgContextDep) -> dict[str, Any]:
     return describe_sobject(records.resolve_sobject(ctx, sobject), ctx.base_path)
 
 
-@router.get("/{sobject}/updated")
+@router.get("/{sobject}/updated", openapi_extra=SINCE)
 def get_updated(
     sobject: str, request: Request, ctx: OrgContextDep, conn: ConnectionDep
 ) -> dict[str, Any]:
@@ -54,7 +66,7 @@ def get_updated(
     return records.updated_ids(conn, ctx, definition, params.get("start"), params.get("end"))
 
 
-@router.get("/{sobject}/deleted")
+@router.get("/{sobject}/deleted", openapi_extra=SINCE)
 def get_deleted(
     sobject: str, request: Request, ctx: OrgContextDep, conn: ConnectionDep
 ) -> dict[str, Any]:
@@ -70,12 +82,12 @@ def _field_names(request: Request) -> list[str] | None:
     return [name.strip() for name in fields_param.split(",") if name.strip()]
 
 
-@router.post("/{sobject}/Id")
+@router.post("/{sobject}/Id", status_code=201, responses={201: CREATED})
 def create_via_id(sobject: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep) -> Any:
     return create(sobject, raw, ctx, conn)
 
 
-@router.get("/{sobject}/{field}/{value}")
+@router.get("/{sobject}/{field}/{value}", responses={300: MULTIPLE_MATCHES}, openapi_extra=FIELDS)
 def retrieve_by_external_id(
     sobject: str,
     field: str,
@@ -88,7 +100,11 @@ def retrieve_by_external_id(
     return records.get_by_external_id(conn, ctx, definition, field, value, _field_names(request))
 
 
-@router.patch("/{sobject}/{field}/{value}")
+@router.patch(
+    "/{sobject}/{field}/{value}",
+    responses={201: CREATED, 204: NO_CONTENT, 300: MULTIPLE_MATCHES},
+    openapi_extra=query_parameters(parameter("updateOnly", "true: update only, never create")),
+)
 def upsert(
     sobject: str,
     field: str,
@@ -114,7 +130,11 @@ def upsert(
     return SalesforceJSONResponse(result, status_code=200)
 
 
-@router.delete("/{sobject}/{field}/{value}")
+@router.delete(
+    "/{sobject}/{field}/{value}",
+    status_code=204,
+    responses={204: NO_CONTENT, 300: MULTIPLE_MATCHES},
+)
 def delete_by_external_id(
     sobject: str, field: str, value: str, ctx: OrgContextDep, conn: ConnectionDep
 ) -> Response:
@@ -123,7 +143,7 @@ def delete_by_external_id(
     return Response(status_code=204)
 
 
-@router.get("/{sobject}/{record_id}")
+@router.get("/{sobject}/{record_id:record}", openapi_extra=FIELDS)
 def retrieve(
     sobject: str, record_id: str, request: Request, ctx: OrgContextDep, conn: ConnectionDep
 ) -> dict[str, Any]:
@@ -131,7 +151,7 @@ def retrieve(
     return records.get_record(conn, ctx, definition, record_id, _field_names(request))
 
 
-@router.patch("/{sobject}/{record_id}")
+@router.patch("/{sobject}/{record_id:record}", status_code=204, responses={204: NO_CONTENT})
 def update(
     sobject: str, record_id: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
 ) -> Response:
@@ -141,7 +161,7 @@ def update(
     return Response(status_code=204)
 
 
-@router.delete("/{sobject}/{record_id}")
+@router.delete("/{sobject}/{record_id:record}", status_code=204, responses={204: NO_CONTENT})
 def delete(sobject: str, record_id: str, ctx: OrgContextDep, conn: ConnectionDep) -> Response:
     definition = records.resolve_sobject(ctx, sobject)
     records.delete_record(conn, ctx, definition, record_id)

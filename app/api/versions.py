@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import Request
 
 from app.api.deps import ConnectionDep, OrgContextDep, SessionDep, StateDep
+from app.api.openapi import parameter, query_parameters
 from app.api.routing import SlashRouter, public_base_url
 from app.services import org
 from app.services.auth import ORG_ID
@@ -31,7 +32,10 @@ def get_limits(ctx: OrgContextDep, state: StateDep) -> dict[str, Any]:
     return org.limits(state.usage.current())
 
 
-@router.get("/services/data/{version}/limits/recordCount")
+@router.get(
+    "/services/data/{version}/limits/recordCount",
+    openapi_extra=query_parameters(parameter("sObjects", "Comma-separated object names")),
+)
 def get_record_counts(request: Request, ctx: OrgContextDep, conn: ConnectionDep) -> dict[str, Any]:
     wanted = request.query_params.get("sObjects")
     names = [name.strip() for name in wanted.split(",") if name.strip()] if wanted else None

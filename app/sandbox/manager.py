@@ -522,7 +522,8 @@ class SandboxManager:
     ) -> Sandbox:
         if time.monotonic() - self._last_expiry > EXPIRE_EVERY_SECONDS:
             self.expire_idle()
-        sandbox_id = sandbox_id or f"sb{uuid.uuid4().hex[:10]}"
+        if sandbox_id is None:
+            sandbox_id = f"sb{uuid.uuid4().hex[:10]}"
         if not SANDBOX_ID.match(sandbox_id):
             raise SalesforceError(
                 f"Invalid sandbox id: {sandbox_id}. Use 1 to 40 letters, digits, '-' or '_'.",
@@ -550,7 +551,9 @@ class SandboxManager:
         with platform_transaction(self.platform) as conn:
             if find_sandbox(conn, sandbox_id) is not None:
                 raise SalesforceError(
-                    f"A sandbox with id {sandbox_id} already exists", error_code="DUPLICATE_VALUE"
+                    f"A sandbox with id {sandbox_id} already exists",
+                    error_code="DUPLICATE_VALUE",
+                    status_code=409,  # the control plane's own REST answer to a taken name
                 )
             if count_sandboxes(conn) >= self.settings.max_sandboxes:
                 self._last_expiry = 0.0  # expire the idle ones before the next try

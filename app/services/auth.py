@@ -211,5 +211,7 @@ def split_sandbox(username: str, is_sandbox: Callable[[str], bool]) -> tuple[str
     return username, None
 
 
-def revoke_session(conn: Connection, token: str) -> None:
-    conn.execute(delete(SESSIONS).where(SESSIONS.c.token == token_hash(token)))
+def revoke_session(conn: Connection, token: str) -> bool:
+    """End the session; whether there was one."""
+    result = conn.execute(delete(SESSIONS).where(SESSIONS.c.token == token_hash(token)))
+    return bool(result.rowcount)

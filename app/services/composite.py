@@ -16,7 +16,13 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from sqlalchemy import Connection
 
-from app.errors import FeatureNotSupported, MethodNotAllowed, NotFound, SalesforceError
+from app.errors import (
+    FeatureNotSupported,
+    JsonParserError,
+    MethodNotAllowed,
+    NotFound,
+    SalesforceError,
+)
 from app.metadata.describe import describe_global, describe_sobject, global_entry
 from app.metadata.model import SObjectDef
 from app.services import records
@@ -89,11 +95,18 @@ def _list(data: dict[str, Any], key: str) -> list[Any]:
     return value
 
 
+# A JSON boolean may come as its text, in any case (Salesforce's JSON reader coerces it).
+_FLAGS = {"true": True, "false": False}
+
+
 def _flag(data: dict[str, Any], key: str, default: bool = False) -> bool:
     value = data.get(key, default)
-    if isinstance(value, str):
-        return value.lower() == "true"
-    return bool(value)
+    if isinstance(value, bool):
+        return value
+    flag = _FLAGS.get(value.lower()) if isinstance(value, str) else None
+    if flag is None:
+        raise JsonParserError(f"Cannot deserialize value of type `boolean` for '{key}'")
+    return flag
 
 
 # ---------------------------------------------------------------- one subrequest
@@ -343,6 +356,7 @@ def run_composite(
         if not isinstance(sub.get("method"), str) or not isinstance(sub.get("url"), str):
             raise invalid_input(f"Subrequest {reference_id} needs a method and a url")
     all_or_none = _flag(data, "allOrNone")
+    _flag(data, "collateSubrequests")  # read for its type only: subrequests run in order
     whole = conn.begin_nested()
     dispatcher = Dispatcher(conn, ctx, cursors)
     results: dict[str, Outcome] = {}
@@ -698,6 +712,8 @@ def collection_retrieve(
 ) -> list[dict[str, Any] | None]:
     """`GET /composite/sobjects/{T}?ids=&fields=`: the records, null for ids not found."""
     _limit_records(len(ids))
+    if not ids:
+        raise invalid_input("The ids parameter is required")
     if not fields:
         raise invalid_input("The fields parameter is required")
     found: list[dict[str, Any] | None] = []

@@ -81,12 +81,22 @@ def _period_start(today: date, unit: Unit, fiscal_start_month: int) -> date:
     return _add_months(first, -months_into)
 
 
+# Where a range past the calendar stops (a day short of Python's ends, so a local midnight
+# still converts to UTC): LAST_N_DAYS:10000000 means "since the first day there is".
+EARLIEST, LATEST = date(1, 1, 2), date(9999, 12, 30)
+
+
 def _shift(start: date, unit: Unit, count: int) -> date:
-    if unit is Unit.DAY:
-        return start + timedelta(days=count)
-    if unit is Unit.WEEK:
-        return start + timedelta(days=7 * count)
-    return _add_months(start, _MONTHS_PER_UNIT[unit] * count)
+    try:
+        if unit is Unit.DAY:
+            moved = start + timedelta(days=count)
+        elif unit is Unit.WEEK:
+            moved = start + timedelta(days=7 * count)
+        else:
+            moved = _add_months(start, _MONTHS_PER_UNIT[unit] * count)
+    except (OverflowError, ValueError):  # past year 1 or 9999
+        return LATEST if count > 0 else EARLIEST
+    return min(max(moved, EARLIEST), LATEST)
 
 
 def _n_literal(name: str) -> tuple[str, Unit] | None:

@@ -135,6 +135,30 @@ def test_revoked_token_stops_working(client: TestClient) -> None:
     assert response.status_code == 401
 
 
+INVALID_TOKEN = {"error": "invalid_token", "error_description": "invalid token"}
+
+
+@pytest.mark.parametrize("form", [{"token": "nope"}, {}, {"token": ""}])
+def test_revoking_what_is_not_a_live_session_is_invalid_token(
+    client: TestClient, form: dict[str, str]
+) -> None:
+    response = client.post("/services/oauth2/revoke", data=form)
+    assert response.status_code == 400
+    assert response.json() == INVALID_TOKEN
+
+
+def test_a_token_is_revoked_once_and_by_the_blind_get_too(client: TestClient) -> None:
+    token = client.post(
+        "/services/oauth2/token", data={"grant_type": "password", "username": "a", "password": "b"}
+    ).json()["access_token"]
+    first = client.get("/services/oauth2/revoke", params={"token": token})
+    assert first.status_code == 200 and first.content == b""
+    again = client.get("/services/oauth2/revoke", params={"token": token})
+    assert again.status_code == 400 and again.json() == INVALID_TOKEN
+    response = client.get(f"{API}/sobjects", headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 401
+
+
 @pytest.fixture(scope="module")
 def strict_client(database_factory: DatabaseFactory, seeded_template: str) -> Iterator[TestClient]:
     yield from open_client(

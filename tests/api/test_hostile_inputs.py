@@ -3,6 +3,7 @@ Salesforce error it lists, and the org is unchanged afterwards."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ from app.api.state import AppState
 from app.seeding.pipeline import stored_content_hash
 from app.services.numbers import parse_count
 from app.services.query import batch_size_from
-from tests.conftest import API
+from tests.conftest import API, login, open_client
+from tests.databases import DatabaseFactory
 
 CASES: list[dict[str, Any]] = yaml.safe_load(
     (Path(__file__).parent / "fixtures" / "hostile_inputs.yaml").read_text()
@@ -115,3 +117,56 @@ def test_client_written_numbers_are_a_few_ascii_digits(text: str, expected: int 
 )
 def test_a_batch_size_hint_out_of_reach_is_ignored(header: str, size: int) -> None:
     assert batch_size_from(header) == size
+
+
+@pytest.mark.parametrize(
+    ("condition", "all_cases"),
+    [
+        ("CreatedDate = LAST_N_DAYS:49223372036854775807", True),
+        ("CreatedDate IN (TODAY, LAST_N_DAYS:49223372036854775807)", True),
+        ("CreatedDate < NEXT_N_DAYS:3000000", True),
+        ("CreatedDate > NEXT_N_FISCAL_QUARTERS:300000000", False),
+        ("CreatedDate = N_DAYS_AGO:5000000", False),
+        ("CreatedDate >= LAST_N_YEARS:30000", True),
+    ],
+)
+def test_date_literals_past_the_calendar_reach_its_end(
+    api: TestClient, condition: str, all_cases: bool
+) -> None:
+    """A range past year 1 or 9999 stops there: everything since the first day, or nothing."""
+    every = api.get(f"{API}/query", params={"q": "SELECT COUNT() FROM Case"}).json()["totalSize"]
+    response = api.get(f"{API}/query", params={"q": f"SELECT COUNT() FROM Case WHERE {condition}"})
+    assert response.status_code == 200, response.text
+    assert response.json()["totalSize"] == (every if all_cases else 0)
+
+
+@pytest.fixture(scope="module")
+def small_bodies(database_factory: DatabaseFactory, seeded_template: str) -> Iterator[TestClient]:
+    for client in open_client(database_factory, seeded_template, max_body_bytes=1000):
+        client.headers["Authorization"] = f"Bearer {login(client)}"
+        yield client
+
+
+TOO_LARGE = [
+    {
+        "message": "The request body is larger than the limit of 1,000 bytes",
+        "errorCode": "REQUEST_ENTITY_TOO_LARGE",
+    }
+]
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_a_body_over_the_limit_is_a_413_and_writes_nothing(
+    small_bodies: TestClient, declared: bool
+) -> None:
+    count = f"{API}/query?q=SELECT+COUNT()+FROM+Account"
+    before = small_bodies.get(count).json()["totalSize"]
+    body = b'{"Name": "' + b"x" * 2000 + b'"}'
+    # Without a Content-Length (sent in chunks) the limit is met while reading.
+    content = body if declared else iter([body[:600], body[600:]])
+    response = small_bodies.post(f"{API}/sobjects/Account", content=content)
+    assert response.status_code == 413
+    assert response.json() == TOO_LARGE
+    assert small_bodies.get(count).json()["totalSize"] == before
+    small = small_bodies.post(f"{API}/sobjects/Account", json={"Name": "Zq small"})
+    assert small.status_code == 201

@@ -1,4 +1,5 @@
-"""HEAD wherever GET is served: the GET's status and headers, without a body."""
+"""HEAD wherever GET is served (the GET's status and headers, without a body), OPTIONS and the
+405 naming what is allowed, and 415 for a body that is not JSON."""
 
 from __future__ import annotations
 
@@ -37,12 +38,37 @@ def test_head_of_a_missing_record_is_the_gets_404(api: TestClient) -> None:
 def test_head_where_no_get_is_served_is_a_405_naming_what_is(api: TestClient) -> None:
     response = api.head("/services/oauth2/token")
     assert response.status_code == 405
-    assert api.options("/services/oauth2/token").json() == [
+    assert response.headers["allow"] == "POST, OPTIONS"
+    assert api.put("/services/oauth2/token").json() == [
         {
-            "message": "HTTP Method 'OPTIONS' not allowed. Allowed are POST",
+            "message": "HTTP Method 'PUT' not allowed. Allowed are POST",
             "errorCode": "METHOD_NOT_ALLOWED",
         }
     ]
+
+
+@pytest.mark.parametrize(
+    ("path", "allowed"),
+    [
+        ("/services/oauth2/token", "POST, OPTIONS"),
+        (f"{API}/sobjects/Account/{make_id('001', 1)}", "HEAD, GET, PATCH, DELETE, OPTIONS"),
+        (f"{API}/query", "HEAD, GET, OPTIONS"),
+        (f"{API}/composite/sobjects", "POST, PATCH, DELETE, OPTIONS"),
+    ],
+)
+def test_options_answers_the_allowed_methods_without_a_session(
+    client: TestClient, path: str, allowed: str
+) -> None:
+    response = client.options(path)
+    assert response.status_code == 200
+    assert response.headers["allow"] == allowed
+    assert response.content == b""
+    assert client.request("TRACE", path).headers["allow"] == allowed
+
+
+def test_options_of_an_unknown_path_is_the_404(client: TestClient) -> None:
+    response = client.options("/services/data/v59.0/nothing/here")
+    assert response.status_code == 404
 
 
 @pytest.mark.parametrize(

@@ -246,7 +246,13 @@ def test_bad_control_plane_input_is_a_salesforce_error(client: TestClient) -> No
         assert response.status_code == 400, body
         assert response.json()[0]["errorCode"] == "INVALID_INPUT"
     create(client, id="twice")
-    assert client.post(CONTROL, json={"id": "twice"}).json()[0]["errorCode"] == "DUPLICATE_VALUE"
+    again = client.post(CONTROL, json={"id": "twice"})
+    assert again.status_code == 409
+    assert again.json() == [
+        {"message": "A sandbox with id twice already exists", "errorCode": "DUPLICATE_VALUE"}
+    ]
+    assert client.post(CONTROL, json={"id": ""}).json()[0]["errorCode"] == "INVALID_INPUT"
+    assert client.post(CONTROL, json={"clock": 0}).json()[0]["errorCode"] == "INVALID_INPUT"
 
 
 @pytest.fixture(scope="module")

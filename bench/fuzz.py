@@ -1,0 +1,253 @@
+"""Fuzz a server in its own process with generated requests (bench/fuzz_requests.py), then run
+schemathesis with every check over its /openapi.json (bench/schemathesis.toml says why a 400
+is accepted where it is). Prints what came back per family of request, every answer that is
+not a Salesforce answer (a 5xx, a body that is neither a result nor an error array, a wrong
+Content-Type, over 2 s), the server log's tracebacks, and RSS after each tenth of the run.
+
+Run: `make fuzz` (or `python -m bench.fuzz [--requests N] [--clients N] [--no-schemathesis]`).
+Each client is its own process running hypothesis over one keep-alive connection; exits 1 when
+anything failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from hypothesis import HealthCheck, Phase, given, settings
+
+from app.config import Settings
+from app.main import Schemas, build_state
+from app.seeding.bootstrap import ensure_database
+from bench.fuzz_requests import Call, calls
+from bench.soak import rss_mb
+from tests.processes import Deployment, running
+
+JSON_TYPE = "application/json;charset=UTF-8"
+SLOW_SECONDS = 2.0
+ORG = "original"
+SCHEMATHESIS_CONFIG = Path(__file__).with_name("schemathesis.toml")
+
+
+def judge(call: Call, response: httpx.Response) -> str | None:
+    """Why this answer is not one Salesforce gives, or None."""
+    if response.status_code >= 500:
+        return f"{response.status_code} {response.text[:160]}"
+    if not response.content:
+        return None if response.status_code in (200, 204, 304) or call.method == "HEAD" else (
+            f"{response.status_code} with no body"
+        )  # fmt: skip
+    if response.headers.get("content-type") != JSON_TYPE:
+        return f"Content-Type {response.headers.get('content-type')!r}"
+    try:
+        body = response.json()
+    except ValueError:
+        return f"{response.status_code} body is not JSON: {response.text[:120]!r}"
+    if response.status_code >= 400 and not _is_error_array(body):
+        return f"{response.status_code} body is not an error array: {response.text[:160]}"
+    return None
+
+
+def _is_error_array(body: Any) -> bool:
+    return (
+        isinstance(body, list)
+        and bool(body)
+        and all(
+            isinstance(item, dict)
+            and isinstance(item.get("message"), str)
+            and isinstance(item.get("errorCode"), str)
+            for item in body
+        )
+    )
+
+
+def error_code(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return "-"
+    return str(body[0]["errorCode"]) if _is_error_array(body) else "-"
+
+
+@dataclass
+class Tally:
+    """One client's results, sent back to the parent when its share is done."""
+
+    answers: Counter[str] = field(default_factory=Counter)  # "family status errorCode"
+    failures: dict[str, str] = field(default_factory=dict)  # reason -> first request
+    slowest: float = 0.0
+    slow: int = 0
+    latencies: list[float] = field(default_factory=list)
+
+
+def run_client(base: str, token: str, requests: int) -> Tally:
+    objects = list(Schemas(Settings().seed_dir)(ORG).registry)
+    headers = {"Authorization": f"Bearer {token}"}
+    tally = Tally()
+    with httpx.Client(base_url=base, timeout=30) as client:
+
+        @settings(
+            max_examples=requests,
+            phases=[Phase.generate],
+            database=None,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(call=calls(objects, headers))
+        def fuzz(call: Call) -> None:
+            started = time.perf_counter()
+            try:
+                # Header values go as the bytes they are: httpx would refuse non-ASCII text.
+                raw = {name.encode(): value.encode() for name, value in call.headers.items()}
+                response = client.request(call.method, call.path, headers=raw, content=call.body)
+            except httpx.InvalidURL:  # over httpx's own 64 kB: the server is never asked
+                tally.answers[f"{call.family} unsent -"] += 1
+                return
+            except httpx.HTTPError as error:
+                reason = f"transport: {type(error).__name__}"
+                tally.failures.setdefault(f"{call.family}: {reason}", _show(call))
+                return
+            seconds = time.perf_counter() - started
+            tally.latencies.append(seconds)
+            tally.slowest = max(tally.slowest, seconds)
+            if seconds > SLOW_SECONDS:
+                tally.slow += 1
+                tally.failures.setdefault(f"{call.family}: over {SLOW_SECONDS:g} s", _show(call))
+            tally.answers[f"{call.family} {response.status_code} {error_code(response)}"] += 1
+            wrong = judge(call, response)
+            if wrong is not None:
+                tally.failures.setdefault(f"{call.family}: {wrong}", _show(call))
+
+        fuzz()
+    return tally
+
+
+def _show(call: Call) -> str:
+    body = (call.body or b"")[:200]
+    return f"{call.method} {call.path[:300]} {body!r}"
+
+
+def fuzz(base: str, pid: int, requests: int, clients: int, token: str) -> bool:
+    share = requests // clients
+    rss: list[float] = [rss_mb(pid)]
+    started = time.perf_counter()
+    total = Tally()
+    rounds = 10
+    with multiprocessing.get_context("spawn").Pool(clients) as pool:
+        for tenth in range(rounds):
+            jobs = [
+                pool.apply_async(run_client, (base, token, share // rounds)) for _ in range(clients)
+            ]
+            for job in jobs:
+                part: Tally = job.get()
+                total.answers.update(part.answers)
+                for reason, example in part.failures.items():
+                    total.failures.setdefault(reason, example)
+                total.slow += part.slow
+                total.slowest = max(total.slowest, part.slowest)
+                total.latencies.extend(part.latencies)
+            rss.append(rss_mb(pid))
+            print(
+                f"  {tenth + 1}/10: {sum(total.answers.values()):,} answers, RSS {rss[-1]:.0f} MB"
+            )
+    seconds = time.perf_counter() - started
+    sent = sum(total.answers.values())
+    latencies = sorted(total.latencies)
+    print(f"\n{sent:,} generated requests in {seconds:.0f} s ({sent / seconds:.0f}/s)")
+    families: Counter[str] = Counter()
+    statuses: Counter[str] = Counter()
+    for key, count in total.answers.items():
+        family, status, _ = key.rsplit(" ", 2)
+        families[family] += count
+        statuses[status] += count
+    print("by family: " + ", ".join(f"{name} {n:,}" for name, n in sorted(families.items())))
+    print("by status: " + ", ".join(f"{status} {n:,}" for status, n in sorted(statuses.items())))
+    top = Counter({key: n for key, n in total.answers.items() if " 200 " not in key})
+    print("most frequent errors: " + "; ".join(f"{k} {n:,}" for k, n in top.most_common(12)))
+    print(
+        f"latency p50 {latencies[len(latencies) // 2] * 1000:.1f} ms, "
+        f"p99 {latencies[int(len(latencies) * 0.99)] * 1000:.1f} ms, "
+        f"max {total.slowest * 1000:.0f} ms; over {SLOW_SECONDS:g} s: {total.slow}"
+    )
+    print(
+        f"RSS after the first tenth {rss[1]:.0f} MB, at the end {rss[-1]:.0f} MB "
+        f"({(rss[-1] / rss[1] - 1) * 100:+.1f}%); each tenth: "
+        + " ".join(f"{mb:.0f}" for mb in rss)
+    )
+    failures = total.failures
+    print(f"answers that are not Salesforce answers: {len(failures)} distinct")
+    for reason, example in sorted(failures.items())[:40]:
+        print(f"  {reason}\n      {example}")
+    return not failures and rss[-1] <= rss[1] * 1.10
+
+
+def log_tracebacks(log: Path) -> int:
+    text = log.read_text(errors="replace")
+    return text.count("Traceback (most recent call last)")
+
+
+def run_schemathesis(base: str, token: str, max_examples: int) -> bool:
+    command = [
+        str(Path(sys.executable).with_name("schemathesis")),
+        "--config-file", str(SCHEMATHESIS_CONFIG),
+        "--no-color",
+        "run", f"{base}/openapi.json",
+        "--checks", "all",
+        "--header", f"Authorization: Bearer {token}",
+        "--max-examples", str(max_examples),
+        "--workers", "1",
+        "--seed", "20261201",
+    ]  # fmt: skip
+    print("\n$ schemathesis run --checks all --max-examples", max_examples, f"{base}/openapi.json")
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    output = done.stdout + done.stderr
+    summary = output[output.rfind("SUMMARY") :] if "SUMMARY" in output else output[-3000:]
+    print(summary)
+    if done.returncode != 0:
+        print(output[-12000:])
+    return done.returncode == 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--requests", type=int, default=200_000)
+    parser.add_argument("--clients", type=int, default=2)
+    parser.add_argument("--schemathesis-examples", type=int, default=200)
+    parser.add_argument("--no-schemathesis", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as workdir:
+        data_dir = Path(workdir) / "data"
+        settings_ = Settings(data_dir=data_dir)
+        state = build_state(settings_)
+        ensure_database(state.engine, state.registry, state.tables, settings_)
+        state.engine.dispose()
+        with running(Deployment(data_dir, "")) as server:
+            made = httpx.post(f"{server.base}/__localforce/sandboxes", json={"id": "fuzz"})
+            made.raise_for_status()
+            token = made.json()["access_token"]
+            good = fuzz(server.base, server.process.pid, args.requests, args.clients, token)
+            if not args.no_schemathesis:
+                good = run_schemathesis(server.base, token, args.schemathesis_examples) and good
+            tracebacks = log_tracebacks(server.log)
+            print(f"tracebacks in the server log: {tracebacks}")
+            if tracebacks:
+                print(server.log.read_text(errors="replace")[-6000:])
+        shutil.rmtree(data_dir, ignore_errors=True)
+    sys.exit(0 if good and not tracebacks else 1)
+
+
+if __name__ == "__main__":
+    # The clients import the test helpers, whose TestClient import warns; keep the report clean.
+    os.environ.setdefault("PYTHONWARNINGS", "ignore")
+    main()

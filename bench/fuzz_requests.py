@@ -1,0 +1,323 @@
+"""What the fuzzer sends: hypothesis strategies for whole HTTP requests, built from the org's
+schema and a corpus of seed queries, with the inputs that broke servers before (numbers past
+64 bits and past 4,300 digits, far dates and offsets, lone surrogates, deep nesting, long
+patterns) mixed into every part: SOQL, SOSL, JSON bodies, headers and paths."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from hypothesis import strategies as st
+
+from app.metadata.model import SObjectDef
+from tests.sosl.test_search_cases import CASES as SOSL_CASES
+
+API = "/services/data/v59.0"
+SOQL_FIXTURES = Path(__file__).parents[1] / "tests" / "soql" / "fixtures"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request: `family` names the strategy that made it, for the report."""
+
+    family: str
+    method: str
+    path: str  # already percent-encoded, query string included
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes | None = None
+
+
+def soql_seeds() -> list[str]:
+    """The queries of parse_ok.txt: blocks split by blank lines, before any `=>` line."""
+    seeds, block = [], []
+    lines = (SOQL_FIXTURES / "parse_ok.txt").read_text(encoding="utf-8").splitlines()
+    for line in [*lines, ""]:
+        if line.strip() and not line.startswith("#"):
+            block.append(line)
+            continue
+        query = " ".join(part for part in block if not part.startswith("=>")).strip()
+        if query:
+            seeds.append(query)
+        block = []
+    return seeds
+
+
+# Literals that reached past a bound somewhere before: digits, exponents, 64-bit edges, years
+# and offsets out of range, date literals with huge N, and text with quotes and escapes.
+HOSTILE_NUMBERS = [
+    "0", "-1", "1.5", "9" * 20, "9" * 5000, "-" + "9" * 400, "1e308", "1e309", "-1e999999",
+    "9223372036854775807", "9223372036854775808", "-9223372036854775809", "2147483648",
+    "0x10", "1_000", "١٢٣", "²", "NaN", "Infinity", ".5", "5.", "00000000000000000001",
+]  # fmt: skip
+HOSTILE_DATES = [
+    "2024-01-01", "2024-01-01T00:00:00Z", "2024-01-01T00:00:00+99:00", "2024-01-01T00:00:00-18:01",
+    "0000-01-01", "9999-12-31T23:59:59Z", "10000-01-01", "252027-01-01", "-2997974-01-01",
+    "2024-02-30", "2024-13-01T00:00:00Z", "2024-01-01T24:00:00Z", "2024-01-01T00:00:00.9999999Z",
+    "TODAY", "LAST_N_DAYS:99999999999999999999", "NEXT_N_YEARS:" + "9" * 5000, "THIS_FISCAL_YEAR",
+]  # fmt: skip
+HOSTILE_TEXT = [
+    "", "'", "\\'", "\\", "\\u0041", "\\ud800", "%", "_", "%" * 300, "a" * 20_000, "\x00", "\n",
+    "é", "東京", "😀", "' OR '1'='1", "); DROP TABLE Account; --", "{", "}", "\u202e",
+]  # fmt: skip
+OPERATORS = ["=", "!=", "<", "<=", ">", ">=", "LIKE", "IN", "NOT IN", "INCLUDES", "EXCLUDES"]
+PIECES = [
+    "(", ")", ",", ".", " AND ", " OR ", " NOT ", " WHERE ", " GROUP BY ", " ORDER BY ", " LIMIT ",
+    " OFFSET ", " HAVING ", " FROM ", " SELECT ", " TYPEOF ", " USING SCOPE ", " FOR VIEW ",
+    " WITH SECURITY_ENFORCED ", "COUNT(Id)", "FIELDS(ALL)", "(SELECT Id FROM Contacts)",
+    "Id, " * 300, "(" * 200, ")" * 200, "'", "\\", "\x00", *HOSTILE_NUMBERS[:8], "TODAY", "NULL",
+    ":x",
+]  # fmt: skip
+
+
+def _literal() -> st.SearchStrategy[str]:
+    quoted = st.sampled_from(HOSTILE_TEXT) | st.text(max_size=12)
+    return st.one_of(
+        st.sampled_from(HOSTILE_NUMBERS),
+        st.sampled_from(HOSTILE_DATES),
+        quoted.map(lambda text: "'" + text.replace("'", "\\'") + "'"),
+        st.sampled_from(["null", "true", "false", "TRUE"]),
+        st.lists(st.sampled_from(["'a'", "1", "null", "'\\ud800'"]), max_size=5).map(
+            lambda items: "(" + ", ".join(items) + ")"
+        ),
+    )
+
+
+def _names(sobject: SObjectDef) -> st.SearchStrategy[str]:
+    known = [f.name for f in sobject.fields]
+    parents = [f"{f.relationship_name}.Name" for f in sobject.fields if f.relationship_name]
+    return st.one_of(
+        st.sampled_from(known),
+        st.sampled_from(parents or known),
+        st.sampled_from(["Nope__c", "Id" * 200, "Owner.Manager.Manager.Manager.Manager.Name"]),
+        st.text(alphabet="abcXYZ_._0123", min_size=1, max_size=12),
+    )
+
+
+@st.composite
+def generated_soql(draw: st.DrawFn, objects: list[SObjectDef]) -> str:
+    sobject = draw(st.sampled_from(objects))
+    names = _names(sobject)
+    fields = ", ".join(draw(st.lists(names, min_size=1, max_size=6)))
+    text = f"SELECT {fields} FROM {sobject.name}"
+    conditions = draw(
+        st.lists(st.tuples(names, st.sampled_from(OPERATORS), _literal()), max_size=3)
+    )
+    if conditions:
+        joiner = draw(st.sampled_from([" AND ", " OR "]))
+        text += " WHERE " + joiner.join(f"{n} {op} {lit}" for n, op, lit in conditions)
+    if draw(st.booleans()):
+        text += f" ORDER BY {draw(names)} {draw(st.sampled_from(['', 'DESC', 'NULLS LAST']))}"
+    if draw(st.booleans()):
+        text += f" LIMIT {draw(st.sampled_from(HOSTILE_NUMBERS))}"
+    if draw(st.integers(0, 4)) == 0:
+        text += f" OFFSET {draw(st.sampled_from(HOSTILE_NUMBERS))}"
+    return text
+
+
+@st.composite
+def mutated(draw: st.DrawFn, seeds: list[str]) -> str:
+    """A seed changed in up to four places: pieces inserted, spans dropped, doubled or replaced."""
+    text = draw(st.sampled_from(seeds))
+    for _ in range(draw(st.integers(min_value=1, max_value=4))):
+        at = draw(st.integers(min_value=0, max_value=len(text)))
+        end = at + draw(st.integers(min_value=1, max_value=16))
+        action = draw(st.sampled_from(["insert", "delete", "replace", "double"]))
+        piece = draw(st.sampled_from(PIECES) | _literal() | st.text(max_size=6))
+        text = {
+            "insert": text[:at] + piece + text[at:],
+            "delete": text[:at] + text[end:],
+            "replace": text[:at] + piece + text[end:],
+            "double": text[:at] + text[at:end] * draw(st.integers(2, 50)) + text[end:],
+        }[action]
+    return text
+
+
+def _q(text: str) -> str:
+    # Lone surrogates cannot be UTF-8: they travel as the bytes a careless client sends.
+    return quote(text.encode("utf-8", "surrogatepass"), safe="")
+
+
+def json_values() -> st.SearchStrategy[Any]:
+    scalars = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.integers(min_value=2**63 - 2, max_value=2**70),
+        st.floats(allow_nan=False),
+        st.sampled_from(HOSTILE_TEXT + HOSTILE_DATES),
+        st.text(max_size=20),
+    )
+    return st.recursive(
+        scalars,
+        lambda kids: (
+            st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=8), kids, max_size=3)
+        ),
+        max_leaves=8,
+    )
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=True).encode()
+
+
+# JSON texts no serializer would write: raw numbers past every bound, deep nesting, junk.
+RAW_BODIES = [
+    b"", b"{", b"[]", b"null", b'"x"', b"{" * 5000, b"[" * 100_000,
+    b'{"Name": 1' + b"0" * 5000 + b"}",
+    b'{"Name": "\\ud800"}', b'{"Name": "\xff\xfe"}', b'{"Name": 1e999}', b'{"a": NaN}',
+    b'{"Name": "x", "Name": "y"}', b"\x00" * 10, b'{"attributes": {"type": "Account"}}',
+]  # fmt: skip
+
+
+@st.composite
+def record_bodies(draw: st.DrawFn, sobject: SObjectDef) -> bytes:
+    if draw(st.integers(0, 5)) == 0:
+        return draw(st.sampled_from(RAW_BODIES))
+    keys = st.sampled_from([f.name for f in sobject.fields]) | st.text(max_size=10)
+    return _json(draw(st.dictionaries(keys, json_values(), max_size=5)))
+
+
+CONTENT_TYPES = [
+    "application/json", "application/json; charset=UTF-8", "text/plain", "application/xml",
+    "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "json", "", "*/*",
+]  # fmt: skip
+VERSIONS = ["v59.0", "v20.0", "v66.0", "v19.0", "v67.0", "v59", "59.0", "v" + "9" * 5000, "v5e1.0"]
+
+
+def record_ids(objects: list[SObjectDef]) -> st.SearchStrategy[str]:
+    prefixed = st.tuples(
+        st.sampled_from([o.key_prefix or "001" for o in objects]),
+        st.text(alphabet="0123456789ABCDEFabcdef", min_size=12, max_size=15),
+    ).map("".join)
+    return prefixed | st.text(max_size=40) | st.sampled_from(["x" * 300, "000000000000000AAA"])
+
+
+def calls(objects: list[SObjectDef], headers: dict[str, str]) -> st.SearchStrategy[Call]:
+    """Every family of request, each with the session's headers (sometimes spoiled)."""
+    soql = st.one_of(generated_soql(objects), mutated(soql_seeds()), st.text(max_size=200))
+    sosl = st.one_of(mutated([case.statement for case in SOSL_CASES]), st.text(max_size=120))
+    auth = st.one_of(
+        st.just(headers),
+        st.sampled_from(
+            [{}, {"Authorization": "Bearer nope"}, {"Authorization": "Bearer " + "x" * 5000},
+             {"Authorization": headers["Authorization"] + "x"}, {"Authorization": "Basic Og=="}]
+        ),
+    )  # fmt: skip
+    sobjects = st.sampled_from(objects)
+
+    def query_call(text: str, all_rows: bool, options: str | None) -> Call:
+        extra = {"Sforce-Query-Options": options} if options is not None else {}
+        resource = "queryAll" if all_rows else "query"
+        return Call("soql", "GET", f"{API}/{resource}?q={_q(text)}", {**headers, **extra})
+
+    batch_sizes = st.none() | st.sampled_from(
+        ["batchSize=200", "batchSize=1", "batchSize=" + "9" * 5000, "batchSize=²", "junk"]
+    )
+    soql_calls = st.builds(query_call, soql, st.booleans(), batch_sizes)
+    sosl_calls = st.builds(
+        lambda text: Call("sosl", "GET", f"{API}/search?q={_q(text)}", headers), sosl
+    )
+    parameterized = st.builds(
+        lambda text, sobject, limit: Call(
+            "parameterizedSearch",
+            "GET",
+            f"{API}/parameterizedSearch?q={_q(text)}&sobject={_q(sobject)}&overallLimit={_q(limit)}",
+            headers,
+        ),
+        st.text(max_size=30) | st.sampled_from(HOSTILE_TEXT),
+        st.sampled_from([o.name for o in objects] + ["Nope", ""]),
+        st.sampled_from(HOSTILE_NUMBERS),
+    )
+    parameterized_post = st.builds(
+        lambda body, ctype: Call(
+            "parameterizedSearch", "POST", f"{API}/parameterizedSearch",
+            {**headers, "Content-Type": ctype}, body,
+        ),
+        st.dictionaries(st.sampled_from(["q", "fields", "sobjects", "overallLimit", "in"]),
+                        json_values(), max_size=4).map(_json) | st.sampled_from(RAW_BODIES),
+        st.sampled_from(CONTENT_TYPES[:2]),
+    )  # fmt: skip
+
+    @st.composite
+    def writes(draw: st.DrawFn) -> Call:
+        sobject = draw(sobjects)
+        body = draw(record_bodies(sobject))
+        content_type = draw(st.sampled_from(CONTENT_TYPES) | st.just("application/json"))
+        spoiled = {**draw(auth), "Content-Type": content_type}
+        target = draw(st.sampled_from(["create", "update", "upsert", "delete"]))
+        path = f"{API}/sobjects/{sobject.name}"
+        record = _q(draw(record_ids(objects)))
+        method, path = {
+            "create": ("POST", path),
+            "update": ("PATCH", f"{path}/{record}"),
+            "upsert": ("PATCH", f"{path}/{_q(draw(_names(sobject)))}/{record}"),
+            "delete": ("DELETE", f"{path}/{record}"),
+        }[target]
+        return Call(f"record {target}", method, path, spoiled, body)
+
+    @st.composite
+    def composites(draw: st.DrawFn) -> Call:
+        sub_url = st.sampled_from(
+            [f"/services/data/v59.0/sobjects/{o.name}" for o in objects]
+            + [f"/services/data/v59.0/query?q={_q('SELECT Id FROM Account')}", "/x", "", "@{a.id}"]
+        ) | st.text(max_size=30)
+        sub = st.fixed_dictionaries(
+            {"method": st.sampled_from(["GET", "POST", "PATCH", "DELETE", "PUT", "X"]),
+             "url": sub_url, "referenceId": st.sampled_from(["a", "b", "1", "_", "a" * 300])},
+            optional={"body": json_values()},
+        )  # fmt: skip
+        kind = draw(st.sampled_from(["composite", "batch", "collection", "tree"]))
+        shape = {
+            "composite": ("", {"compositeRequest": st.lists(sub, max_size=30),
+                               "allOrNone": json_values()}),
+            "batch": ("/batch", {"batchRequests": st.lists(sub, max_size=30),
+                                 "haltOnError": json_values()}),
+            "collection": ("/sobjects", {"records": st.lists(json_values(), max_size=5),
+                                         "allOrNone": json_values()}),
+            "tree": (f"/tree/{draw(sobjects).name}",
+                     {"records": st.lists(json_values(), max_size=5)}),
+        }[kind]  # fmt: skip
+        body = draw(st.fixed_dictionaries({}, optional=shape[1]).map(_json))
+        if draw(st.integers(0, 6)) == 0:
+            body = draw(st.sampled_from(RAW_BODIES))
+        method = "PATCH" if kind == "collection" and draw(st.booleans()) else "POST"
+        return Call(f"composite {kind}", method, f"{API}/composite{shape[0]}",
+                    {**headers, "Content-Type": "application/json"}, body)  # fmt: skip
+
+    @st.composite
+    def paths(draw: st.DrawFn) -> Call:
+        version = draw(st.sampled_from(VERSIONS))
+        name = draw(st.sampled_from([o.name for o in objects]) | st.text(max_size=20))
+        record = _q(draw(record_ids(objects)))
+        fields = _q(draw(st.text(max_size=20)))
+        rest = draw(
+            st.sampled_from(
+                [
+                    "",
+                    "/describe",
+                    "/updated?start=x&end=y",
+                    "/deleted",
+                    f"/{record}?fields={fields}",
+                ]
+            )
+        )
+        offset = _q(draw(st.sampled_from(HOSTILE_NUMBERS)))
+        data = f"/services/data/{_q(version)}"
+        path = {
+            "sobjects": f"{data}/sobjects/{_q(name)}{rest}",
+            "query-locator": f"{data}/query/{_q(name)}-{offset}",
+            "limits": f"{data}/limits/recordCount?sObjects={_q(name)}",
+            "id": f"/id/{_q(name)}/{record}",
+        }
+        target = draw(st.sampled_from(sorted(path)))
+        method = draw(st.sampled_from(["GET", "GET", "HEAD", "OPTIONS", "PUT", "TRACE"]))
+        return Call(f"path {target}", method, path[target], draw(auth))
+
+    return st.one_of(
+        soql_calls, soql_calls, sosl_calls, parameterized, parameterized_post,
+        writes(), composites(), paths(),
+    )  # fmt: skip
