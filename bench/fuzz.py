@@ -158,9 +158,8 @@ def fuzz(base: str, pid: int, requests: int, clients: int, token: str) -> bool:
                 total.slowest = max(total.slowest, part.slowest)
                 total.latencies.extend(part.latencies)
             rss.append(rss_mb(pid))
-            print(
-                f"  {tenth + 1}/10: {sum(total.answers.values()):,} answers, RSS {rss[-1]:.0f} MB"
-            )
+            done = sum(total.answers.values())
+            print(f"  {tenth + 1}/10: {done:,} answers, RSS {rss[-1]:.0f} MB", flush=True)
     seconds = time.perf_counter() - started
     sent = sum(total.answers.values())
     latencies = sorted(total.latencies)

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 from hypothesis import strategies as st
 
-from app.metadata.model import SObjectDef
+from app.metadata.model import FieldType, SObjectDef
 from tests.sosl.test_search_cases import CASES as SOSL_CASES
 
 API = "/services/data/v59.0"
@@ -91,10 +91,38 @@ def _names(sobject: SObjectDef) -> st.SearchStrategy[str]:
     parents = [f"{f.relationship_name}.Name" for f in sobject.fields if f.relationship_name]
     return st.one_of(
         st.sampled_from(known),
+        st.sampled_from(known),
         st.sampled_from(parents or known),
         st.sampled_from(["Nope__c", "Id" * 200, "Owner.Manager.Manager.Manager.Manager.Name"]),
         st.text(alphabet="abcXYZ_._0123", min_size=1, max_size=12),
     )
+
+
+# Literals of the right kind for a field, so that most generated queries run, not just parse.
+TYPED_LITERALS: dict[FieldType, list[str]] = {
+    FieldType.BOOLEAN: ["true", "false"],
+    FieldType.INT: ["0", "1", "-5", "2147483647", "2147483648"],
+    FieldType.DOUBLE: ["0", "1.5", "-2.25", "1e3"],
+    FieldType.CURRENCY: ["0", "99.99", "100"],
+    FieldType.PERCENT: ["0", "50"],
+    FieldType.DATE: ["2023-01-15", "TODAY", "LAST_N_DAYS:30", "THIS_YEAR", "NEXT_N_MONTHS:2"],
+    FieldType.DATETIME: ["2023-01-15T10:00:00Z", "2023-01-15T10:00:00+05:30", "LAST_WEEK"],
+}
+TEXT_LITERALS = ["'a'", "'%a%'", "'New'", "'Closed'", "null", "('a', 'b')", "''"]
+
+
+def _condition(sobject: SObjectDef) -> st.SearchStrategy[str]:
+    @st.composite
+    def typed(draw: st.DrawFn) -> str:
+        field = draw(st.sampled_from(sobject.fields))
+        operator = draw(st.sampled_from(["=", "!=", "<", ">=", "IN", "LIKE"]))
+        literal = draw(st.sampled_from(TYPED_LITERALS.get(field.type, TEXT_LITERALS)))
+        if operator == "IN" and not literal.startswith("("):
+            literal = f"({literal})"
+        return f"{field.name} {operator} {literal}"
+
+    hostile = st.tuples(_names(sobject), st.sampled_from(OPERATORS), _literal()).map(" ".join)
+    return typed() | typed() | hostile
 
 
 @st.composite
@@ -103,16 +131,14 @@ def generated_soql(draw: st.DrawFn, objects: list[SObjectDef]) -> str:
     names = _names(sobject)
     fields = ", ".join(draw(st.lists(names, min_size=1, max_size=6)))
     text = f"SELECT {fields} FROM {sobject.name}"
-    conditions = draw(
-        st.lists(st.tuples(names, st.sampled_from(OPERATORS), _literal()), max_size=3)
-    )
+    conditions = draw(st.lists(_condition(sobject), max_size=3))
     if conditions:
         joiner = draw(st.sampled_from([" AND ", " OR "]))
-        text += " WHERE " + joiner.join(f"{n} {op} {lit}" for n, op, lit in conditions)
+        text += " WHERE " + joiner.join(conditions)
     if draw(st.booleans()):
         text += f" ORDER BY {draw(names)} {draw(st.sampled_from(['', 'DESC', 'NULLS LAST']))}"
     if draw(st.booleans()):
-        text += f" LIMIT {draw(st.sampled_from(HOSTILE_NUMBERS))}"
+        text += f" LIMIT {draw(st.sampled_from(['1', '10', '200', *HOSTILE_NUMBERS]))}"
     if draw(st.integers(0, 4)) == 0:
         text += f" OFFSET {draw(st.sampled_from(HOSTILE_NUMBERS))}"
     return text

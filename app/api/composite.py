@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import Request
 
-from app.api import openapi
+from app.api import request_bodies as bodies
 from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep, StateDep
 from app.api.openapi import CREATED, TREE_FAILURE, json_body, parameter, query_parameters
 from app.api.routing import SalesforceJSONResponse, SlashRouter
@@ -24,7 +24,7 @@ def _all_or_none(request: Request) -> bool:
     return request.query_params.get("allOrNone", "").lower() == "true"
 
 
-@router.post("", openapi_extra=json_body(openapi.COMPOSITE))
+@router.post("", openapi_extra=json_body(bodies.COMPOSITE))
 def post_composite(
     raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep, state: StateDep
 ) -> SalesforceJSONResponse:
@@ -32,7 +32,7 @@ def post_composite(
     return SalesforceJSONResponse(composite.run_composite(conn, ctx, state.cursors, data))
 
 
-@router.post("/batch", openapi_extra=json_body(openapi.BATCH))
+@router.post("/batch", openapi_extra=json_body(bodies.BATCH))
 def post_batch(
     raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep, state: StateDep
 ) -> SalesforceJSONResponse:
@@ -44,7 +44,7 @@ def post_batch(
     "/tree/{sobject}",
     status_code=201,
     responses={201: CREATED, 400: TREE_FAILURE},
-    openapi_extra=json_body(openapi.TREE),
+    openapi_extra=json_body(bodies.TREE),
 )
 def post_tree(
     sobject: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
@@ -55,7 +55,7 @@ def post_tree(
     return SalesforceJSONResponse(body, status_code=status)
 
 
-@router.post("/sobjects", openapi_extra=json_body(openapi.COLLECTION))
+@router.post("/sobjects", openapi_extra=json_body(bodies.COLLECTION))
 def collection_create(
     raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
 ) -> SalesforceJSONResponse:
@@ -63,7 +63,7 @@ def collection_create(
     return SalesforceJSONResponse(composite.collection_create(conn, ctx, data))
 
 
-@router.patch("/sobjects", openapi_extra=json_body(openapi.COLLECTION))
+@router.patch("/sobjects", openapi_extra=json_body(bodies.COLLECTION))
 def collection_update(
     raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
 ) -> SalesforceJSONResponse:
@@ -100,7 +100,7 @@ def collection_retrieve(
     return SalesforceJSONResponse(found)
 
 
-@router.post("/sobjects/{sobject}", openapi_extra=json_body(openapi.COLLECTION_RETRIEVE))
+@router.post("/sobjects/{sobject}", openapi_extra=json_body(bodies.COLLECTION_RETRIEVE))
 def collection_retrieve_post(
     sobject: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
 ) -> SalesforceJSONResponse:
@@ -116,7 +116,7 @@ def collection_retrieve_post(
     return SalesforceJSONResponse(found)
 
 
-@router.patch("/sobjects/{sobject}/{field}", openapi_extra=json_body(openapi.COLLECTION))
+@router.patch("/sobjects/{sobject}/{field}", openapi_extra=json_body(bodies.COLLECTION))
 def collection_upsert(
     sobject: str, field: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
 ) -> SalesforceJSONResponse:

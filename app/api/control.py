@@ -75,8 +75,9 @@ class SandboxCreate(BaseModel):
     org: str | None = Field(
         default=None, description="Which org's schema and data: original, b2b or b2c"
     )
-    seed: StrictInt | None = Field(  # stored as a 64-bit integer; never a boolean
-        default=None, ge=-(2**63), le=2**63 - 1, description="Seed of the generated data"
+    # Within +/-(2**53 - 1), which every JSON reader holds exactly; never a boolean.
+    seed: StrictInt | None = Field(
+        default=None, ge=-(2**53 - 1), le=2**53 - 1, description="Seed of the generated data"
     )
     clock: datetime | None = Field(default=None, description="Start of the sandbox's clock")
     clockMode: Literal["pinned", "running"] = Field(  # camelCase: a JSON key

@@ -5,7 +5,8 @@ from __future__ import annotations
 from fastapi import Request
 
 from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep
-from app.api.openapi import PARAMETERIZED_SEARCH, json_body, parameter, query_parameters
+from app.api.openapi import json_body, parameter, query_parameters
+from app.api.request_bodies import PARAMETERIZED_SEARCH
 from app.api.routing import SalesforceJSONResponse, SlashRouter
 from app.services.search import run_parameterized_get, run_parameterized_post, run_search
 

@@ -7,13 +7,13 @@ batches are stable while the cursor lives, whatever is written in between.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Connection, Select
 
 from app.errors import SalesforceError
 from app.metadata.registry import SchemaRegistry
+from app.services.compiled_cache import keep_compiled
 from app.services.context import OrgContext
 from app.services.cursors import CursorStore, OpenQuery
 from app.services.numbers import parse_count
@@ -31,7 +31,7 @@ MAX_QUERY_LENGTH = 100_000
 MAX_AGGREGATE_ROWS = 2000
 
 
-@lru_cache(maxsize=2048)
+@keep_compiled(lambda compiled: 1)
 def prepare(
     registry: SchemaRegistry,
     tables: TableSet,

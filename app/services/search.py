@@ -8,13 +8,13 @@ the list get what earlier ones left.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Connection
 
 from app.errors import NotFound
 from app.metadata.registry import SchemaRegistry
+from app.services.compiled_cache import keep_compiled
 from app.services.context import OrgContext
 from app.services.json_body import JsonBody, parse_object
 from app.soql.ast import DataCategoryFilter
@@ -31,13 +31,13 @@ from app.storage.tables import TableSet
 SEARCH_RECORDS_SINCE = 36
 
 
-@lru_cache(maxsize=1024)
+@keep_compiled(lambda compiled: len(compiled.targets))
 def prepare(registry: SchemaRegistry, tables: TableSet, dialect: str, text: str) -> CompiledSearch:
     """Parse, bind and compile a SOSL statement once per text and dialect."""
     return compile_search(bind_search(registry, parse(text)), tables, dialect)
 
 
-@lru_cache(maxsize=1024)
+@keep_compiled(lambda compiled: len(compiled.targets))
 def prepare_query(
     registry: SchemaRegistry, tables: TableSet, dialect: str, query: SoslQuery
 ) -> CompiledSearch:
