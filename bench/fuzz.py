@@ -2,7 +2,8 @@
 schemathesis with every check over its /openapi.json (bench/schemathesis.toml says why a 400
 is accepted where it is). Prints what came back per family of request, every answer that is
 not a Salesforce answer (a 5xx, a body that is neither a result nor an error array, a wrong
-Content-Type, over 2 s), the server log's tracebacks, and RSS after each tenth of the run.
+Content-Type, over 2 s), the server log's tracebacks, and RSS after each tenth of the run
+(the caches of compiled statements filled first, so that growth means a leak).
 
 Run: `make fuzz` (or `python -m bench.fuzz [--requests N] [--clients N] [--no-schemathesis]`).
 Each client is its own process running hypothesis over one keep-alive connection; exits 1 when
@@ -30,7 +31,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from app.config import Settings
 from app.main import Schemas, build_state
 from app.seeding.bootstrap import ensure_database
-from bench.fuzz_requests import Call, calls
+from bench.fuzz_requests import API, Call, calls
 from bench.soak import rss_mb
 from tests.processes import Deployment, running
 
@@ -138,8 +139,26 @@ def _show(call: Call) -> str:
     return f"{call.method} {call.path[:300]} {body!r}"
 
 
+# Distinct valid statements that fill every bounded cache of compiled statements (ours and
+# SQLAlchemy's) before memory is measured: the fuzz's own valid queries are too few to.
+WARM_UP = [
+    *(f"/query?q=SELECT+Id+FROM+Account+WHERE+Name+%3D+%27warm{n}%27" for n in range(1200)),
+    *(f"/search?q=FIND+%7Bwarm{n}%7D" for n in range(60)),
+    *(f"/search?q=FIND+%7Bwarm{n}%7D+RETURNING+Account%28Name%29" for n in range(600)),
+    *(f"/parameterizedSearch?q=warm{n}&sobject=Contact" for n in range(600)),
+]
+
+
+def warm_up(base: str, token: str) -> None:
+    with httpx.Client(base_url=f"{base}{API}", timeout=60) as client:
+        for path in WARM_UP:
+            response = client.get(path, headers={"Authorization": f"Bearer {token}"})
+            response.raise_for_status()
+
+
 def fuzz(base: str, pid: int, requests: int, clients: int, token: str) -> bool:
     share = requests // clients
+    warm_up(base, token)
     rss: list[float] = [rss_mb(pid)]
     started = time.perf_counter()
     total = Tally()

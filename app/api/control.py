@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Body, Depends, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.api.deps import StateDep
 from app.api.routing import (
@@ -75,14 +75,22 @@ class SandboxCreate(BaseModel):
     org: str | None = Field(
         default=None, description="Which org's schema and data: original, b2b or b2c"
     )
-    # Within +/-(2**53 - 1), which every JSON reader holds exactly; never a boolean.
-    seed: StrictInt | None = Field(
+    # Within +/-(2**53 - 1), which every JSON reader holds exactly.
+    seed: int | None = Field(
         default=None, ge=-(2**53 - 1), le=2**53 - 1, description="Seed of the generated data"
     )
     clock: datetime | None = Field(default=None, description="Start of the sandbox's clock")
     clockMode: Literal["pinned", "running"] = Field(  # camelCase: a JSON key
         default="pinned", description="pinned: time stands still; running: it moves on"
     )
+
+    @field_validator("seed", mode="before")
+    @classmethod
+    def _seed_is_a_number(cls, value: object) -> object:
+        # A JSON integer (2.0 is one); pydantic would also read true and "2" as integers.
+        if isinstance(value, bool | str):
+            raise ValueError("Input should be a valid integer")
+        return value
 
     @field_validator("clock", mode="before")
     @classmethod

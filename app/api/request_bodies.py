@@ -28,7 +28,7 @@ FLAG = {
 METHOD = {"type": "string"}
 # A record names its object in attributes.type; a missing or wrong one is that record's own
 # INVALID_TYPE, in a 200 with the others' results.
-RECORD = {"type": "object"}
+RECORD: dict[str, Any] = {}  # not an object: that record's INVALID_INPUT
 # The bodies of the composite and search routes (a record's own fields are the org's).
 COMPOSITE = _object(
     ["compositeRequest"],

@@ -28,8 +28,8 @@ def search(request: Request, ctx: OrgContextDep, conn: ConnectionDep) -> Salesfo
         parameter("sobject", "An object to search"),
         parameter("fields", "Fields to return"),
         parameter("in", "Which fields to search: ALL, NAME, EMAIL, PHONE, SIDEBAR"),
-        parameter("overallLimit", "At most this many records", pattern="^[0-9]{1,4}$"),
-        parameter("defaultLimit", "At most this many records per object", pattern="^[0-9]{1,4}$"),
+        parameter("overallLimit", "At most this many records"),
+        parameter("defaultLimit", "At most this many records per object"),
     ),
 )
 def parameterized_search(
