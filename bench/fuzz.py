@@ -251,7 +251,10 @@ def main() -> None:
         ensure_database(state.engine, state.registry, state.tables, settings_)
         state.engine.dispose()
         with running(Deployment(data_dir, "")) as server:
-            made = httpx.post(f"{server.base}/__localforce/sandboxes", json={"id": "fuzz"})
+            # The first sandbox of a template builds it: seconds, not the default 5 s timeout.
+            made = httpx.post(
+                f"{server.base}/__localforce/sandboxes", json={"id": "fuzz"}, timeout=300
+            )
             made.raise_for_status()
             token = made.json()["access_token"]
             good = fuzz(server.base, server.process.pid, args.requests, args.clients, token)
