@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 
 from app.config import Settings
-from app.main import Schemas, build_state
-from app.seeding.bootstrap import ensure_database
-from bench.fuzz_requests import API, Call, calls
+from app.main import Schemas
+from bench.fuzz_requests import API, Call, calls, run_settings, send
+from bench.server import seeded_data_dir
 from bench.soak import rss_mb
 from tests.processes import Deployment, running
 
@@ -98,26 +98,18 @@ def run_client(base: str, token: str, requests: int) -> Tally:
     tally = Tally()
     with httpx.Client(base_url=base, timeout=30) as client:
 
-        @settings(
-            max_examples=requests,
-            phases=[Phase.generate],
-            database=None,
-            deadline=None,
-            suppress_health_check=list(HealthCheck),
-        )
+        @run_settings(requests)
         @given(call=calls(objects, headers))
         def fuzz(call: Call) -> None:
             started = time.perf_counter()
             try:
-                # Header values go as the bytes they are: httpx would refuse non-ASCII text.
-                raw = {name.encode(): value.encode() for name, value in call.headers.items()}
-                response = client.request(call.method, call.path, headers=raw, content=call.body)
-            except httpx.InvalidURL:  # over httpx's own 64 kB: the server is never asked
-                tally.answers[f"{call.family} unsent -"] += 1
-                return
+                response = send(client, call)
             except httpx.HTTPError as error:
                 reason = f"transport: {type(error).__name__}"
                 tally.failures.setdefault(f"{call.family}: {reason}", _show(call))
+                return
+            if response is None:
+                tally.answers[f"{call.family} unsent -"] += 1
                 return
             seconds = time.perf_counter() - started
             tally.latencies.append(seconds)
@@ -245,11 +237,7 @@ def main() -> None:
     parser.add_argument("--no-schemathesis", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as workdir:
-        data_dir = Path(workdir) / "data"
-        settings_ = Settings(data_dir=data_dir)
-        state = build_state(settings_)
-        ensure_database(state.engine, state.registry, state.tables, settings_)
-        state.engine.dispose()
+        data_dir = seeded_data_dir(Path(workdir))
         with running(Deployment(data_dir, "")) as server:
             # The first sandbox of a template builds it: seconds, not the default 5 s timeout.
             made = httpx.post(

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import httpx
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
 from app.metadata.model import FieldType, SObjectDef
@@ -29,6 +31,27 @@ class Call:
     path: str  # already percent-encoded, query string included
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes | None = None
+
+
+def run_settings(examples: int) -> settings:
+    """Generation only: no shrinking, no example database, no deadline, no health checks."""
+    return settings(
+        max_examples=examples,
+        phases=[Phase.generate],
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+
+
+def send(client: httpx.Client, call: Call) -> httpx.Response | None:
+    """The call's answer, or None for a URL over httpx's own 64 kB (the server is never asked).
+    Header values go as the bytes they are: httpx would refuse non-ASCII text."""
+    raw = {name.encode(): value.encode() for name, value in call.headers.items()}
+    try:
+        return client.request(call.method, call.path, headers=raw, content=call.body)
+    except httpx.InvalidURL:
+        return None
 
 
 def soql_seeds() -> list[str]:

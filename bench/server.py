@@ -20,6 +20,16 @@ from app.seeding.bootstrap import ensure_database
 from tests.servers import serve_in_thread
 
 
+def seeded_data_dir(workdir: Path) -> Path:
+    """A data directory under `workdir` holding the seeded org, for a server process."""
+    data_dir = workdir / "data"
+    settings = Settings(data_dir=data_dir)
+    state = build_state(settings)
+    ensure_database(state.engine, state.registry, state.tables, settings)
+    state.engine.dispose()
+    return data_dir
+
+
 class HttpClient:
     """A logged-in keep-alive HTTP/1.1 connection: the lightest client, so the figures are the
     server's, not a client library's."""

@@ -20,9 +20,7 @@ from pathlib import Path
 
 import httpx
 
-from app.config import Settings
-from app.main import build_state
-from app.seeding.bootstrap import ensure_database
+from bench.server import seeded_data_dir
 from tests.processes import Deployment, running
 
 API = "/services/data/v59.0"
@@ -144,11 +142,7 @@ def main() -> None:
     parser.add_argument("--sandboxes", type=int, default=64)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as workdir:
-        data_dir = Path(workdir) / "data"
-        settings = Settings(data_dir=data_dir)
-        state = build_state(settings)
-        ensure_database(state.engine, state.registry, state.tables, settings)
-        state.engine.dispose()
+        data_dir = seeded_data_dir(Path(workdir))
         deploy = Deployment(data_dir, "")
         with running(deploy, LOCALFORCE_MAX_SANDBOXES=str(args.sandboxes + 10)) as server:
             asyncio.run(soak(server.base, server.process.pid, args.requests, args.sandboxes))
