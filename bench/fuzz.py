@@ -37,6 +37,7 @@ from tests.processes import Deployment, running
 
 JSON_TYPE = "application/json;charset=UTF-8"
 SLOW_SECONDS = 2.0
+KEEP_SLOWEST = 8
 ORG = "original"
 SCHEMATHESIS_CONFIG = Path(__file__).with_name("schemathesis.toml")
 
@@ -87,9 +88,28 @@ class Tally:
 
     answers: Counter[str] = field(default_factory=Counter)  # "family status errorCode"
     failures: dict[str, str] = field(default_factory=dict)  # reason -> first request
-    slowest: float = 0.0
     slow: int = 0
     latencies: list[float] = field(default_factory=list)
+    slowest: list[tuple[float, Call]] = field(default_factory=list)  # the slowest first
+
+    def timed(self, seconds: float, call: Call) -> None:
+        self.latencies.append(seconds)
+        self.keep_slow(seconds, call)
+
+    def keep_slow(self, seconds: float, call: Call) -> None:
+        if len(self.slowest) < KEEP_SLOWEST or seconds > self.slowest[-1][0]:
+            self.slowest.append((seconds, call))
+            self.slowest.sort(key=lambda entry: -entry[0])
+            del self.slowest[KEEP_SLOWEST:]
+
+    def add(self, part: Tally) -> None:
+        self.answers.update(part.answers)
+        for reason, example in part.failures.items():
+            self.failures.setdefault(reason, example)
+        self.slow += part.slow
+        self.latencies.extend(part.latencies)
+        for seconds, call in part.slowest:
+            self.keep_slow(seconds, call)
 
 
 def run_client(base: str, token: str, requests: int) -> Tally:
@@ -112,8 +132,7 @@ def run_client(base: str, token: str, requests: int) -> Tally:
                 tally.answers[f"{call.family} unsent -"] += 1
                 return
             seconds = time.perf_counter() - started
-            tally.latencies.append(seconds)
-            tally.slowest = max(tally.slowest, seconds)
+            tally.timed(seconds, call)
             if seconds > SLOW_SECONDS:
                 tally.slow += 1
                 tally.failures.setdefault(f"{call.family}: over {SLOW_SECONDS:g} s", _show(call))
@@ -161,13 +180,7 @@ def fuzz(base: str, pid: int, requests: int, clients: int, token: str) -> bool:
                 pool.apply_async(run_client, (base, token, share // rounds)) for _ in range(clients)
             ]
             for job in jobs:
-                part: Tally = job.get()
-                total.answers.update(part.answers)
-                for reason, example in part.failures.items():
-                    total.failures.setdefault(reason, example)
-                total.slow += part.slow
-                total.slowest = max(total.slowest, part.slowest)
-                total.latencies.extend(part.latencies)
+                total.add(job.get())
             rss.append(rss_mb(pid))
             done = sum(total.answers.values())
             print(f"  {tenth + 1}/10: {done:,} answers, RSS {rss[-1]:.0f} MB", flush=True)
@@ -188,8 +201,9 @@ def fuzz(base: str, pid: int, requests: int, clients: int, token: str) -> bool:
     print(
         f"latency p50 {latencies[len(latencies) // 2] * 1000:.1f} ms, "
         f"p99 {latencies[int(len(latencies) * 0.99)] * 1000:.1f} ms, "
-        f"max {total.slowest * 1000:.0f} ms; over {SLOW_SECONDS:g} s: {total.slow}"
+        f"max {latencies[-1] * 1000:.0f} ms; over {SLOW_SECONDS:g} s: {total.slow}"
     )
+    report_slowest(base, total.slowest)
     print(
         f"RSS after the first tenth {rss[1]:.0f} MB, at the end {rss[-1]:.0f} MB "
         f"({(rss[-1] / rss[1] - 1) * 100:+.1f}%); each tenth: "
@@ -200,6 +214,20 @@ def fuzz(base: str, pid: int, requests: int, clients: int, token: str) -> bool:
     for reason, example in sorted(failures.items())[:40]:
         print(f"  {reason}\n      {example}")
     return not failures and rss[-1] <= rss[1] * 1.10
+
+
+def report_slowest(base: str, slowest: list[tuple[float, Call]]) -> None:
+    """The slowest answers, each sent again alone (best of three): an answer slow only under
+    load waited for the other clients' requests; one slow alone is slow itself."""
+    print("slowest answers (under load, then alone):")
+    with httpx.Client(base_url=base, timeout=60) as client:
+        for seconds, call in slowest:
+            alone = []
+            for _ in range(3):
+                started = time.perf_counter()
+                send(client, call)
+                alone.append(time.perf_counter() - started)
+            print(f"  {seconds * 1000:6.0f} ms, {min(alone) * 1000:6.0f} ms  {_show(call)[:240]}")
 
 
 def log_tracebacks(log: Path) -> int:

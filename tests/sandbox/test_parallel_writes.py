@@ -12,7 +12,7 @@ import asyncio
 import random
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import httpx
@@ -28,6 +28,7 @@ from tests.servers import private_org_app, serve_in_thread
 
 WRITERS = 64
 SECONDS = 4.0
+MIN_ROUNDS = 2
 CONTROL = "/__localforce/sandboxes"
 
 
@@ -61,11 +62,13 @@ class Tally:
         return response
 
 
-async def writer(sf: httpx.AsyncClient, index: int, deadline: float, tally: Tally) -> None:
+async def writer(
+    sf: httpx.AsyncClient, index: int, keep_going: Callable[[], bool], tally: Tally
+) -> None:
     rng = random.Random(index)
     mine: list[str] = []
     step = 0
-    while time.monotonic() < deadline:
+    while keep_going():
         step += 1
         action = rng.choice(["create", "create", "update", "collection", "upsert", "delete"])
         if action == "create" or not mine:
@@ -115,7 +118,8 @@ async def control_loop(
     control: httpx.AsyncClient, sandbox: str, deadline: float, tally: Tally
 ) -> int:
     rounds = 0
-    while time.monotonic() < deadline:
+    # At least MIN_ROUNDS, however slow the machine: the writers run until this ends.
+    while time.monotonic() < deadline or rounds < MIN_ROUNDS:
         rounds += 1
         tally.saw(await control.post(f"{CONTROL}/{sandbox}/snapshots", json={"name": "mid"}))
         tally.saw(await control.post(f"{CONTROL}/{sandbox}/snapshots/mid/restore"))
@@ -165,7 +169,8 @@ async def test_parallel_writers_into_one_sandbox(server: tuple[str, AppState]) -
     sf, control = clients(base, token)
     async with sf, control:
         deadline = time.monotonic() + SECONDS
-        await asyncio.gather(*(writer(sf, i, deadline, tally) for i in range(WRITERS)))
+        running = lambda: time.monotonic() < deadline  # noqa: E731
+        await asyncio.gather(*(writer(sf, i, running, tally) for i in range(WRITERS)))
 
     assert tally.server_errors == []
     assert set(tally.statuses) <= {200, 201, 204}, tally.statuses
@@ -195,11 +200,12 @@ async def test_reset_snapshot_and_restore_beside_writers(server: tuple[str, AppS
     async with sf, control:
         deadline = time.monotonic() + SECONDS
         churn = asyncio.create_task(control_loop(control, "churn", deadline, tally))
-        await asyncio.gather(*(writer(sf, i, deadline, tally) for i in range(WRITERS)))
+        churning = lambda: not churn.done()  # noqa: E731
+        await asyncio.gather(*(writer(sf, i, churning, tally) for i in range(WRITERS)))
         rounds = await churn
         final = await control.post(f"{CONTROL}/churn/reset")
     assert tally.server_errors == []
-    assert rounds >= 2
+    assert rounds >= MIN_ROUNDS
     # A writer's record may be reset away under it: 404 (or 400 ENTITY_IS_DELETED) is a fair
     # answer then, a 5xx never is.
     assert set(tally.statuses) <= {200, 201, 204, 400, 404}, tally.statuses
