@@ -61,6 +61,10 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
     # glibc malloc arenas the server process may use (0: glibc's own limit, 8 per core).
     malloc_arenas: int = Field(default=2, ge=0)
+    # Allocations this big and bigger come from mmap (0: glibc's sliding threshold).
+    malloc_mmap_threshold: int = Field(default=128 * 1024, ge=0, le=32 * 1024 * 1024)
+    # How often freed heap memory is handed back to the system (0: never).
+    malloc_trim_seconds: float = Field(default=10.0, ge=0)
     admin_key: str = ""
 
     @field_validator("timezone")

@@ -53,7 +53,12 @@ from app.seeding.templates import fill_template_in_child
 from app.services import org
 from app.services.cursors import CursorStore
 from app.services.usage import ApiUsage
-from app.serving import limit_malloc_arenas, set_read_timeouts
+from app.serving import (
+    fix_mmap_threshold,
+    limit_malloc_arenas,
+    release_free_memory_forever,
+    set_read_timeouts,
+)
 from app.storage.database import create_db_engine, migrate_platform, restrict_to_owner
 from app.storage.tables import TableSet
 
@@ -263,6 +268,7 @@ async def flush_forever(state: AppState) -> None:
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     limit_malloc_arenas(settings.malloc_arenas)  # before the request threads start
+    fix_mmap_threshold(settings.malloc_mmap_threshold)
     set_read_timeouts(settings.header_timeout_seconds, settings.body_timeout_seconds)
     state = build_state(settings)
 
@@ -270,9 +276,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         prepare_databases(state)
         state.sandboxes.start()
-        flusher = asyncio.create_task(flush_forever(state))
+        background = [asyncio.create_task(flush_forever(state))]
+        if settings.malloc_trim_seconds > 0:
+            trim = release_free_memory_forever(settings.malloc_trim_seconds)
+            background.append(asyncio.create_task(trim))
         yield
-        flusher.cancel()
+        for task in background:
+            task.cancel()
         state.usage.flush()
         state.sandboxes.close()
         state.engine.dispose()

@@ -1,0 +1,58 @@
+"""The server process caps glibc's malloc arenas and fixes its mmap threshold, and hands freed
+heap pages back (RSS stays flat under a long threaded load)."""
+
+from __future__ import annotations
+
+import ctypes
+
+import pytest
+
+from app.config import Settings
+from app.serving import fix_mmap_threshold, limit_malloc_arenas, release_free_memory
+
+
+def test_the_cap_applies_on_glibc(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    assert limit_malloc_arenas(Settings().malloc_arenas) is True
+
+
+def test_an_operators_malloc_arena_max_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    assert limit_malloc_arenas(2) is False
+
+
+def test_zero_keeps_glibcs_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    assert limit_malloc_arenas(0) is False
+    assert Settings(malloc_arenas=0).malloc_arenas == 0
+
+
+def test_the_mmap_threshold_is_fixed_on_glibc(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    assert fix_mmap_threshold(Settings().malloc_mmap_threshold) is True
+    assert Settings().malloc_mmap_threshold == 128 * 1024
+
+
+def test_an_operators_mmap_threshold_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")
+    assert fix_mmap_threshold(128 * 1024) is False
+
+
+def test_zero_keeps_glibcs_sliding_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    assert fix_mmap_threshold(0) is False
+    with pytest.raises(ValueError):
+        Settings(malloc_mmap_threshold=64 * 1024 * 1024)  # past glibc's largest
+
+
+def test_freed_heap_pages_go_back_to_the_system() -> None:
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.free.argtypes = [ctypes.c_void_p]
+    blocks = [libc.malloc(4096) for _ in range(20_000)]  # 80 MB of heap below the last block
+    for block in blocks[:-1]:
+        libc.free(block)
+    try:
+        assert release_free_memory() is True
+    finally:
+        libc.free(blocks[-1])
