@@ -62,7 +62,7 @@ class ConditionBinder(BinderCore):
             return BoundNot(self.condition(root, alias, node.operand, aggregates, scope or "NOT"))
         if isinstance(node.left, ast.FunctionCall) and node.left.name.upper() == "TOLABEL":
             return self._label_condition(root, alias, node)
-        target = self._condition_target(root, alias, node.left, aggregates)
+        target = self.expression_target(root, alias, node.left, aggregates)
         field = target_field(target)
         if field.type is FieldType.LOCATION:
             raise self._error(
@@ -245,13 +245,15 @@ class ConditionBinder(BinderCore):
             )
         return self.value(field, literal)
 
-    def _condition_target(
+    def expression_target(
         self,
         root: SObjectDef,
         alias: str | None,
         left: ast.FieldPath | ast.FunctionCall,
         aggregates: AggregateMap,
     ) -> Target:
+        """What a WHERE, HAVING or ORDER BY expression names: a field path, a date function,
+        DISTANCE, GROUPING, or an aggregate (added to `aggregates` when new)."""
         if isinstance(left, ast.FieldPath):
             return self.path(root, alias, left)
         no_bare_convert_timezone(self, left)

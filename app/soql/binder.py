@@ -22,8 +22,6 @@ from app.soql.bind_core import (
     MAX_CHILD_DEPTH,
     MAX_OFFSET,
     AggregateMap,
-    is_date_function,
-    no_bare_convert_timezone,
 )
 from app.soql.bind_rules import (
     Grouping,
@@ -39,17 +37,18 @@ from app.soql.bound import (
     BoundColumn,
     BoundDateFunction,
     BoundDistance,
+    BoundExpr,
     BoundGrouping,
     BoundOrder,
     BoundQuery,
     BoundSubquery,
     BoundTypeOf,
-    Target,
+    SelectExpr,
 )
 from app.soql.data_categories import bind_categories
 from app.soql.date_literals import OrgCalendar
 from app.soql.errors import SoqlError, malformed
-from app.soql.select_list import MAX_FIELDS_LIMIT, SelectListBinder, bind_group_by
+from app.soql.select_list import MAX_FIELDS_LIMIT, SelectList, SelectListBinder, bind_group_by
 
 
 class Binder(ConditionBinder):
@@ -170,70 +169,20 @@ def _owned_by_user(binder: Binder, root: SObjectDef, query: ast.Query) -> bool:
 
 
 def bind_query(binder: Binder, root: SObjectDef, query: ast.Query, depth: int = 0) -> BoundQuery:
-    """Bind `query` on `root`: the top-level query (depth 0) or a child subquery."""
+    """Bind `query` on `root`: the top-level query (depth 0) or a child subquery. Each clause
+    binds in a pass of its own; the aggregate rules then check what the passes bound."""
     text = binder.text
-    alias = query.alias
-    aggregates = AggregateMap()
+    aggregates = AggregateMap()  # shared by SELECT, HAVING and ORDER BY: one column each
     selected = SelectListBinder(binder, root, query, aggregates, depth).bind()
     select = selected.items
-    count_only = selected.count_only
     group_by, group_kind = bind_group_by(binder, root, query)
     is_aggregate = bool(group_by) or any(isinstance(s, BoundAggregate) for s in select)
-    if selected.unbounded_fields and (query.limit is None or query.limit > MAX_FIELDS_LIMIT):
-        raise malformed(
-            "The SOQL FIELDS function must have a LIMIT of at most 200", query=text, pos=None
-        )
-    if selected.uses_fields_function and is_aggregate:
-        raise malformed(
-            "FIELDS() cannot be used in a query with GROUP BY or aggregate functions",
-            query=text,
-            pos=None,
-        )
+    _check_fields_function(text, query, selected, is_aggregate)
     check_record_only_items(text, select, is_aggregate, group_kind)
     grouping = Grouping(group_by)
-    for expr_item in select:
-        if isinstance(
-            expr_item,
-            BoundAggregate | BoundGrouping | BoundSubquery | BoundTypeOf | BoundDistance,
-        ):
-            continue
-        checked = expr_item.path if isinstance(expr_item, BoundColumn) else expr_item
-        if (is_aggregate or isinstance(expr_item, BoundDateFunction)) and not grouping.covers(
-            checked
-        ):
-            raise malformed(
-                f"Field must be grouped or aggregated: {expr_item.path.field.name}",
-                query=text,
-                pos=None,
-            )
-    where = binder.condition(root, alias, query.where, AggregateMap()) if query.where else None
-    if where is not None and has_aggregate(where):
-        raise malformed(
-            "Cannot use an aggregate function in the WHERE clause", query=text, pos=None
-        )
-    # HAVING takes no sub-selects: binding it as if nested refuses them.
-    having = (
-        binder.condition(root, alias, query.having, aggregates, "NOT") if query.having else None
-    )
-    for condition in (where, having):
-        if condition is not None and alternations(condition) > MAX_ALTERNATIONS:
-            raise malformed("query is nested too deeply", query=text, pos=None)
-    order_by = []
-    for order_key in query.order_by:
-        if isinstance(order_key.expr, ast.FieldPath):
-            target: Target = binder.path(root, alias, order_key.expr)
-        elif is_date_function(order_key.expr):
-            target = binder.date_function(root, alias, order_key.expr)
-        elif order_key.expr.name.upper() == "DISTANCE":
-            target = binder.distance(root, alias, order_key.expr)
-        elif order_key.expr.name.upper() == "GROUPING":
-            target = binder.grouping(root, alias, order_key.expr)
-        else:
-            no_bare_convert_timezone(binder, order_key.expr)
-            target = aggregates.find_or_add(binder, root, alias, order_key.expr)
-        # Salesforce sorts nulls first unless told otherwise, in both directions.
-        nulls_first = True if order_key.nulls_first is None else order_key.nulls_first
-        order_by.append(BoundOrder(target, order_key.descending, nulls_first))
+    _check_selected_are_grouped(text, select, grouping, is_aggregate)
+    where, having = _bind_filters(binder, root, query, aggregates)
+    order_by = _bind_order_by(binder, root, query, aggregates)
     if query.offset is not None and query.offset > MAX_OFFSET:
         raise SoqlError(
             "NUMBER_OUTSIDE_VALID_RANGE",
@@ -246,11 +195,11 @@ def bind_query(binder: Binder, root: SObjectDef, query: ast.Query, depth: int = 
     groupings += [o.target for o in order_by if isinstance(o.target, BoundGrouping)]
     groupings += [t for t in condition_targets(having) if isinstance(t, BoundGrouping)]
     check_groupings(text, groupings, grouping, group_kind)
-    check_grouping(text, select, group_by, having, order_by, count_only, hidden)
+    check_grouping(text, select, group_by, having, order_by, selected.count_only, hidden)
     return BoundQuery(
         sobject=root,
         select=tuple(select) + tuple(hidden),
-        count_only=count_only,
+        count_only=selected.count_only,
         where=where,
         group_by=tuple(group_by),
         having=having,
@@ -261,3 +210,72 @@ def bind_query(binder: Binder, root: SObjectDef, query: ast.Query, depth: int = 
         owned_by_user=_owned_by_user(binder, root, query),
         data_categories=bind_categories(binder.registry, root, query.data_categories, text),
     )
+
+
+def _check_fields_function(
+    text: str, query: ast.Query, selected: SelectList, is_aggregate: bool
+) -> None:
+    """FIELDS(ALL) and FIELDS(CUSTOM) need LIMIT 200 or less; no FIELDS() beside aggregates."""
+    if selected.unbounded_fields and (query.limit is None or query.limit > MAX_FIELDS_LIMIT):
+        raise malformed(
+            "The SOQL FIELDS function must have a LIMIT of at most 200", query=text, pos=None
+        )
+    if selected.uses_fields_function and is_aggregate:
+        raise malformed(
+            "FIELDS() cannot be used in a query with GROUP BY or aggregate functions",
+            query=text,
+            pos=None,
+        )
+
+
+# Selected items that are aggregates themselves, or that the grouping rules check elsewhere.
+_GROUP_FREE = (BoundAggregate, BoundGrouping, BoundSubquery, BoundTypeOf, BoundDistance)
+
+
+def _check_selected_are_grouped(
+    text: str, select: list[SelectExpr], grouping: Grouping, is_aggregate: bool
+) -> None:
+    """In an aggregate query, and for a date function anywhere, a selected field must be
+    grouped by."""
+    for item in select:
+        if isinstance(item, _GROUP_FREE):
+            continue
+        checked = item.path if isinstance(item, BoundColumn) else item
+        if (is_aggregate or isinstance(item, BoundDateFunction)) and not grouping.covers(checked):
+            raise malformed(
+                f"Field must be grouped or aggregated: {item.path.field.name}",
+                query=text,
+                pos=None,
+            )
+
+
+def _bind_filters(
+    binder: Binder, root: SObjectDef, query: ast.Query, aggregates: AggregateMap
+) -> tuple[BoundExpr | None, BoundExpr | None]:
+    """WHERE (no aggregates) and HAVING (aggregates, no sub-selects)."""
+    text, alias = binder.text, query.alias
+    where = binder.condition(root, alias, query.where, AggregateMap()) if query.where else None
+    if where is not None and has_aggregate(where):
+        raise malformed(
+            "Cannot use an aggregate function in the WHERE clause", query=text, pos=None
+        )
+    # HAVING takes no sub-selects: binding it as if nested refuses them.
+    having = (
+        binder.condition(root, alias, query.having, aggregates, "NOT") if query.having else None
+    )
+    for condition in (where, having):
+        if condition is not None and alternations(condition) > MAX_ALTERNATIONS:
+            raise malformed("query is nested too deeply", query=text, pos=None)
+    return where, having
+
+
+def _bind_order_by(
+    binder: Binder, root: SObjectDef, query: ast.Query, aggregates: AggregateMap
+) -> list[BoundOrder]:
+    order_by = []
+    for key in query.order_by:
+        target = binder.expression_target(root, query.alias, key.expr, aggregates)
+        # Salesforce sorts nulls first unless told otherwise, in both directions.
+        nulls_first = True if key.nulls_first is None else key.nulls_first
+        order_by.append(BoundOrder(target, key.descending, nulls_first))
+    return order_by
