@@ -6,6 +6,8 @@ restrictions: at most 2, not nested, not under OR or NOT, one id field selected.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from app.metadata.model import ID_TYPES, FieldDef, FieldType, SObjectDef
@@ -71,46 +73,62 @@ class ConditionBinder(BinderCore):
                 node.pos,
             )
         if isinstance(node, ast.Comparison):
-            if node.op is ast.Operator.LIKE:
-                if field.type in ID_TYPES:
-                    raise self._error(
-                        "INVALID_QUERY_FILTER_OPERATOR", "invalid operator on id field", node.pos
-                    )
-                if not field.is_text:
-                    raise self._error(
-                        "INVALID_FIELD",
-                        f"Invalid operator on field '{field.name}'. LIKE can only be used on "
-                        "string fields.",
-                        node.pos,
-                    )
-            if field.type is FieldType.BOOLEAN and node.op not in _EQUALITY:
-                # A checkbox is only equal or not: `IsActive < true` has no meaning.
+            return self._comparison(node, field, target)
+        if isinstance(node, ast.InCondition):
+            return self._membership(root, node, field, target, scope)
+        return self._includes(node, field, target)
+
+    def _comparison(self, node: ast.Comparison, field: FieldDef, target: Target) -> BoundExpr:
+        if node.op is ast.Operator.LIKE:
+            if field.type in ID_TYPES:
                 raise self._error(
-                    "INVALID_QUERY_FILTER_OPERATOR", "invalid operator on boolean field", node.pos
+                    "INVALID_QUERY_FILTER_OPERATOR", "invalid operator on id field", node.pos
                 )
-            value = self._typed(field, target, node.right)
-            if node.op is ast.Operator.LIKE and _too_long_for_like(value):
+            if not field.is_text:
                 raise self._error(
-                    "MALFORMED_QUERY",
-                    f"LIKE pattern too long: at most {MAX_LIKE_PATTERN_BYTES} bytes",
+                    "INVALID_FIELD",
+                    f"Invalid operator on field '{field.name}'. LIKE can only be used on "
+                    "string fields.",
                     node.pos,
                 )
-            return BoundCondition(ConditionKind.COMPARE, target, node.op, value)
-        if isinstance(node, ast.InCondition):
-            if isinstance(node.values, ast.Query):
-                if not isinstance(target, BoundPath) or field.type not in ID_TYPES:
-                    raise self._error(
-                        "INVALID_FIELD",
-                        "Semi join sub-selects can only be used with an Id or reference field "
-                        "on the left",
-                        node.pos,
-                    )
-                semi_join = self.semi_join(root, node.values, scope, node.pos)
-                kind = ConditionKind.NOT_IN if node.negated else ConditionKind.IN
-                return BoundCondition(kind, target, None, semi_join)
+        if field.type is FieldType.BOOLEAN and node.op not in _EQUALITY:
+            # A checkbox is only equal or not: `IsActive < true` has no meaning.
+            raise self._error(
+                "INVALID_QUERY_FILTER_OPERATOR", "invalid operator on boolean field", node.pos
+            )
+        value = self._typed(field, target, node.right)
+        if node.op is ast.Operator.LIKE and _too_long_for_like(value):
+            raise self._error(
+                "MALFORMED_QUERY",
+                f"LIKE pattern too long: at most {MAX_LIKE_PATTERN_BYTES} bytes",
+                node.pos,
+            )
+        return BoundCondition(ConditionKind.COMPARE, target, node.op, value)
+
+    def _membership(
+        self,
+        root: SObjectDef,
+        node: ast.InCondition,
+        field: FieldDef,
+        target: Target,
+        scope: str,
+    ) -> BoundExpr:
+        """`IN (...)` / `NOT IN (...)`: literals, or a semi-join sub-select."""
+        kind = ConditionKind.NOT_IN if node.negated else ConditionKind.IN
+        if not isinstance(node.values, ast.Query):
             values = tuple(self._typed(field, target, literal) for literal in node.values)
-            kind = ConditionKind.NOT_IN if node.negated else ConditionKind.IN
             return BoundCondition(kind, target, None, values)
+        if not isinstance(target, BoundPath) or field.type not in ID_TYPES:
+            raise self._error(
+                "INVALID_FIELD",
+                "Semi join sub-selects can only be used with an Id or reference field on the left",
+                node.pos,
+            )
+        semi_join = self.semi_join(root, node.values, scope, node.pos)
+        return BoundCondition(kind, target, None, semi_join)
+
+    def _includes(self, node: ast.IncludesCondition, field: FieldDef, target: Target) -> BoundExpr:
+        """`INCLUDES (...)` / `EXCLUDES (...)`, on multi-select picklists only."""
         if field.type is not FieldType.MULTIPICKLIST:
             raise self._error(
                 "INVALID_FIELD",
@@ -173,18 +191,7 @@ class ConditionBinder(BinderCore):
         def refuse(message: str, at: ast.Position | None = pos) -> SoqlError:
             return malformed(message, query=self.text, pos=at)
 
-        if self.in_semi_join:
-            raise refuse("Nesting of semi join sub-selects is not supported")
-        if scope == "OR":
-            raise refuse("Semi join sub-selects are not allowed with the 'OR' operator")
-        if scope:
-            raise refuse(
-                "Semi join sub-selects are only allowed at the top level WHERE expressions and "
-                "not in nested WHERE expressions."
-            )
-        self.semi_joins += 1
-        if self.semi_joins > MAX_SEMI_JOINS:
-            raise refuse("Maximum 2 semi join sub-selects are allowed")
+        self._count_semi_join(scope, refuse)
         sobject = self._sobject(query.sobject, query.sobject_pos)
         if sobject.name == root.name:
             raise self._error(
@@ -192,18 +199,7 @@ class ConditionBinder(BinderCore):
                 "The inner and outer selects should not be on the same object type",
                 query.sobject_pos,
             )
-        item = query.select[0]
-        if (
-            len(query.select) != 1
-            or not isinstance(item, ast.SelectField)
-            or not isinstance(item.expr, ast.FieldPath)
-            or item.alias is not None
-        ):
-            raise refuse("Semi join sub-selects can only select one Id or reference field")
-        if query.group_by or query.having or query.order_by:
-            raise refuse("Semi join sub-selects can not have GROUP BY, HAVING or ORDER BY")
-        if query.limit is not None or query.offset is not None:
-            raise refuse("Semi join sub-selects can not have LIMIT or OFFSET")
+        item = _semi_join_item(query, refuse)
         column = self.path(sobject, query.alias, item.expr)
         if column.field.type not in ID_TYPES:
             raise self._error(
@@ -222,6 +218,21 @@ class ConditionBinder(BinderCore):
             if has_aggregate(where):
                 raise refuse("Cannot use an aggregate function in the WHERE clause", None)
         return BoundSemiJoin(sobject=sobject, column=column, where=where)
+
+    def _count_semi_join(self, scope: str, refuse: Callable[[str], SoqlError]) -> None:
+        """A semi-join sits at the top level of WHERE (under AND only), two at most."""
+        if self.in_semi_join:
+            raise refuse("Nesting of semi join sub-selects is not supported")
+        if scope == "OR":
+            raise refuse("Semi join sub-selects are not allowed with the 'OR' operator")
+        if scope:
+            raise refuse(
+                "Semi join sub-selects are only allowed at the top level WHERE expressions and "
+                "not in nested WHERE expressions."
+            )
+        self.semi_joins += 1
+        if self.semi_joins > MAX_SEMI_JOINS:
+            raise refuse("Maximum 2 semi join sub-selects are allowed")
 
     def _typed(self, field: FieldDef, target: Target, literal: ast.Literal) -> Any:
         if isinstance(target, BoundAggregate) and target.function in {
@@ -280,6 +291,30 @@ def _like_regex(pattern: str) -> re.Pattern[str]:
         parts.append(".*" if char == "%" else "." if char == "_" else re.escape(char))
         index += 1
     return re.compile("".join(parts), re.IGNORECASE | re.DOTALL)
+
+
+def _semi_join_item(query: ast.Query, refuse: Callable[[str], SoqlError]) -> SemiJoinItem:
+    """The one field a semi-join selects; it has no GROUP BY, HAVING, ORDER BY, LIMIT or
+    OFFSET."""
+    item = query.select[0]
+    if (
+        len(query.select) != 1
+        or not isinstance(item, ast.SelectField)
+        or not isinstance(item.expr, ast.FieldPath)
+        or item.alias is not None
+    ):
+        raise refuse("Semi join sub-selects can only select one Id or reference field")
+    if query.group_by or query.having or query.order_by:
+        raise refuse("Semi join sub-selects can not have GROUP BY, HAVING or ORDER BY")
+    if query.limit is not None or query.offset is not None:
+        raise refuse("Semi join sub-selects can not have LIMIT or OFFSET")
+    return SemiJoinItem(item.expr, item.pos)
+
+
+@dataclass(frozen=True)
+class SemiJoinItem:
+    expr: ast.FieldPath
+    pos: ast.Position
 
 
 def _values_labelled(field: FieldDef, text: str, like: bool) -> list[str]:

@@ -324,41 +324,31 @@ class BinderCore:
         if kind is ast.LiteralKind.DATE_LITERAL:
             return self._date_span(field, literal)
         if field.type in ID_TYPES:
-            if kind is not ast.LiteralKind.STRING:
-                raise self._mismatch(field, literal)
-            normalized = normalize_id(literal.value)
-            if normalized is None:
-                raise self._error(
-                    "INVALID_QUERY_FILTER_OPERATOR", f"invalid ID field: {literal.value}", None
-                )
-            return normalized
+            return self._id_value(field, literal)
         if field.is_text or field.type is FieldType.JUNCTIONIDLIST:
             if kind is not ast.LiteralKind.STRING:
                 raise self._mismatch(field, literal)
             return literal.value
         if field.type is FieldType.BOOLEAN and kind is ast.LiteralKind.BOOLEAN:
             return literal.value
-        if field.type in NUMBER_TYPES and kind in {
-            ast.LiteralKind.INTEGER,
-            ast.LiteralKind.DECIMAL,
-        }:
-            number = literal.value
-            assert isinstance(number, int | Decimal)
-            # A literal beyond the column's range compares as a float (inf when huge) instead of
-            # overflowing the driver: int columns hold 32 bits, and float(int) can overflow.
-            whole = int(number)
-            if field.type is FieldType.INT and number == whole and abs(whole) < 2**31:
-                return whole
-            return float(Decimal(number))
+        if field.type in NUMBER_TYPES and kind in _NUMBER_KINDS:
+            return _number_value(field, literal.value)
         if field.type is FieldType.DATE and kind is ast.LiteralKind.DATE:
             return literal.value
         if field.type is FieldType.DATETIME and kind is ast.LiteralKind.DATETIME:
-            moment = literal.value
-            assert isinstance(moment, datetime)
-            if moment.tzinfo is not None:
-                moment = moment.astimezone(UTC).replace(tzinfo=None)
-            return moment
+            return _utc_naive(literal.value)
         raise self._mismatch(field, literal)
+
+    def _id_value(self, field: FieldDef, literal: ast.Literal) -> str:
+        """An id literal, as the 18-character id it names."""
+        if literal.kind is not ast.LiteralKind.STRING:
+            raise self._mismatch(field, literal)
+        normalized = normalize_id(literal.value)
+        if normalized is None:
+            raise self._error(
+                "INVALID_QUERY_FILTER_OPERATOR", f"invalid ID field: {literal.value}", None
+            )
+        return normalized
 
     def _date_span(self, field: FieldDef, literal: ast.Literal) -> DateSpan:
         if field.type not in (FieldType.DATE, FieldType.DATETIME):
@@ -370,6 +360,28 @@ class BinderCore:
             return DateSpan(span.start, span.end)
         start, end = span.utc_bounds(ZoneInfo(self.calendar.zone))
         return DateSpan(start, end)
+
+
+_NUMBER_KINDS = frozenset({ast.LiteralKind.INTEGER, ast.LiteralKind.DECIMAL})
+
+
+def _number_value(field: FieldDef, number: Any) -> int | float:
+    """A number literal as `field` compares it. A literal beyond the column's range compares as
+    a float (inf when huge) instead of overflowing the driver: int columns hold 32 bits, and
+    float(int) can overflow."""
+    assert isinstance(number, int | Decimal)
+    whole = int(number)
+    if field.type is FieldType.INT and number == whole and abs(whole) < 2**31:
+        return whole
+    return float(Decimal(number))
+
+
+def _utc_naive(moment: Any) -> datetime:
+    """A datetime literal as stored: UTC, without a zone."""
+    assert isinstance(moment, datetime)
+    if moment.tzinfo is None:
+        return moment
+    return moment.astimezone(UTC).replace(tzinfo=None)
 
 
 def no_bare_convert_timezone(binder: BinderCore, call: ast.FunctionCall) -> None:

@@ -109,28 +109,23 @@ def check_grouping(
                 f"Field must be grouped or aggregated: {item.path.field.name}", query=text, pos=None
             )
     for path in condition_paths(having):
-        if isinstance(path, BoundDistance):
-            raise malformed("Field must be grouped or aggregated: DISTANCE", query=text, pos=None)
-        if not grouping.covers(path):
-            field_name = path.field.name if isinstance(path, BoundPath) else path.path.field.name
-            raise malformed(
-                f"Field must be grouped or aggregated: {field_name}", query=text, pos=None
-            )
+        if (name := _ungrouped(path, grouping)) is not None:
+            raise malformed(f"Field must be grouped or aggregated: {name}", query=text, pos=None)
     for order in order_by:
-        target = order.target
-        if isinstance(target, BoundDistance):
+        if (name := _ungrouped(order.target, grouping)) is not None:
             raise malformed(
-                "Ordered field must be grouped or aggregated: DISTANCE", query=text, pos=None
+                f"Ordered field must be grouped or aggregated: {name}", query=text, pos=None
             )
-        if isinstance(target, BoundPath | BoundDateFunction) and not grouping.covers(target):
-            field_name = (
-                target.field.name if isinstance(target, BoundPath) else target.path.field.name
-            )
-            raise malformed(
-                f"Ordered field must be grouped or aggregated: {field_name}",
-                query=text,
-                pos=None,
-            )
+
+
+def _ungrouped(target: Target, grouping: Grouping) -> str | None:
+    """The name of a field `target` uses that the grouping does not cover (DISTANCE never is),
+    or None."""
+    if isinstance(target, BoundDistance):
+        return "DISTANCE"
+    if isinstance(target, BoundPath | BoundDateFunction) and not grouping.covers(target):
+        return target.field.name if isinstance(target, BoundPath) else target.path.field.name
+    return None
 
 
 def condition_targets(expr: BoundExpr | None) -> list[Target]:

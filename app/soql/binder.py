@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from app.metadata.model import SObjectDef
+from app.metadata.model import ChildRelationship, SObjectDef
 from app.metadata.registry import SchemaRegistry
 from app.soql import ast
 from app.soql.bind_conditions import ConditionBinder
@@ -70,24 +70,7 @@ class Binder(ConditionBinder):
                 query=self.text,
                 pos=item.pos,
             )
-        name = query.sobject
-        if "." in name:
-            # `FROM Account.Contacts` names the relationship through its parent.
-            owner, _, name = name.rpartition(".")
-            if owner.lower() not in {parent_sobject.name.lower(), (parent_alias or "").lower()}:
-                name = query.sobject
-        wanted = name.lower()
-        relationships = parent_sobject.child_relationships
-        relationship = next(
-            (r for r in relationships if (r.relationship_name or "").lower() == wanted), None
-        )
-        child = self.registry.get(relationship.child_sobject) if relationship else None
-        if relationship is None or child is None:
-            raise self._error(
-                "INVALID_TYPE",
-                BAD_CHILD_RELATIONSHIP.format(name=query.sobject),
-                query.sobject_pos,
-            )
+        relationship, child = self._child_relationship(parent_sobject, parent_alias, query)
         if depth + 1 > MAX_CHILD_DEPTH:
             raise malformed(
                 "Parent-to-child queries reach at most 5 levels: the outer query and 4 nested "
@@ -111,6 +94,34 @@ class Binder(ConditionBinder):
                 pos=item.pos,
             )
         return BoundSubquery(relationship=relationship.relationship_name, link=link, query=bound)
+
+    def _child_relationship(
+        self, parent: SObjectDef, parent_alias: str | None, query: ast.Query
+    ) -> tuple[ChildRelationship, SObjectDef]:
+        """The child relationship a subquery's FROM names (`Contacts`, or through its parent:
+        `Account.Contacts`), and the child object."""
+        name = query.sobject
+        if "." in name:
+            owner, _, name = name.rpartition(".")
+            if owner.lower() not in {parent.name.lower(), (parent_alias or "").lower()}:
+                name = query.sobject
+        wanted = name.lower()
+        relationship = next(
+            (
+                r
+                for r in parent.child_relationships
+                if (r.relationship_name or "").lower() == wanted
+            ),
+            None,
+        )
+        child = self.registry.get(relationship.child_sobject) if relationship else None
+        if relationship is None or child is None:
+            raise self._error(
+                "INVALID_TYPE",
+                BAD_CHILD_RELATIONSHIP.format(name=query.sobject),
+                query.sobject_pos,
+            )
+        return relationship, child
 
 
 # What date literals resolve against when the caller names no calendar.

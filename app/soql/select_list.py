@@ -201,54 +201,20 @@ class SelectListBinder:
     # -- TYPEOF ---------------------------------------------------------------------------
 
     def _typeof(self, item: ast.SelectTypeOf) -> BoundTypeOf:
-        binder = self.binder
-        node = item.relationship
-        parts = list(node.parts)
-        if len(parts) > 1 and parts[0].lower() in {self.root.name.lower(), (self.alias or "")}:
-            parts = parts[1:]
-        lookup = self.root.field_by_relationship(parts[0]) if len(parts) == 1 else None
-        if lookup is None:
-            raise binder._error(
-                "INVALID_FIELD",
-                f"Didn't understand relationship '{node.text}' in field path. TYPEOF takes a "
-                "polymorphic relationship of the object queried.",
-                node.pos,
-            )
-        if len(lookup.reference_to) < 2:
-            raise binder._error(
-                "INVALID_FIELD",
-                "TYPEOF can only be used on a polymorphic relationship: "
-                f"{lookup.relationship_name} is not polymorphic",
-                node.pos,
-            )
+        lookup = self._typeof_lookup(item.relationship)
         self._claim(lookup.relationship_name or lookup.name, item.pos)
         for path in item.else_fields:
             if len(path.parts) != 1 or name_field(path.parts[0]) is None:
-                raise binder._error(
+                raise self.binder._error(
                     "INVALID_FIELD",
                     f"No such column '{path.text}' on entity 'Name'. TYPEOF's ELSE selects "
                     "fields of the Name entity.",
                     path.pos,
                 )
-        allowed = {name.lower(): name for name in lookup.reference_to}
-        when: dict[str, tuple[FieldDef, ...]] = {}
-        for branch in item.branches:
-            target = binder.registry.get(branch.sobject)
-            if branch.sobject.lower() not in allowed or target is None:
-                raise binder._error(
-                    "INVALID_FIELD",
-                    f"Invalid type in TYPEOF: {branch.sobject} is not a type of "
-                    f"{lookup.relationship_name}",
-                    branch.pos,
-                )
-            if target.name in when:
-                raise binder._error(
-                    "INVALID_FIELD", f"duplicate WHEN type in TYPEOF: {target.name}", branch.pos
-                )
-            when[target.name] = self._branch_fields(target, branch.fields)
+        when = self._when_fields(item, lookup)
         branches = []
         for name in lookup.reference_to:
-            target = binder.registry.get(name)
+            target = self.binder.registry.get(name)
             if target is None:
                 continue
             if target.name in when:
@@ -256,6 +222,50 @@ class SelectListBinder:
             elif item.else_fields:
                 branches.append(TypeOfBranch(target, self._else_fields(target, item.else_fields)))
         return BoundTypeOf(lookup=lookup, branches=tuple(branches))
+
+    def _typeof_lookup(self, node: ast.FieldPath) -> FieldDef:
+        """The polymorphic lookup `TYPEOF What` names, on the object queried."""
+        parts = list(node.parts)
+        if len(parts) > 1 and parts[0].lower() in {self.root.name.lower(), (self.alias or "")}:
+            parts = parts[1:]
+        lookup = self.root.field_by_relationship(parts[0]) if len(parts) == 1 else None
+        if lookup is None:
+            raise self.binder._error(
+                "INVALID_FIELD",
+                f"Didn't understand relationship '{node.text}' in field path. TYPEOF takes a "
+                "polymorphic relationship of the object queried.",
+                node.pos,
+            )
+        if len(lookup.reference_to) < 2:
+            raise self.binder._error(
+                "INVALID_FIELD",
+                "TYPEOF can only be used on a polymorphic relationship: "
+                f"{lookup.relationship_name} is not polymorphic",
+                node.pos,
+            )
+        return lookup
+
+    def _when_fields(
+        self, item: ast.SelectTypeOf, lookup: FieldDef
+    ) -> dict[str, tuple[FieldDef, ...]]:
+        """Each WHEN branch's fields by the object it names, one of the lookup's types."""
+        allowed = {name.lower() for name in lookup.reference_to}
+        when: dict[str, tuple[FieldDef, ...]] = {}
+        for branch in item.branches:
+            target = self.binder.registry.get(branch.sobject)
+            if branch.sobject.lower() not in allowed or target is None:
+                raise self.binder._error(
+                    "INVALID_FIELD",
+                    f"Invalid type in TYPEOF: {branch.sobject} is not a type of "
+                    f"{lookup.relationship_name}",
+                    branch.pos,
+                )
+            if target.name in when:
+                raise self.binder._error(
+                    "INVALID_FIELD", f"duplicate WHEN type in TYPEOF: {target.name}", branch.pos
+                )
+            when[target.name] = self._branch_fields(target, branch.fields)
+        return when
 
     def _branch_fields(
         self, target: SObjectDef, paths: tuple[ast.FieldPath, ...]

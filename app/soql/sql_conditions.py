@@ -121,6 +121,8 @@ def _within(span: DateSpan, column: ColumnElement[Any]) -> ColumnElement[bool]:
 
 
 def _membership(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnElement[bool]:
+    """`[NOT] IN (...)` over values, date literals (spans) and null. NOT IN matches nulls, like
+    !=, unless null is one of the excluded values."""
     spans = [v for v in condition.value if isinstance(v, DateSpan)]
     values = [
         v
@@ -128,20 +130,14 @@ def _membership(condition: BoundCondition, column: ColumnElement[Any]) -> Column
         if not isinstance(v, DateSpan) and not _is_null_value(condition, v)
     ]
     has_null = len(values) + len(spans) != len(condition.value)
+    inside: ColumnElement[bool] = column.in_(values) if values else false()
     if spans:
-        within: ColumnElement[bool] = or_(
-            column.in_(values) if values else false(), *(_within(span, column) for span in spans)
-        )
-        if condition.kind is ConditionKind.IN:
-            return or_(within, column.is_(None)) if has_null else within
-        # NOT IN matches nulls, like !=, unless null is one of the excluded values.
-        excluded = within.is_not(True)
-        return and_(excluded, column.is_not(None)) if has_null else excluded
-    inside = column.in_(values) if values else false()
+        inside = or_(inside, *(_within(span, column) for span in spans))
     if condition.kind is ConditionKind.IN:
         return or_(inside, column.is_(None)) if has_null else inside
-    outside = column.not_in(values) if values else true()
-    # NOT IN matches nulls, like !=, unless null is one of the excluded values.
+    outside: ColumnElement[bool] = column.not_in(values) if values else true()
+    if spans:
+        outside = inside.is_not(True)  # a null column is outside every span
     return and_(outside, column.is_not(None)) if has_null else or_(outside, column.is_(None))
 
 

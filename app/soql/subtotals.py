@@ -76,28 +76,10 @@ def subtotals_statement(bound: BoundQuery, tables: TableSet, include_deleted: bo
     then every key (null where rolled up), then a GROUPING flag per key; HAVING, ORDER BY and
     LIMIT apply to the union. Without ORDER BY, each subtotal follows the groups it sums."""
     keys = [group_key(key) for key in bound.group_by]
-    parts = []
-    for active in grouping_sets(bound.group_kind, len(keys)):
-        joins = Joins(tables, bound.sobject.name)
-        filters = record_filters(joins, bound, include_deleted)
-        columns: list[ColumnElement[Any]] = []
-        for item in bound.select:
-            if isinstance(item, BoundAggregate):
-                columns.append(joins.aggregate(item))
-            elif isinstance(item, BoundGrouping):
-                rolled_up = keys.index(group_key(item.target)) not in active
-                columns.append(literal(int(rolled_up)))
-            else:
-                key = item.path if isinstance(item, BoundColumn) else item
-                assert isinstance(key, BoundPath | BoundDateFunction)
-                is_active = keys.index(group_key(key)) in active
-                columns.append(joins.expression(key) if is_active else null())
-        for index, key in enumerate(bound.group_by):
-            columns.append(joins.expression(key) if index in active else null())
-        columns.extend(literal(int(index not in active)) for index in range(len(keys)))
-        labelled = [column.label(f"c{position}") for position, column in enumerate(columns)]
-        part = select(*labelled).where(*filters).select_from(joins.from_clause)
-        parts.append(part.group_by(*(joins.expression(bound.group_by[i]) for i in active)))
+    parts = [
+        _grouping_set_select(bound, tables, include_deleted, keys, active)
+        for active in grouping_sets(bound.group_kind, len(keys))
+    ]
     union = union_all(*parts).subquery()
     outputs = UnionColumns(union, bound)
     statement = select(*outputs.columns[: len(bound.select)])
@@ -109,3 +91,33 @@ def subtotals_statement(bound: BoundQuery, tables: TableSet, include_deleted: bo
         order.append(outputs.expression(bound.group_by[index]).asc().nulls_first())
     statement = statement.order_by(*order).limit(bound.limit).offset(bound.offset)
     return statement
+
+
+def _grouping_set_select(
+    bound: BoundQuery,
+    tables: TableSet,
+    include_deleted: bool,
+    keys: list[tuple[Any, ...]],
+    active: tuple[int, ...],
+) -> Select[Any]:
+    """One part of the union: grouped by the `active` keys, the others null (rolled up)."""
+    joins = Joins(tables, bound.sobject.name)
+    filters = record_filters(joins, bound, include_deleted)
+    columns: list[ColumnElement[Any]] = []
+    for item in bound.select:
+        if isinstance(item, BoundAggregate):
+            columns.append(joins.aggregate(item))
+        elif isinstance(item, BoundGrouping):
+            rolled_up = keys.index(group_key(item.target)) not in active
+            columns.append(literal(int(rolled_up)))
+        else:
+            key = item.path if isinstance(item, BoundColumn) else item
+            assert isinstance(key, BoundPath | BoundDateFunction)
+            is_active = keys.index(group_key(key)) in active
+            columns.append(joins.expression(key) if is_active else null())
+    for index, key in enumerate(bound.group_by):
+        columns.append(joins.expression(key) if index in active else null())
+    columns.extend(literal(int(index not in active)) for index in range(len(keys)))
+    labelled = [column.label(f"c{position}") for position, column in enumerate(columns)]
+    part = select(*labelled).where(*filters).select_from(joins.from_clause)
+    return part.group_by(*(joins.expression(bound.group_by[i]) for i in active))

@@ -224,32 +224,31 @@ def _datetime_end(query: str, start: int) -> tuple[int, bool]:
 
     An incomplete literal ends where the first unexpected character is, for the error message.
     """
-    length = len(query)
-    i = start
-    for expected in "T##:##:##":
-        if i < length and (query[i] in _DIGITS if expected == "#" else query[i] == expected):
-            i += 1
-        else:
-            return i, False
-    if i < length and query[i] == ".":
-        i += 1
-        digits_start = i
-        while i < length and query[i] in _DIGITS:
+    i, complete = _scan_shape(query, start, "T##:##:##")
+    if not complete:
+        return i, False
+    if i < len(query) and query[i] == ".":
+        digits_start = i + 1
+        i = digits_start
+        while i < len(query) and query[i] in _DIGITS:
             i += 1
         if i == digits_start:
             return i, False
-    if i < length and query[i] == "Z":
+    if i < len(query) and query[i] == "Z":
         return i + 1, True
-    if i >= length or query[i] not in "+-":
+    if i >= len(query) or query[i] not in "+-":
         return i, False
-    i += 1
-    for expected in "##:##":
-        if i < length and expected == ":" and query[i] == ":":
+    return _scan_shape(query, i + 1, "##:##", optional=":")
+
+
+def _scan_shape(query: str, start: int, shape: str, optional: str = "") -> tuple[int, bool]:
+    """Match `shape` (`#` a digit, any other character itself; those in `optional` may be
+    left out) from `start`: where the match ends, and whether all of it matched."""
+    i = start
+    for expected in shape:
+        found = query[i] if i < len(query) else ""
+        if found and (found in _DIGITS if expected == "#" else found == expected):
             i += 1
-        elif expected == ":":
-            continue
-        elif i < length and query[i] in _DIGITS:
-            i += 1
-        else:
+        elif expected not in optional:
             return i, False
     return i, True
