@@ -42,6 +42,7 @@ async def timed_query(sf: httpx.AsyncClient) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+@pytest.mark.timing
 @pytest.mark.asyncio
 async def test_a_template_build_does_not_hold_up_other_sandboxes(server: str) -> None:
     base = server

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from app.config import REPO_ROOT
 from app.metadata.registry import SchemaRegistry
 from app.seeding.pipeline import build_rows, content_hash, seed_org
@@ -39,6 +41,7 @@ def test_completed_rows_have_valid_ids_audit_fields_and_derived_values() -> None
     assert case["CaseNumber"] == "00000001"
 
 
+@pytest.mark.timing
 def test_seeding_the_org_takes_under_ten_seconds(tmp_path: Path) -> None:
     engine = create_db_engine(f"sqlite:///{tmp_path / 'seed.db'}")
     migrate_platform(engine)
