@@ -44,15 +44,12 @@ def query_all(
 
 # Salesforce writes /query/ in nextRecordsUrl even for queryAll; both paths serve locators.
 @router.get("/query/{locator}")
-def next_batch(
-    locator: str, ctx: OrgContextDep, conn: ConnectionDep, state: StateDep
-) -> SalesforceJSONResponse:
-    # Results go out as a ready response: FastAPI's generic encoder would walk every value.
-    return SalesforceJSONResponse(query_more(conn, ctx, state.cursors, locator))
+def next_batch(locator: str, ctx: OrgContextDep, state: StateDep) -> SalesforceJSONResponse:
+    # The batch was read when the query ran: no connection to the sandbox is needed. Results
+    # go out as a ready response: FastAPI's generic encoder would walk every value.
+    return SalesforceJSONResponse(query_more(ctx, state.cursors, locator))
 
 
 @router.get("/queryAll/{locator}")
-def next_batch_all(
-    locator: str, ctx: OrgContextDep, conn: ConnectionDep, state: StateDep
-) -> SalesforceJSONResponse:
-    return next_batch(locator, ctx, conn, state)
+def next_batch_all(locator: str, ctx: OrgContextDep, state: StateDep) -> SalesforceJSONResponse:
+    return next_batch(locator, ctx, state)

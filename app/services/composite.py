@@ -150,7 +150,7 @@ class Dispatcher:
         if resource in {"query", "queryAll"}:
             self._allow(method, {"GET"})
             if len(segments) == 2:
-                return Outcome(200, query_more(self.conn, ctx, self.cursors, segments[1]), {})
+                return Outcome(200, query_more(ctx, self.cursors, segments[1]), {})
             if len(segments) == 1:
                 result = run_query(
                     self.conn,

@@ -1,10 +1,10 @@
 """Query cursors: the rest of a result, kept in the platform database while a client pages.
 
-A locator is `<01g id>-<offset of the next batch>`. The rows after the first batch are spilled
-to the database in batches (not kept in memory, and readable by any worker), so open cursors
-cost no memory. As in Salesforce, a user has at most `per_user` open locators per sandbox
-(opening one more releases that user's oldest) and a locator unused for `idle_seconds`
-expires; either answers INVALID_QUERY_LOCATOR.
+A locator is `<01g id>-<offset of the next batch>`. The rows after the first batch, each batch
+with its child subqueries' rows, are spilled to the database (not kept in memory, and readable
+by any worker), so open cursors cost no memory. As in Salesforce, a user has at most
+`per_user` open locators per sandbox (opening one more releases that user's oldest) and a
+locator unused for `idle_seconds` expires; either answers INVALID_QUERY_LOCATOR.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Any
 
 from sqlalchemy import Connection, Engine, delete, insert, select, update
 
@@ -22,6 +21,7 @@ from app.errors import SalesforceError
 from app.sandbox.clock import utc_now
 from app.services.numbers import parse_count
 from app.soql.date_literals import OrgCalendar
+from app.soql.execute import ResultRows, joined
 from app.storage.database import platform_transaction
 from app.storage.ids import make_id, normalize_id, record_number
 from app.storage.platform import CursorRecord, CursorRows
@@ -51,7 +51,7 @@ class Batch:
     cursor_id: str
     query: OpenQuery
     offset: int
-    rows: list[tuple[Any, ...]]
+    rows: ResultRows
 
 
 def _calendar_json(calendar: OrgCalendar) -> str:
@@ -87,15 +87,15 @@ class CursorStore:
         owner: str,
         user_id: str,
         query: OpenQuery,
-        rest: Sequence[Sequence[Any]],
+        result: ResultRows,
         first: int,
     ) -> str:
-        """Keep `rest` (the rows from index `first` on) under a new locator id."""
+        """Keep the rows of `result` from index `first` on under a new locator id."""
         # Rows are this server's own query results, serialised and read back only by it.
+        size = query.batch_size
         chunks = [
-            {"start": first + at, "rows": pickle.dumps([tuple(r) for r in rest[at : at + size]])}
-            for size in [query.batch_size]
-            for at in range(0, len(rest), size)
+            {"start": at, "rows": pickle.dumps(result.window(at, at + size))}
+            for at in range(first, len(result), size)
         ]
         now = utc_now()
         with platform_transaction(self.platform) as conn:
@@ -167,11 +167,12 @@ class CursorStore:
                 .order_by(CURSOR_ROWS.c.start)
             ).all()
             conn.execute(update(CURSORS).where(CURSORS.c.seq == seq).values(last_used=now))
-        rows: list[tuple[Any, ...]] = []
-        for start, blob in chunks:
-            for index, row in enumerate(pickle.loads(blob), start=start):
-                if offset <= index < offset + size:
-                    rows.append(row)
+        # A locator may name any offset: the batch is the part of each chunk it overlaps.
+        parts = [
+            pickle.loads(blob).window(max(0, offset - start), offset + size - start)
+            for start, blob in chunks
+        ]
+        rows = joined(parts) if parts else ResultRows([])
         query = OpenQuery(
             query=found["query"],
             include_deleted=bool(found["include_deleted"]),

@@ -1,7 +1,8 @@
 """Runs SOQL for /query and /queryAll: parse, bind and compile (cached), execute, then page.
 
-A query's rows are read once; the cursor keeps them (spilled to the platform database), so later
-batches are stable while the cursor lives, whatever is written in between.
+A query's rows, and its child subqueries' rows, are read once, when it runs (soql/execute.py);
+the cursor keeps them (spilled to the platform database), so later batches are stable while the
+cursor lives, whatever is written in between.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from app.soql.binder import UTC_EPOCH_CALENDAR, bind
 from app.soql.compiler import USER_PARAM, CompiledQuery, compile_query
 from app.soql.date_literals import OrgCalendar
 from app.soql.errors import malformed
+from app.soql.execute import Fetch, execute
 from app.soql.parser import parse
-from app.soql.results import Fetch, shape_rows
+from app.soql.results import shape_rows
 from app.storage.tables import TableSet
 
 DEFAULT_BATCH_SIZE = 2000
@@ -58,18 +60,12 @@ def batch_size_from(header: str | None) -> int:
 
 
 def _fetcher(conn: Connection, ctx: OrgContext) -> Fetch:
-    """Runs child subqueries (and anything else a batch needs) as the querying user."""
+    """Runs child subqueries as the querying user."""
 
     def fetch(statement: Select[Any], params: dict[str, Any]) -> Sequence[Sequence[Any]]:
         return conn.execute(statement, {USER_PARAM: ctx.user_id, **params}).all()
 
     return fetch
-
-
-def _shape(
-    conn: Connection, ctx: OrgContext, compiled: CompiledQuery, rows: Sequence[Sequence[Any]]
-) -> list[dict[str, Any]]:
-    return shape_rows(compiled, rows, ctx.base_path, _fetcher(conn, ctx), ctx.org_calendar.zone)
 
 
 def run_query(
@@ -104,6 +100,7 @@ def run_query(
             "to a single batch",
             error_code="EXCEEDED_ID_LIMIT",
         )
+    fetched = execute(compiled, rows, _fetcher(conn, ctx))
     result: dict[str, Any] = {"totalSize": len(rows), "done": len(rows) <= batch_size}
     if len(rows) > batch_size:
         opened = OpenQuery(text, include_deleted, calendar, batch_size, total=len(rows))
@@ -111,18 +108,18 @@ def run_query(
             owner=ctx.sandbox_id,
             user_id=ctx.user_id,
             query=opened,
-            rest=rows[batch_size:],
+            result=fetched,
             first=batch_size,
         )
         result["nextRecordsUrl"] = f"{ctx.base_path}/query/{cursor_id}-{batch_size}"
-    result["records"] = _shape(conn, ctx, compiled, rows[:batch_size])
+    first = fetched.window(0, batch_size)
+    result["records"] = shape_rows(compiled, first, ctx.base_path, ctx.org_calendar.zone)
     return result
 
 
-def query_more(
-    conn: Connection, ctx: OrgContext, cursors: CursorStore, locator: str
-) -> dict[str, Any]:
-    """The batch a `nextRecordsUrl` locator names (its child subqueries run now)."""
+def query_more(ctx: OrgContext, cursors: CursorStore, locator: str) -> dict[str, Any]:
+    """The batch a `nextRecordsUrl` locator names, children included, as read when the query
+    ran."""
     batch = cursors.take(locator, ctx.sandbox_id)
     opened = batch.query
     compiled = prepare(
@@ -134,5 +131,5 @@ def query_more(
         cursors.close(batch.cursor_id)
     else:
         result["nextRecordsUrl"] = f"{ctx.base_path}/query/{batch.cursor_id}-{end}"
-    result["records"] = _shape(conn, ctx, compiled, batch.rows)
+    result["records"] = shape_rows(compiled, batch.rows, ctx.base_path, ctx.org_calendar.zone)
     return result

@@ -3,7 +3,7 @@ under canonical names, parent records nested (or null), TYPEOF as the record the
 lookup points at, child subqueries as `{totalSize, done, records}` (or null), aggregates as
 AggregateResult.
 
-Child subqueries run here, once per subquery per batch of parent rows, through `fetch`.
+Child subqueries' rows come read already (execute.py): shaping reads no database.
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
-
-from sqlalchemy import Select
 
 from app.metadata.model import FieldDef, FieldType
 from app.metadata.values import json_converter, to_json
@@ -28,11 +26,10 @@ from app.soql.bound import (
     Hop,
     Transform,
 )
-from app.soql.compiler import PARENT_IDS_PARAM, ChildQuery, CompiledQuery, TypeOfColumns
+from app.soql.compiler import ChildQuery, CompiledQuery, TypeOfColumns
+from app.soql.execute import Children, ResultRows
 from app.soql.formatting import format_value, to_label
 
-# Runs a statement with extra bound parameters and returns its rows.
-Fetch = Callable[[Select[Any], dict[str, Any]], Sequence[Sequence[Any]]]
 # The type of an aggregate of numbers: written as a double.
 _DOUBLE = FieldDef(name="expr", type=FieldType.DOUBLE, label="expr", scale=2)
 _DISTANCE_JSON = json_converter(_DOUBLE)
@@ -197,16 +194,15 @@ def _add_children(
     child: ChildQuery,
     records: list[dict[str, Any]],
     rows: Sequence[Sequence[Any]],
+    fetched: Children,
     base_path: str,
-    fetch: Fetch,
     zone: str,
 ) -> None:
-    """One query for the children of every parent in the batch, then grouped by parent."""
-    child_rows = fetch(child.compiled.statement, {PARENT_IDS_PARAM: [row[0] for row in rows]})
-    shaped = shape_rows(child.compiled, child_rows, base_path, fetch, zone)
+    """Each record's children of one subquery, grouped by the parent Id they link to."""
+    shaped = shape_rows(child.compiled, fetched.rows, base_path, zone)
     by_parent: dict[str, list[dict[str, Any]]] = {}
-    for child_row, child_record in zip(child_rows, shaped, strict=True):
-        by_parent.setdefault(child_row[child.link_index], []).append(child_record)
+    for child_row, child_record in zip(fetched.rows.rows, shaped, strict=True):
+        by_parent.setdefault(child_row[fetched.link_index], []).append(child_record)
     name = child.subquery.relationship
     for record, row in zip(records, rows, strict=True):
         found = by_parent.get(row[0])
@@ -215,22 +211,19 @@ def _add_children(
 
 
 def shape_rows(
-    compiled: CompiledQuery,
-    rows: Sequence[Sequence[Any]],
-    base_path: str,
-    fetch: Fetch | None = None,
-    zone: str = "UTC",
+    compiled: CompiledQuery, result: ResultRows, base_path: str, zone: str = "UTC"
 ) -> list[dict[str, Any]]:
-    """The batch's records; `fetch` runs child subqueries, `zone` is FORMAT()'s time zone."""
+    """The records of `result` (its children read already: see execute.py); `zone` is
+    FORMAT()'s time zone."""
+    rows = result.rows
     if compiled.bound.is_aggregate:
         aggregate_plan = _aggregate_plan(compiled, zone)
         return [_shape_aggregate(aggregate_plan, row) for row in rows]
     plan = _record_plan(compiled, zone)
     name = compiled.bound.sobject.name
     records = [_shape(plan, name, row, base_path) for row in rows]
-    children = [planned for planned in plan if isinstance(planned, ChildQuery)]
-    if children and rows:
-        assert fetch is not None, "a query with child subqueries needs a connection"
-        for child in children:
-            _add_children(child, records, rows, base_path, fetch, zone)
+    for fetched in result.children:
+        child = compiled.value_index[fetched.slot]
+        assert isinstance(child, ChildQuery)
+        _add_children(child, records, rows, fetched, base_path, zone)
     return records

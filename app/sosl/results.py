@@ -14,6 +14,7 @@ from typing import Any
 
 from app.metadata.model import FieldType
 from app.soql.bound import BoundColumn
+from app.soql.execute import ResultRows
 from app.soql.results import shape_rows
 from app.sosl.compiler import CompiledSearch, CompiledTarget
 from app.sosl.terms import leaves
@@ -90,7 +91,8 @@ def shape_target(
     zone: str = "UTC",
 ) -> list[dict[str, Any]]:
     assert target.compiled is not None
-    records = shape_rows(target.compiled, rows, base_path, zone=zone)
+    # A search returns no child subqueries: its rows are the whole result.
+    records = shape_rows(target.compiled, ResultRows([tuple(row) for row in rows]), base_path, zone)
     options = search.bound.options
     if not (options.snippet or options.highlight):
         return records

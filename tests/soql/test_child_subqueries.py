@@ -1,6 +1,8 @@
-"""Parent-to-child subqueries across batches: each batch of parents runs one query per
-subquery (never one per parent row), and every parent gets exactly its own children, on both
-backends. The shapes of single-batch results are in tests/soql/fixtures/corpus_part2.yaml."""
+"""Parent-to-child subqueries across batches: the children are read when the query runs, one
+query per subquery per 2,000 parents (never one per parent row, nor any when a later batch is
+served), every parent gets exactly its own children, and a later batch shows the children as
+they were when the query ran, on both backends. The shapes of single-batch results are in
+tests/soql/fixtures/corpus_part2.yaml."""
 
 from __future__ import annotations
 
@@ -53,10 +55,22 @@ def test_each_batch_runs_one_query_per_subquery(api: TestClient, statements: lis
     )
     records = _all_pages(api, query, batch_size=200)
     assert len(records) == 201
+    # The parents once, then one query for each of the 3 subqueries; the second batch (of 1)
+    # is served from the cursor and runs none.
+    assert len(_child_queries(statements)) == 3, statements
+
+
+def _child_queries(statements: list[str]) -> list[str]:
     selects = [sql for sql in statements if sql.lstrip().upper().startswith("SELECT")]
-    # The parents once; then per batch (200, then 1) one query for each of the 3 subqueries.
-    child_queries = [sql for sql in selects if "IN (" in sql.upper() or "ANY (" in sql.upper()]
-    assert len(child_queries) == 2 * 3, selects
+    return [sql for sql in selects if "IN (" in sql.upper() or "ANY (" in sql.upper()]
+
+
+def test_children_of_many_parents_are_read_2000_parents_at_a_time(
+    api: TestClient, statements: list[str]
+) -> None:
+    records = _all_pages(api, "SELECT Id, (SELECT Id FROM OrderItems) FROM Order", 2000)
+    assert len(records) > 2000
+    assert len(_child_queries(statements)) == -(-len(records) // 2000)
 
 
 def test_every_parent_gets_exactly_its_children(api: TestClient) -> None:
@@ -141,3 +155,35 @@ def test_five_levels_of_parent_to_child_queries_bind_and_six_do_not() -> None:
     assert raised.value.reason == (
         "Parent-to-child queries reach at most 5 levels: the outer query and 4 nested subqueries"
     )
+
+
+def test_a_later_batch_shows_the_children_as_they_were_when_the_query_ran(
+    api: TestClient,
+) -> None:
+    query = "SELECT Id, (SELECT Id FROM Contacts ORDER BY Id) FROM Account ORDER BY Id"
+    headers = {"Sforce-Query-Options": "batchSize=200"}
+    first = api.get(f"{API}/query", params={"q": query}, headers=headers).json()
+    assert len(first["records"]) == 200 and first["totalSize"] == 201
+    before = _all_pages(api, query, batch_size=200)[200]
+    # Between the first batch and the second: a child of the second batch's account, a new
+    # account that would sort last, and a child of an account of the first batch.
+    bodies = [
+        ("Contact", {"LastName": "Late", "AccountId": before["Id"]}),
+        ("Account", {"Name": "Late"}),
+        ("Contact", {"LastName": "Early", "AccountId": first["records"][0]["Id"]}),
+    ]
+    made = [(name, api.post(f"{API}/sobjects/{name}", json=body)) for name, body in bodies]
+    try:
+        assert all(response.status_code == 201 for _, response in made)
+        second = api.get(first["nextRecordsUrl"]).json()
+        assert second["done"] is True
+        assert second["records"] == [before]
+        now = _all_pages(api, query, batch_size=200)
+        assert len(now) == 202
+        assert (
+            len(now[200]["Contacts"]["records"])
+            == len((before["Contacts"] or {"records": []})["records"]) + 1
+        )
+    finally:
+        for sobject, response in made:
+            api.delete(f"{API}/sobjects/{sobject}/{response.json()['id']}")
