@@ -24,12 +24,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from hypothesis import given
 
 from app.config import Settings
 from app.main import Schemas
+from app.metadata.model import SObjectDef
 from bench.fuzz_requests import API, Call, calls, run_settings, send
 from bench.server import seeded_data_dir
 from bench.soak import rss_mb
@@ -152,6 +154,8 @@ def _show(call: Call) -> str:
 
 # Distinct valid statements that fill every bounded cache of compiled statements (ours and
 # SQLAlchemy's) before memory is measured: the fuzz's own valid queries are too few to.
+# Ours are keyed by the query's text, so these differ in a literal; SQLAlchemy's by the
+# statement's shape, so `shapes` below differ in a field or a clause.
 WARM_UP = [
     *(f"/query?q=SELECT+Id+FROM+Account+WHERE+Name+%3D+%27warm{n}%27" for n in range(1200)),
     *(f"/search?q=FIND+%7Bwarm{n}%7D" for n in range(60)),
@@ -160,11 +164,32 @@ WARM_UP = [
 ]
 
 
+def shapes(objects: list[SObjectDef]) -> list[str]:
+    """A few statements per field of every object, each of its own shape (over 1,000 on the
+    original org, past the 750 at which SQLAlchemy's cache of each engine starts to prune)."""
+    paths = []
+    for sobject in objects:
+        for name in sobject.fields:
+            queries = [
+                f"SELECT Id, {name} FROM {sobject.name} LIMIT 1",
+                f"SELECT Id FROM {sobject.name} WHERE {name} != null LIMIT 1",
+                f"SELECT Id FROM {sobject.name} ORDER BY {name} LIMIT 1",
+                f"SELECT Id FROM {sobject.name} ORDER BY {name} DESC LIMIT 1",
+            ]
+            paths += [f"/query?q={quote(query)}" for query in queries]
+            paths.append(f"/search?q={quote(f'FIND {{warm}} RETURNING {sobject.name}({name})')}")
+    return paths
+
+
 def warm_up(base: str, token: str) -> None:
+    objects = list(Schemas(Settings().seed_dir)(ORG).registry)
     with httpx.Client(base_url=f"{base}{API}", timeout=60) as client:
+        client.headers["Authorization"] = f"Bearer {token}"
         for path in WARM_UP:
-            response = client.get(path, headers={"Authorization": f"Bearer {token}"})
-            response.raise_for_status()
+            client.get(path).raise_for_status()
+        # A field that cannot be filtered or sorted answers 400 before it is compiled.
+        answered = Counter(client.get(path).status_code for path in shapes(objects))
+        print(f"warm-up: {len(WARM_UP):,} statements, then field shapes {dict(answered)}")
 
 
 def fuzz(base: str, pid: int, requests: int, clients: int, token: str) -> bool:
