@@ -169,7 +169,7 @@ def shapes(objects: list[SObjectDef]) -> list[str]:
     original org, past the 750 at which SQLAlchemy's cache of each engine starts to prune)."""
     paths = []
     for sobject in objects:
-        for name in sobject.fields:
+        for name in (definition.name for definition in sobject.fields):
             queries = [
                 f"SELECT Id, {name} FROM {sobject.name} LIMIT 1",
                 f"SELECT Id FROM {sobject.name} WHERE {name} != null LIMIT 1",
@@ -190,6 +190,8 @@ def warm_up(base: str, token: str) -> None:
         # A field that cannot be filtered or sorted answers 400 before it is compiled.
         answered = Counter(client.get(path).status_code for path in shapes(objects))
         print(f"warm-up: {len(WARM_UP):,} statements, then field shapes {dict(answered)}")
+        if answered[200] < 750:
+            raise RuntimeError("the warm-up filled too few shapes to fill SQLAlchemy's caches")
 
 
 def fuzz(base: str, pid: int, requests: int, clients: int, token: str) -> bool:

@@ -75,6 +75,14 @@ def _forget(conn: Connection, seqs: Sequence[int]) -> None:
         conn.execute(delete(CURSORS).where(CURSORS.c.seq.in_(seqs)))
 
 
+def _chunk(blob: bytes) -> ResultRows:
+    chunk = pickle.loads(blob)
+    if not isinstance(chunk, ResultRows):
+        # Kept by an earlier version, as bare rows without their children: query again.
+        raise invalid_locator()
+    return chunk
+
+
 class CursorStore:
     def __init__(self, platform: Engine, *, per_user: int, idle_seconds: float) -> None:
         self.platform = platform
@@ -169,7 +177,7 @@ class CursorStore:
             conn.execute(update(CURSORS).where(CURSORS.c.seq == seq).values(last_used=now))
         # A locator may name any offset: the batch is the part of each chunk it overlaps.
         parts = [
-            pickle.loads(blob).window(max(0, offset - start), offset + size - start)
+            _chunk(blob).window(max(0, offset - start), offset + size - start)
             for start, blob in chunks
         ]
         rows = joined(parts) if parts else ResultRows([])

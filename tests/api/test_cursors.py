@@ -4,6 +4,7 @@ platform database, not in the server's memory."""
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -12,7 +13,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 
 from app.api.state import AppState
-from app.services.cursors import CURSORS
+from app.services.cursors import CURSOR_ROWS, CURSORS
 from app.storage.database import platform_transaction
 from app.storage.ids import record_number
 from tests.conftest import API, login, open_client
@@ -96,3 +97,17 @@ def test_an_odd_offset_reads_across_spilled_batches(sf: TestClient) -> None:
     _, expected = all_ids(sf)
     assert [r["Id"] for r in page["records"]] == expected[2500:4500]
     assert page["nextRecordsUrl"].endswith("-4500")
+
+
+def test_a_batch_kept_in_an_earlier_format_is_an_invalid_locator(sf: TestClient) -> None:
+    url = open_locator(sf)
+    cursor_seq = record_number(url.rsplit("/", 1)[1].split("-")[0])
+    with platform_transaction(state_of(sf).platform) as conn:  # bare rows, without children
+        conn.execute(
+            update(CURSOR_ROWS)
+            .where(CURSOR_ROWS.c.cursor_seq == cursor_seq)
+            .values(rows=pickle.dumps([("01t000000000001AAA", "Old", 1.0)]))
+        )
+    response = sf.get(url)
+    assert response.status_code == 400
+    assert response.json() == INVALID
