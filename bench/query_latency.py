@@ -13,17 +13,19 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, Select
 
 from app.api.state import AppState
 from app.seeding.pipeline import build_rows
 from app.services.query import prepare
-from app.soql.compiler import PARENT_IDS_PARAM, USER_PARAM, ChildQuery, CompiledQuery
+from app.soql.compiler import USER_PARAM, CompiledQuery
+from app.soql.execute import ResultRows, execute
 from app.storage.database import write_transaction
 from app.storage.overlay import ensure_local
 from bench.server import HttpClient, median_ms, paired_medians, report_http_floor, running_org
@@ -58,16 +60,15 @@ ANALYST_QUERIES = {
 }
 
 
-def run_direct(engine: Engine, compiled: CompiledQuery) -> list[Any]:
-    """The query's SQL without the server: its statement, then each child subquery's for the
-    rows it returned."""
+def run_direct(engine: Engine, compiled: CompiledQuery) -> ResultRows:
+    """The query's SQL without the server: its statement, then its child subqueries' for the
+    rows it returned (the server's own execute step)."""
     with engine.connect() as conn:
-        rows = list(conn.execute(compiled.statement, {USER_PARAM: ""}).all())
-        for slot in compiled.value_index:
-            if isinstance(slot, ChildQuery) and rows:
-                ids = {PARENT_IDS_PARAM: [row[0] for row in rows]}
-                conn.execute(slot.compiled.statement, ids).all()
-        return rows
+
+        def fetch(statement: Select[Any], params: dict[str, Any]) -> Sequence[Sequence[Any]]:
+            return conn.execute(statement, {USER_PARAM: "", **params}).all()
+
+        return execute(compiled, conn.execute(compiled.statement, {USER_PARAM: ""}).all(), fetch)
 
 
 def main() -> None:

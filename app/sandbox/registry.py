@@ -13,8 +13,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, delete, func, insert, select, update
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from app.storage.platform import (
     AuthSession,
@@ -25,6 +23,7 @@ from app.storage.platform import (
     TemplateRecord,
     WarmCopy,
 )
+from app.storage.upserts import upsert_into
 
 SANDBOXES = SandboxRecord.__table__  # type: ignore[attr-defined]
 COPIES = WarmCopy.__table__  # type: ignore[attr-defined]
@@ -76,8 +75,7 @@ def insert_sandbox(conn: Connection, row: SandboxRow) -> None:
 
 def _insert_if_absent(conn: Connection, table: Any, values: dict[str, Any]) -> None:
     """Insert unless the key exists: workers starting together may both try."""
-    dialect_insert = postgresql_insert if conn.dialect.name == "postgresql" else sqlite_insert
-    conn.execute(dialect_insert(table).values(**values).on_conflict_do_nothing())
+    conn.execute(upsert_into(conn.dialect.name, table).values(**values).on_conflict_do_nothing())
 
 
 def put_default(conn: Connection, row: SandboxRow) -> None:

@@ -11,11 +11,10 @@ import threading
 import time
 
 from sqlalchemy import Engine
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from app.storage.database import platform_transaction
 from app.storage.platform import Counter
+from app.storage.upserts import upsert_into
 
 COUNTERS = Counter.__table__  # type: ignore[attr-defined]
 NAME = "api_requests"
@@ -52,9 +51,8 @@ class ApiUsage:
         with self._lock:
             taken, self._pending = self._pending, 0
             self._flushed_at = time.monotonic()
-        insert = postgresql_insert if self.platform.dialect.name == "postgresql" else sqlite_insert
         statement = (
-            insert(COUNTERS)
+            upsert_into(self.platform.dialect.name, COUNTERS)
             .values(name=NAME, value=taken)
             .on_conflict_do_update(
                 index_elements=[COUNTERS.c.name], set_={"value": COUNTERS.c.value + taken}

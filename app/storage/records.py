@@ -9,12 +9,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import Connection, Table, insert, select, update
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from app.storage.journal import log_sequence
 from app.storage.overlay import ensure_local
 from app.storage.platform import IdSequence
+from app.storage.upserts import upsert_into
 
 ID_SEQUENCE = IdSequence.__table__  # type: ignore[attr-defined]
 
@@ -25,9 +24,7 @@ def next_record_number(conn: Connection, sobject: str) -> int:
     One atomic statement (an upsert that returns the new value), so two transactions can never
     be handed the same number. The move is journaled, so a reset hands out the same ids again.
     """
-    upsert = (postgresql_insert if conn.dialect.name == "postgresql" else sqlite_insert)(
-        ID_SEQUENCE
-    ).values(sobject=sobject, last_number=1)
+    upsert = upsert_into(conn.dialect.name, ID_SEQUENCE).values(sobject=sobject, last_number=1)
     statement = upsert.on_conflict_do_update(
         index_elements=[ID_SEQUENCE.c.sobject],
         set_={"last_number": ID_SEQUENCE.c.last_number + 1},
