@@ -25,6 +25,7 @@ on tables without an INTEGER PRIMARY KEY; after a VACUUM run `rebuild_search_ind
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -207,16 +208,33 @@ def _glob(word: str, pattern: str) -> bool:
     return all(char == "*" for char in pattern[j:])
 
 
+@dataclass(frozen=True)
+class _Pattern:
+    words: tuple[str, ...]
+    prefix: str  # what the first word starts with, before any wildcard
+    literals: tuple[str, ...]  # runs without wildcards: a matching text holds each of them
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern(pattern: str) -> _Pattern:
+    words = tuple(pattern.split(" "))
+    literal = re.match(r"[^*?]*", words[0])
+    runs = {run for word in words for run in re.split(r"[*?]+", word) if run}
+    # The longest first: the likeliest to be missing, so most texts are turned away at once.
+    return _Pattern(words, literal.group(0) if literal else "", tuple(sorted(runs, key=len)[::-1]))
+
+
 def wildcard_match(text: str | None, pattern: str) -> bool | None:
     """Whether `text` has the words of `pattern` (space-separated, lower-case, with `*` and
     `?`) next to each other, words being runs of letters and digits, as the index splits them."""
     if text is None:
         return None
-    wanted = pattern.split(" ")
+    compiled = _pattern(pattern)
+    wanted, prefix = compiled.words, compiled.prefix
     lowered = text.lower()
-    literal = re.match(r"[^*?]*", wanted[0])
-    prefix = literal.group(0) if literal else ""
-    if prefix and prefix not in lowered:
+    # A text that lacks a literal run of the pattern cannot match: most texts end here, before
+    # being split into words (a search runs this on every searched field of every record).
+    if not all(run in lowered for run in compiled.literals):
         return False
     words = _WORD_RE.findall(lowered)
     for start in range(len(words) - len(wanted) + 1):

@@ -94,6 +94,11 @@ def test_sqlite_index_life_cycle(tmp_path: Path) -> None:
         ("snake_case", "case", True),
         ("ABC", "*bc", True),
         ("abc", "a*b*c*", True),
+        # Every literal run of the pattern is in the text, but not inside matching words.
+        ("x10000y 2020-01-01", "*10000* 01 01*", False),
+        ("x10000y-01-01", "*10000* 01 01*", True),
+        ("ab-cd", "*b c*", True),
+        ("abcd", "*b c*", False),
         ("", "ab*", False),
     ],
 )
