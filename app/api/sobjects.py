@@ -20,8 +20,6 @@ from app.services import records
 from app.services.json_body import parse_object
 
 router = SlashRouter(prefix="/services/data/{version}/sobjects")
-# From this version an upsert that updates answers 200 with a body; before it, 204.
-UPSERT_RESULT_VERSION = 46.0
 FIELDS = query_parameters(parameter("fields", "Comma-separated fields to return"))
 SINCE = query_parameters(
     parameter("start", "Start of the period (ISO 8601)", required=True, format="date-time"),
@@ -75,13 +73,6 @@ def get_deleted(
     return records.deleted_records(conn, ctx, definition, params.get("start"), params.get("end"))
 
 
-def _field_names(request: Request) -> list[str] | None:
-    fields_param = request.query_params.get("fields")
-    if fields_param is None:
-        return None
-    return [name.strip() for name in fields_param.split(",") if name.strip()]
-
-
 @router.post("/{sobject}/Id", status_code=201, responses={201: CREATED})
 def create_via_id(sobject: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep) -> Any:
     return create(sobject, raw, ctx, conn)
@@ -97,7 +88,9 @@ def retrieve_by_external_id(
     conn: ConnectionDep,
 ) -> dict[str, Any]:
     definition = records.resolve_sobject(ctx, sobject)
-    return records.get_by_external_id(conn, ctx, definition, field, value, _field_names(request))
+    return records.get_by_external_id(
+        conn, ctx, definition, field, value, records.field_list(request.query_params.get("fields"))
+    )
 
 
 @router.patch(
@@ -116,18 +109,20 @@ def upsert(
 ) -> Response:
     definition = records.resolve_sobject(ctx, sobject)
     body = parse_object(raw, definition.name.lower())
-    update_only = request.query_params.get("updateOnly", "").lower() == "true"
     record_id, created = records.upsert_record(
-        conn, ctx, definition, field, value, body, update_only=update_only
+        conn,
+        ctx,
+        definition,
+        field,
+        value,
+        body,
+        update_only=records.update_only(request.query_params.get("updateOnly")),
     )
-    result = {"id": record_id, "success": True, "errors": [], "created": created}
-    if created:
-        return SalesforceJSONResponse(
-            result, status_code=201, headers={"Location": ctx.record_url(definition, record_id)}
-        )
-    if float(ctx.api_version) < UPSERT_RESULT_VERSION:
-        return Response(status_code=204)
-    return SalesforceJSONResponse(result, status_code=200)
+    status, result = records.upsert_answer(ctx, record_id, created)
+    if result is None:
+        return Response(status_code=status)
+    headers = {"Location": ctx.record_url(definition, record_id)} if created else None
+    return SalesforceJSONResponse(result, status_code=status, headers=headers)
 
 
 @router.delete(
@@ -148,7 +143,9 @@ def retrieve(
     sobject: str, record_id: str, request: Request, ctx: OrgContextDep, conn: ConnectionDep
 ) -> dict[str, Any]:
     definition = records.resolve_sobject(ctx, sobject)
-    return records.get_record(conn, ctx, definition, record_id, _field_names(request))
+    return records.get_record(
+        conn, ctx, definition, record_id, records.field_list(request.query_params.get("fields"))
+    )
 
 
 @router.patch("/{sobject}/{record_id:record}", status_code=204, responses={204: NO_CONTENT})

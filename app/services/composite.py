@@ -194,12 +194,7 @@ class Dispatcher:
             self._allow(method, {"GET"})
             return Outcome(200, describe_global(list(ctx.registry), ctx.base_path), {})
         sobject = records.resolve_sobject(ctx, segments[0])
-        fields = params.get("fields")
-        field_names = (
-            [name.strip() for name in fields.split(",") if name.strip()]
-            if fields is not None
-            else None
-        )
+        field_names = records.field_list(params.get("fields"))
         if len(segments) == 1 or (len(segments) == 2 and segments[1] == "Id" and method == "POST"):
             self._allow(method, {"GET", "POST"})
             if method == "GET":
@@ -246,14 +241,11 @@ class Dispatcher:
                 field,
                 value,
                 self._body(body, sobject),
-                update_only=params.get("updateOnly", "").lower() == "true",
+                update_only=records.update_only(params.get("updateOnly")),
             )
-            result = {"id": record_id, "success": True, "errors": [], "created": created}
-            if created:
-                return Outcome(201, result, {"Location": ctx.record_url(sobject, record_id)})
-            if float(ctx.api_version) < 46:
-                return Outcome(204, None, {})
-            return Outcome(200, result, {})
+            status, result = records.upsert_answer(ctx, record_id, created)
+            headers = {"Location": ctx.record_url(sobject, record_id)} if created else {}
+            return Outcome(status, result, headers)
         raise NotFound()
 
 

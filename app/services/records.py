@@ -274,6 +274,35 @@ def delete_by_external_id(
     delete_record(conn, ctx, sobject, _single_match(conn, ctx, sobject, field_name, value))
 
 
+# From this version an upsert that updates answers 200 with its result; before it, 204.
+UPSERT_RESULT_VERSION = 46.0
+
+
+def field_list(text: str | None) -> list[str] | None:
+    """The names a `fields=` parameter lists (comma-separated), or None when it is absent."""
+    if text is None:
+        return None
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def update_only(text: str | None) -> bool:
+    """An upsert's `updateOnly` parameter: true only when it says so."""
+    return (text or "").lower() == "true"
+
+
+def upsert_answer(
+    ctx: OrgContext, record_id: str, created: bool
+) -> tuple[int, dict[str, Any] | None]:
+    """What an upsert answers: 201 and its result when it created the record, 200 and its
+    result when it updated one (204 and no body before API 46.0)."""
+    result = {"id": record_id, "success": True, "errors": [], "created": created}
+    if created:
+        return 201, result
+    if float(ctx.api_version) < UPSERT_RESULT_VERSION:
+        return 204, None
+    return 200, result
+
+
 def upsert_record(
     conn: Connection,
     ctx: OrgContext,
