@@ -67,7 +67,7 @@ class ConditionBinder(BinderCore):
         target = self.expression_target(root, alias, node.left, aggregates)
         field = target_field(target)
         if field.type is FieldType.LOCATION:
-            raise self._error(
+            raise self.error(
                 "INVALID_FIELD",
                 f"A location field is filtered through DISTANCE(): {field.name}",
                 node.pos,
@@ -81,11 +81,11 @@ class ConditionBinder(BinderCore):
     def _comparison(self, node: ast.Comparison, field: FieldDef, target: Target) -> BoundExpr:
         if node.op is ast.Operator.LIKE:
             if field.type in ID_TYPES:
-                raise self._error(
+                raise self.error(
                     "INVALID_QUERY_FILTER_OPERATOR", "invalid operator on id field", node.pos
                 )
             if not field.is_text:
-                raise self._error(
+                raise self.error(
                     "INVALID_FIELD",
                     f"Invalid operator on field '{field.name}'. LIKE can only be used on "
                     "string fields.",
@@ -93,12 +93,12 @@ class ConditionBinder(BinderCore):
                 )
         if field.type is FieldType.BOOLEAN and node.op not in _EQUALITY:
             # A checkbox is only equal or not: `IsActive < true` has no meaning.
-            raise self._error(
+            raise self.error(
                 "INVALID_QUERY_FILTER_OPERATOR", "invalid operator on boolean field", node.pos
             )
         value = self._typed(field, target, node.right)
         if node.op is ast.Operator.LIKE and _too_long_for_like(value):
-            raise self._error(
+            raise self.error(
                 "MALFORMED_QUERY",
                 f"LIKE pattern too long: at most {MAX_LIKE_PATTERN_BYTES} bytes",
                 node.pos,
@@ -119,7 +119,7 @@ class ConditionBinder(BinderCore):
             values = tuple(self._typed(field, target, literal) for literal in node.values)
             return BoundCondition(kind, target, None, values)
         if not isinstance(target, BoundPath) or field.type not in ID_TYPES:
-            raise self._error(
+            raise self.error(
                 "INVALID_FIELD",
                 "Semi join sub-selects can only be used with an Id or reference field on the left",
                 node.pos,
@@ -130,7 +130,7 @@ class ConditionBinder(BinderCore):
     def _includes(self, node: ast.IncludesCondition, field: FieldDef, target: Target) -> BoundExpr:
         """`INCLUDES (...)` / `EXCLUDES (...)`, on multi-select picklists only."""
         if field.type is not FieldType.MULTIPICKLIST:
-            raise self._error(
+            raise self.error(
                 "INVALID_FIELD",
                 f"Invalid operator on field '{field.name}'. INCLUDES and EXCLUDES can only be "
                 "used on multi-select picklist fields.",
@@ -158,7 +158,7 @@ class ConditionBinder(BinderCore):
             literals: tuple[ast.Literal, ...] = (node.right,)
             negated = node.op is ast.Operator.NE
             if node.op not in (ast.Operator.EQ, ast.Operator.NE, ast.Operator.LIKE):
-                raise self._error(
+                raise self.error(
                     "INVALID_QUERY_FILTER_OPERATOR",
                     "toLabel() can only be compared with =, !=, IN, NOT IN or LIKE",
                     node.pos,
@@ -192,9 +192,9 @@ class ConditionBinder(BinderCore):
             return malformed(message, query=self.text, pos=at)
 
         self._count_semi_join(scope, refuse)
-        sobject = self._sobject(query.sobject, query.sobject_pos)
+        sobject = self.sobject_named(query.sobject, query.sobject_pos)
         if sobject.name == root.name:
-            raise self._error(
+            raise self.error(
                 "INVALID_TYPE",
                 "The inner and outer selects should not be on the same object type",
                 query.sobject_pos,
@@ -202,7 +202,7 @@ class ConditionBinder(BinderCore):
         item = _semi_join_item(query, refuse)
         column = self.path(sobject, query.alias, item.expr)
         if column.field.type not in ID_TYPES:
-            raise self._error(
+            raise self.error(
                 "INVALID_FIELD",
                 f"Semi join sub-selects can only select an Id or reference field: "
                 f"{column.field.name}",
@@ -240,7 +240,7 @@ class ConditionBinder(BinderCore):
             AggregateFunction.COUNT_DISTINCT,
         }:
             if literal.kind is not ast.LiteralKind.INTEGER:
-                raise self._error(
+                raise self.error(
                     "INVALID_FIELD",
                     f"value of filter criterion for field '{target.name}' must be of type "
                     "integer and should not be enclosed in quotes",
@@ -248,7 +248,7 @@ class ConditionBinder(BinderCore):
                 )
             return literal.value
         if isinstance(target, BoundDateFunction) and literal.kind is ast.LiteralKind.DATE_LITERAL:
-            raise self._error(
+            raise self.error(
                 "INVALID_FIELD",
                 f"Date literal {literal.text} cannot be compared with the date function "
                 f"{target.function}",

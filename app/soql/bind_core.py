@@ -87,15 +87,15 @@ class BinderCore:
 
     # -- errors ---------------------------------------------------------------------------
 
-    def _error(self, code: str, reason: str, pos: ast.Position | None) -> SoqlError:
+    def error(self, code: str, reason: str, pos: ast.Position | None) -> SoqlError:
         return SoqlError(code, reason, query=self.text, pos=pos)
 
     # -- objects and paths ----------------------------------------------------------------
 
-    def _sobject(self, name: str, pos: ast.Position) -> SObjectDef:
+    def sobject_named(self, name: str, pos: ast.Position) -> SObjectDef:
         sobject = self.registry.get(name)
         if sobject is None:
-            raise self._error("INVALID_TYPE", BAD_TYPE.format(name=name), pos)
+            raise self.error("INVALID_TYPE", BAD_TYPE.format(name=name), pos)
         return sobject
 
     def _targets(self, lookup: FieldDef) -> list[SObjectDef]:
@@ -114,13 +114,13 @@ class BinderCore:
             lookup = current.field_by_relationship(relationship)
             targets = self._targets(lookup) if lookup is not None else []
             if lookup is None or not targets:
-                raise self._error(
+                raise self.error(
                     "INVALID_FIELD", BAD_RELATIONSHIP.format(name=relationship), node.pos
                 )
             if len(targets) > 1:
                 # A polymorphic lookup reads the Name entity, which has no lookups to follow.
                 if index != len(parts) - 2:
-                    raise self._error(
+                    raise self.error(
                         "INVALID_FIELD", BAD_RELATIONSHIP.format(name=parts[index + 1]), node.pos
                     )
                 hops.append(Hop(lookup=lookup, target=targets[0], alternatives=tuple(targets)))
@@ -136,7 +136,7 @@ class BinderCore:
             )
         field = current.field(parts[-1])
         if field is None:
-            raise self._error(
+            raise self.error(
                 "INVALID_FIELD",
                 NO_SUCH_COLUMN.format(name=parts[-1], entity=current.name),
                 node.pos,
@@ -148,7 +148,7 @@ class BinderCore:
         definition of it (a target without it reads null), or the object type for `Type`."""
         canonical = name_field(name)
         if canonical is None:
-            raise self._error(
+            raise self.error(
                 "INVALID_FIELD", NO_SUCH_COLUMN.format(name=name, entity="Name"), node.pos
             )
         if canonical == "Type":
@@ -185,7 +185,7 @@ class BinderCore:
             path.field.type is FieldType.BOOLEAN
         )
         if (numeric_only and path.field.type not in NUMBER_TYPES) or unordered:
-            raise self._error(
+            raise self.error(
                 "MALFORMED_QUERY",
                 f"field {path.field.name} does not support aggregate operator {upper}",
                 call.args[0].pos,
@@ -220,7 +220,7 @@ class BinderCore:
         path = self.path(root, alias, arg)
         field_type = path.field.type
         if field_type not in (FieldType.DATE, FieldType.DATETIME):
-            raise self._error(
+            raise self.error(
                 "INVALID_FIELD",
                 f"field {path.field.name} does not support date function {function}: it is "
                 "not a date or dateTime field",
@@ -230,7 +230,7 @@ class BinderCore:
             zone is not None or function in ("HOUR_IN_DAY", "DAY_ONLY")
         ):
             what = "convertTimezone" if zone is not None else function
-            raise self._error(
+            raise self.error(
                 "INVALID_FIELD",
                 f"field {path.field.name} does not support {what}: it needs a dateTime field",
                 arg.pos,
@@ -270,7 +270,7 @@ class BinderCore:
         path = self.path(root, alias, located)
         field = path.field
         if field.type is not FieldType.LOCATION:
-            raise self._error(
+            raise self.error(
                 "INVALID_FIELD",
                 f"DISTANCE() takes a location field: {field.name} is not one",
                 located.pos,
@@ -310,7 +310,7 @@ class BinderCore:
         else:
             type_name = _FILTER_TYPE_NAMES.get(field.type, field.type.value)
             expected = f"must be of type {type_name} and should not be enclosed in quotes"
-        return self._error(
+        return self.error(
             "INVALID_FIELD",
             f"value of filter criterion for field '{field.name}' {expected}",
             literal.pos,
@@ -345,7 +345,7 @@ class BinderCore:
             raise self._mismatch(field, literal)
         normalized = normalize_id(literal.value)
         if normalized is None:
-            raise self._error(
+            raise self.error(
                 "INVALID_QUERY_FILTER_OPERATOR", f"invalid ID field: {literal.value}", None
             )
         return normalized

@@ -116,7 +116,7 @@ class Binder(ConditionBinder):
         )
         child = self.registry.get(relationship.child_sobject) if relationship else None
         if relationship is None or child is None:
-            raise self._error(
+            raise self.error(
                 "INVALID_TYPE",
                 BAD_CHILD_RELATIONSHIP.format(name=query.sobject),
                 query.sobject_pos,
@@ -138,8 +138,8 @@ def bind(
     literals resolve against `calendar`."""
     binder = Binder(registry, text, calendar)
     if "." in query.sobject:
-        raise binder._error("INVALID_TYPE", BAD_TYPE.format(name=query.sobject), query.sobject_pos)
-    root = binder._sobject(query.sobject, query.sobject_pos)
+        raise binder.error("INVALID_TYPE", BAD_TYPE.format(name=query.sobject), query.sobject_pos)
+    root = binder.sobject_named(query.sobject, query.sobject_pos)
     return bind_query(binder, root, query)
 
 
@@ -184,7 +184,7 @@ def bind_query(binder: Binder, root: SObjectDef, query: ast.Query, depth: int = 
     binds in a pass of its own; the aggregate rules then check what the passes bound."""
     text = binder.text
     aggregates = AggregateMap()  # shared by SELECT, HAVING and ORDER BY: one column each
-    selected = SelectListBinder(binder, root, query, aggregates, depth).bind()
+    selected = SelectListBinder(binder, binder.child_query, root, query, aggregates, depth).bind()
     select = selected.items
     group_by, group_kind = bind_group_by(binder, root, query)
     is_aggregate = bool(group_by) or any(isinstance(s, BoundAggregate) for s in select)

@@ -8,6 +8,7 @@ a field selected twice, or twice through FIELDS(), is `duplicate field selected`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,7 @@ from app.soql.bound import (
     BoundDateFunction,
     BoundGrouping,
     BoundPath,
+    BoundSubquery,
     BoundTypeOf,
     SelectExpr,
     Transform,
@@ -29,8 +31,11 @@ from app.soql.functions import DATE_FUNCTIONS
 from app.soql.name_entity import name_field
 
 if TYPE_CHECKING:
-    from app.soql.bind_core import AggregateMap
-    from app.soql.binder import Binder
+    from app.soql.bind_core import AggregateMap, BinderCore
+
+# Binds a parent-to-child subquery of the select list: (parent query, parent object, the
+# subquery, the parent's depth). Passed in by the binder, so this module does not import it.
+ChildQueryBinder = Callable[[ast.Query, SObjectDef, ast.SelectSubquery, int], BoundSubquery]
 
 # The FIELDS() groups; ALL and CUSTOM are unbounded, so they need a LIMIT of at most 200.
 FIELDS_GROUPS = ("ALL", "STANDARD", "CUSTOM")
@@ -54,13 +59,15 @@ class SelectList:
 class SelectListBinder:
     def __init__(
         self,
-        binder: Binder,
+        binder: BinderCore,
+        child_query: ChildQueryBinder,
         root: SObjectDef,
         query: ast.Query,
         aggregates: AggregateMap,
         depth: int,
     ) -> None:
         self.binder = binder
+        self.child_query = child_query
         self.root = root
         self.alias = query.alias
         self.query = query
@@ -71,7 +78,7 @@ class SelectListBinder:
     def bind(self) -> SelectList:
         for item in self.query.select:
             if isinstance(item, ast.SelectSubquery):
-                subquery = self.binder.child_query(self.query, self.root, item, self.depth)
+                subquery = self.child_query(self.query, self.root, item, self.depth)
                 self._claim(subquery.relationship, None)
                 self.out.items.append(subquery)
             elif isinstance(item, ast.SelectTypeOf):
@@ -86,7 +93,7 @@ class SelectListBinder:
         """Every output key once: a second is Salesforce's duplicate field or alias error."""
         if name.lower() in self.out.seen:
             message = f"duplicate alias: {name}" if alias else f"duplicate field selected: {name}"
-            raise self.binder._error("INVALID_FIELD", message, pos)
+            raise self.binder.error("INVALID_FIELD", message, pos)
         self.out.seen.add(name.lower())
 
     def _function_name(self, item: ast.SelectField) -> str:
@@ -205,7 +212,7 @@ class SelectListBinder:
         self._claim(lookup.relationship_name or lookup.name, item.pos)
         for path in item.else_fields:
             if len(path.parts) != 1 or name_field(path.parts[0]) is None:
-                raise self.binder._error(
+                raise self.binder.error(
                     "INVALID_FIELD",
                     f"No such column '{path.text}' on entity 'Name'. TYPEOF's ELSE selects "
                     "fields of the Name entity.",
@@ -230,14 +237,14 @@ class SelectListBinder:
             parts = parts[1:]
         lookup = self.root.field_by_relationship(parts[0]) if len(parts) == 1 else None
         if lookup is None:
-            raise self.binder._error(
+            raise self.binder.error(
                 "INVALID_FIELD",
                 f"Didn't understand relationship '{node.text}' in field path. TYPEOF takes a "
                 "polymorphic relationship of the object queried.",
                 node.pos,
             )
         if len(lookup.reference_to) < 2:
-            raise self.binder._error(
+            raise self.binder.error(
                 "INVALID_FIELD",
                 "TYPEOF can only be used on a polymorphic relationship: "
                 f"{lookup.relationship_name} is not polymorphic",
@@ -254,14 +261,14 @@ class SelectListBinder:
         for branch in item.branches:
             target = self.binder.registry.get(branch.sobject)
             if branch.sobject.lower() not in allowed or target is None:
-                raise self.binder._error(
+                raise self.binder.error(
                     "INVALID_FIELD",
                     f"Invalid type in TYPEOF: {branch.sobject} is not a type of "
                     f"{lookup.relationship_name}",
                     branch.pos,
                 )
             if target.name in when:
-                raise self.binder._error(
+                raise self.binder.error(
                     "INVALID_FIELD", f"duplicate WHEN type in TYPEOF: {target.name}", branch.pos
                 )
             when[target.name] = self._branch_fields(target, branch.fields)
@@ -274,7 +281,7 @@ class SelectListBinder:
         for path in paths:
             bound = self.binder.path(target, None, path)
             if bound.hops:
-                raise self.binder._error(
+                raise self.binder.error(
                     "INVALID_FIELD",
                     "TYPEOF selects fields of the related object, not its parents",
                     path.pos,
@@ -300,7 +307,7 @@ def _is_aggregate_name(name: str) -> bool:
 
 
 def bind_group_by(
-    binder: Binder, root: SObjectDef, query: ast.Query
+    binder: BinderCore, root: SObjectDef, query: ast.Query
 ) -> tuple[list[BoundPath | BoundDateFunction], str]:
     """GROUP BY's keys, and "ROLLUP" or "CUBE" when it is one of those (alone, up to 3 keys)."""
     keys: list[BoundPath | BoundDateFunction] = []
@@ -327,7 +334,7 @@ def bind_group_by(
 
 
 def _group_key(
-    binder: Binder, root: SObjectDef, alias: str | None, key: ast.FieldPath | ast.FunctionCall
+    binder: BinderCore, root: SObjectDef, alias: str | None, key: ast.FieldPath | ast.FunctionCall
 ) -> BoundPath | BoundDateFunction:
     if isinstance(key, ast.FieldPath):
         return binder.path(root, alias, key)
