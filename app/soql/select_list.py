@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from app.metadata.model import FieldDef, SObjectDef
 from app.soql import ast
+from app.soql.bind_core import no_bare_convert_timezone
 from app.soql.bound import (
     BoundAggregate,
     BoundColumn,
@@ -128,12 +129,7 @@ class SelectListBinder:
         if upper == "FIELDS":
             self._fields_function(item, expr)
             return
-        if upper == "CONVERTTIMEZONE":
-            raise malformed(
-                "convertTimezone() can only be used inside a date function",
-                query=binder.text,
-                pos=expr.pos,
-            )
+        no_bare_convert_timezone(binder, expr)
         if upper in _TRANSFORMS:
             self._transform(item, expr, _TRANSFORMS[upper])
             return
@@ -338,12 +334,7 @@ def _group_key(
 ) -> BoundPath | BoundDateFunction:
     if isinstance(key, ast.FieldPath):
         return binder.path(root, alias, key)
-    if key.name.upper() == "CONVERTTIMEZONE":
-        raise malformed(
-            "convertTimezone() can only be used inside a date function",
-            query=binder.text,
-            pos=key.pos,
-        )
+    no_bare_convert_timezone(binder, key)
     if key.name.upper() not in DATE_FUNCTIONS:
         raise malformed(
             f"GROUP BY does not take the function {key.name}()", query=binder.text, pos=key.pos
