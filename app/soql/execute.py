@@ -49,6 +49,8 @@ class ResultRows:
         return self._with_rows(self.rows[start:stop])
 
     def _with_rows(self, rows: list[tuple[Any, ...]]) -> ResultRows:
+        if not self.children:
+            return ResultRows(rows)
         ids = {row[0] for row in rows}
         children = tuple(
             Children(
