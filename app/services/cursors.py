@@ -180,7 +180,7 @@ class CursorStore:
             _chunk(blob).window(max(0, offset - start), offset + size - start)
             for start, blob in chunks
         ]
-        rows = joined(parts) if parts else ResultRows([])
+        rows = joined(parts)
         query = OpenQuery(
             query=found["query"],
             include_deleted=bool(found["include_deleted"]),

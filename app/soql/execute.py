@@ -36,9 +36,10 @@ class Children:
 
 @dataclass(frozen=True)
 class ResultRows:
-    """A query's rows (the root Id first in each) and its child subqueries' rows."""
+    """A query's rows (the root Id first in each) and its child subqueries' rows. `execute`
+    keeps them as tuples, which is how a cursor stores them."""
 
-    rows: list[tuple[Any, ...]]
+    rows: Sequence[Sequence[Any]]
     children: tuple[Children, ...] = ()
 
     def __len__(self) -> int:
@@ -48,7 +49,7 @@ class ResultRows:
         """The rows from `start` to `stop`, with their children only (down every level)."""
         return self._with_rows(self.rows[start:stop])
 
-    def _with_rows(self, rows: list[tuple[Any, ...]]) -> ResultRows:
+    def _with_rows(self, rows: Sequence[Sequence[Any]]) -> ResultRows:
         if not self.children:
             return ResultRows(rows)
         ids = {row[0] for row in rows}

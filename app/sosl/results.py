@@ -92,7 +92,7 @@ def shape_target(
 ) -> list[dict[str, Any]]:
     assert target.compiled is not None
     # A search returns no child subqueries: its rows are the whole result.
-    records = shape_rows(target.compiled, ResultRows([tuple(row) for row in rows]), base_path, zone)
+    records = shape_rows(target.compiled, ResultRows(rows), base_path, zone)
     options = search.bound.options
     if not (options.snippet or options.highlight):
         return records
