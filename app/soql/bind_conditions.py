@@ -16,17 +16,16 @@ from app.soql.bind_core import (
     MAX_SEMI_JOINS,
     AggregateMap,
     BinderCore,
-    no_bare_convert_timezone,
     target_field,
 )
+from app.soql.bind_expression import bind_expression
 from app.soql.bind_rules import has_aggregate
 from app.soql.bound import (
-    AggregateFunction,
     BoundAggregate,
     BoundAnd,
     BoundCondition,
-    BoundDateFunction,
     BoundExpr,
+    BoundFunction,
     BoundNot,
     BoundOr,
     BoundPath,
@@ -35,7 +34,7 @@ from app.soql.bound import (
     Target,
 )
 from app.soql.errors import SoqlError, malformed
-from app.soql.functions import DATE_FUNCTIONS
+from app.soql.function_spec import AggregateFunction, Clause, Transform
 
 _EQUALITY = frozenset({ast.Operator.EQ, ast.Operator.NE})
 
@@ -50,21 +49,29 @@ class ConditionBinder(BinderCore):
         node: ast.Condition,
         aggregates: AggregateMap,
         scope: str = "",
+        clause: Clause = Clause.WHERE,
     ) -> BoundExpr:
-        """`scope` is "OR" or "NOT" under those operators (where semi-joins are refused)."""
+        """A WHERE (or HAVING) condition. `scope` is "OR" or "NOT" under those operators (where
+        semi-joins are refused)."""
         if isinstance(node, ast.And):
             return BoundAnd(
-                tuple(self.condition(root, alias, o, aggregates, scope) for o in node.operands)
+                tuple(
+                    self.condition(root, alias, o, aggregates, scope, clause) for o in node.operands
+                )
             )
         if isinstance(node, ast.Or):
             return BoundOr(
-                tuple(self.condition(root, alias, o, aggregates, "OR") for o in node.operands)
+                tuple(
+                    self.condition(root, alias, o, aggregates, "OR", clause) for o in node.operands
+                )
             )
         if isinstance(node, ast.Not):
-            return BoundNot(self.condition(root, alias, node.operand, aggregates, scope or "NOT"))
-        if isinstance(node.left, ast.FunctionCall) and node.left.name.upper() == "TOLABEL":
+            return BoundNot(
+                self.condition(root, alias, node.operand, aggregates, scope or "NOT", clause)
+            )
+        if self._is_label_filter(node.left, clause):
             return self._label_condition(root, alias, node)
-        target = self.expression_target(root, alias, node.left, aggregates)
+        target = bind_expression(self, root, alias, node.left, clause, aggregates)
         field = target_field(target)
         if field.type is FieldType.LOCATION:
             raise self.error(
@@ -77,6 +84,13 @@ class ConditionBinder(BinderCore):
         if isinstance(node, ast.InCondition):
             return self._membership(root, node, field, target, scope)
         return self._includes(node, field, target)
+
+    def _is_label_filter(self, left: ast.FieldPath | ast.FunctionCall, clause: Clause) -> bool:
+        """`toLabel(Status) = 'Closed'`: a filter on labels, not on stored values."""
+        if isinstance(left, ast.FieldPath):
+            return False
+        spec = self.functions.get(left.name)
+        return spec is not None and spec.transform is Transform.LABEL and spec.allowed_in(clause)
 
     def _comparison(self, node: ast.Comparison, field: FieldDef, target: Target) -> BoundExpr:
         if node.op is ast.Operator.LIKE:
@@ -247,7 +261,7 @@ class ConditionBinder(BinderCore):
                     literal.pos,
                 )
             return literal.value
-        if isinstance(target, BoundDateFunction) and literal.kind is ast.LiteralKind.DATE_LITERAL:
+        if isinstance(target, BoundFunction) and literal.kind is ast.LiteralKind.DATE_LITERAL:
             raise self.error(
                 "INVALID_FIELD",
                 f"Date literal {literal.text} cannot be compared with the date function "
@@ -255,26 +269,6 @@ class ConditionBinder(BinderCore):
                 literal.pos,
             )
         return self.value(field, literal)
-
-    def expression_target(
-        self,
-        root: SObjectDef,
-        alias: str | None,
-        left: ast.FieldPath | ast.FunctionCall,
-        aggregates: AggregateMap,
-    ) -> Target:
-        """What a WHERE, HAVING or ORDER BY expression names: a field path, a date function,
-        DISTANCE, GROUPING, or an aggregate (added to `aggregates` when new)."""
-        if isinstance(left, ast.FieldPath):
-            return self.path(root, alias, left)
-        no_bare_convert_timezone(self, left)
-        if left.name.upper() in DATE_FUNCTIONS:
-            return self.date_function(root, alias, left)
-        if left.name.upper() == "DISTANCE":
-            return self.distance(root, alias, left)
-        if left.name.upper() == "GROUPING":
-            return self.grouping(root, alias, left)
-        return aggregates.find_or_add(self, root, alias, left)
 
 
 def _like_regex(pattern: str) -> re.Pattern[str]:

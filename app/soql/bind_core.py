@@ -18,10 +18,9 @@ from app.metadata.model import ID_TYPES, NUMBER_TYPES, FieldDef, FieldType, SObj
 from app.metadata.registry import SchemaRegistry
 from app.soql import ast
 from app.soql.bound import (
-    AggregateFunction,
     BoundAggregate,
-    BoundDateFunction,
     BoundDistance,
+    BoundFunction,
     BoundGrouping,
     BoundPath,
     DateSpan,
@@ -30,7 +29,9 @@ from app.soql.bound import (
 )
 from app.soql.date_literals import OrgCalendar
 from app.soql.errors import SoqlError, malformed
-from app.soql.functions import DATE_FUNCTIONS, EARTH_RADIUS
+from app.soql.function_registry import FUNCTIONS, FunctionRegistry
+from app.soql.function_spec import AggregateFunction, FunctionKind, FunctionSpec
+from app.soql.functions import EARTH_RADIUS
 from app.soql.name_entity import TYPE_FIELD, name_field
 from app.storage.ids import normalize_id
 
@@ -78,10 +79,17 @@ class BinderCore:
     """What every part of binding needs: the schema, the query text (so every error can point
     into it), paths, functions and literals."""
 
-    def __init__(self, registry: SchemaRegistry, text: str, calendar: OrgCalendar) -> None:
+    def __init__(
+        self,
+        registry: SchemaRegistry,
+        text: str,
+        calendar: OrgCalendar,
+        functions: FunctionRegistry = FUNCTIONS,
+    ) -> None:
         self.registry = registry
         self.text = text
         self.calendar = calendar
+        self.functions = functions
         self.semi_joins = 0
         self.in_semi_join = False
 
@@ -164,14 +172,11 @@ class BinderCore:
     def aggregate(
         self, root: SObjectDef, alias: str | None, call: ast.FunctionCall, name: str
     ) -> BoundAggregate:
-        upper = call.name.upper()
-        try:
-            function = AggregateFunction(upper)
-        except ValueError:
+        spec = self.functions.get(call.name)
+        if spec is None or spec.aggregate is None:
             # SQL habits (YEAR(), UPPER(), NOW()): SOQL has no such function.
-            raise malformed(
-                f"Unknown function: {call.name}", query=self.text, pos=call.pos
-            ) from None
+            raise malformed(f"Unknown function: {call.name}", query=self.text, pos=call.pos)
+        function, upper = spec.aggregate, spec.name
         if not call.args:
             if function is not AggregateFunction.COUNT:
                 raise malformed("unexpected token: ')'", query=self.text, pos=call.pos)
@@ -192,56 +197,68 @@ class BinderCore:
             )
         return BoundAggregate(function=function, path=path, name=name)
 
-    def date_function(
+    def row_function(
         self, root: SObjectDef, alias: str | None, call: ast.FunctionCall, name: str = ""
-    ) -> BoundDateFunction:
-        """`CALENDAR_YEAR(CloseDate)`, `HOUR_IN_DAY(convertTimezone(CreatedDate))`."""
-        function = call.name.upper()
+    ) -> BoundFunction:
+        """A function of one field, per row: `CALENDAR_YEAR(CloseDate)`,
+        `HOUR_IN_DAY(convertTimezone(CreatedDate))`, or any ROW function of the registry."""
+        spec = self.functions.get(call.name)
+        assert spec is not None and spec.kind is FunctionKind.ROW
         if len(call.args) != 1:
             raise malformed(
-                f"{function} requires exactly one field argument", query=self.text, pos=call.pos
+                f"{spec.name} requires exactly one field argument", query=self.text, pos=call.pos
             )
-        arg = call.args[0]
-        zone = None
-        if isinstance(arg, ast.FunctionCall):
-            if arg.name.upper() != "CONVERTTIMEZONE" or len(arg.args) != 1:
-                raise malformed(
-                    f"{function} only takes a field or convertTimezone(field)",
-                    query=self.text,
-                    pos=arg.pos,
-                )
-            inner = arg.args[0]
-            if not isinstance(inner, ast.FieldPath):
-                raise malformed(
-                    "convertTimezone only takes a dateTime field", query=self.text, pos=arg.pos
-                )
-            zone = self.calendar.zone
-            arg = inner
+        arg, zone = self._row_argument(spec, call.args[0])
         path = self.path(root, alias, arg)
-        field_type = path.field.type
-        if field_type not in (FieldType.DATE, FieldType.DATETIME):
-            raise self.error(
-                "INVALID_FIELD",
-                f"field {path.field.name} does not support date function {function}: it is "
-                "not a date or dateTime field",
-                arg.pos,
-            )
-        if field_type is FieldType.DATE and (
-            zone is not None or function in ("HOUR_IN_DAY", "DAY_ONLY")
-        ):
-            what = "convertTimezone" if zone is not None else function
-            raise self.error(
-                "INVALID_FIELD",
-                f"field {path.field.name} does not support {what}: it needs a dateTime field",
-                arg.pos,
-            )
-        return BoundDateFunction(
-            function=function,
+        self._check_argument_type(spec, path.field, zone, arg.pos)
+        return BoundFunction(
+            spec=spec,
             path=path,
             zone=zone,
             fiscal_start_month=self.calendar.fiscal_start_month,
             name=name,
         )
+
+    def _row_argument(
+        self, spec: FunctionSpec, arg: ast.FieldPath | ast.FunctionCall
+    ) -> tuple[ast.FieldPath, str | None]:
+        """A row function's field, and the org's time zone when a date function's field is
+        wrapped in convertTimezone()."""
+        if isinstance(arg, ast.FieldPath):
+            return arg, None
+        wrapper = self.functions.get(arg.name)
+        is_time_zone = wrapper is not None and wrapper.kind is FunctionKind.TIME_ZONE
+        if not (spec.date_function and is_time_zone) or len(arg.args) != 1:
+            takes = "a field or convertTimezone(field)" if spec.date_function else "a field"
+            raise malformed(f"{spec.name} only takes {takes}", query=self.text, pos=arg.pos)
+        inner = arg.args[0]
+        if not isinstance(inner, ast.FieldPath):
+            raise malformed(
+                "convertTimezone only takes a dateTime field", query=self.text, pos=arg.pos
+            )
+        return inner, self.calendar.zone
+
+    def _check_argument_type(
+        self, spec: FunctionSpec, field: FieldDef, zone: str | None, pos: ast.Position
+    ) -> None:
+        """The field is of a type the function takes (convertTimezone() takes dateTimes only)."""
+        if field.type in spec.argument_types and (zone is None or field.type is FieldType.DATETIME):
+            return
+        if spec.date_function and field.type in (FieldType.DATE, FieldType.DATETIME):
+            what = "convertTimezone" if zone is not None else spec.name
+            reason = f"field {field.name} does not support {what}: it needs a dateTime field"
+        elif spec.date_function:
+            reason = (
+                f"field {field.name} does not support date function {spec.name}: it is not a "
+                "date or dateTime field"
+            )
+        else:
+            types = ", ".join(sorted(kind.value for kind in spec.argument_types))
+            reason = (
+                f"field {field.name} does not support function {spec.name}: it takes a field "
+                f"of type {types}"
+            )
+        raise self.error("INVALID_FIELD", reason, pos)
 
     def distance(
         self, root: SObjectDef, alias: str | None, call: ast.FunctionCall, name: str = ""
@@ -292,11 +309,17 @@ class BinderCore:
         if len(call.args) != 1:
             raise malformed("GROUPING() takes exactly one field", query=self.text, pos=call.pos)
         arg = call.args[0]
-        target: BoundPath | BoundDateFunction
+        target: BoundPath | BoundFunction
         if isinstance(arg, ast.FieldPath):
             target = self.path(root, alias, arg)
+        elif self.functions.kind_of(arg.name) is FunctionKind.ROW:
+            target = self.row_function(root, alias, arg)
         else:
-            target = self.date_function(root, alias, arg)
+            raise malformed(
+                f"GROUPING() takes a field of the ROLLUP or CUBE, not {arg.name}()",
+                query=self.text,
+                pos=arg.pos,
+            )
         return BoundGrouping(target=target, name=name)
 
     # -- literals -------------------------------------------------------------------------
@@ -384,19 +407,6 @@ def _utc_naive(moment: Any) -> datetime:
     return moment.astimezone(UTC).replace(tzinfo=None)
 
 
-def no_bare_convert_timezone(binder: BinderCore, call: ast.FunctionCall) -> None:
-    if call.name.upper() == "CONVERTTIMEZONE":
-        raise malformed(
-            "convertTimezone() can only be used inside a date function",
-            query=binder.text,
-            pos=call.pos,
-        )
-
-
-def is_date_function(expr: ast.FieldPath | ast.FunctionCall) -> bool:
-    return isinstance(expr, ast.FunctionCall) and expr.name.upper() in DATE_FUNCTIONS
-
-
 def target_field(target: Target) -> FieldDef:
     if isinstance(target, BoundPath):
         return target.field
@@ -404,11 +414,9 @@ def target_field(target: Target) -> FieldDef:
         return DISTANCE_FIELD
     if isinstance(target, BoundGrouping):
         return COUNT_FIELD
-    if isinstance(target, BoundDateFunction):
+    if isinstance(target, BoundFunction):
         field_name = f"{target.function}({target.path.field.name})"
-        if target.function == "DAY_ONLY":
-            return FieldDef(name=field_name, type=FieldType.DATE, label=field_name)
-        return FieldDef(name=field_name, type=FieldType.INT, label=field_name)
+        return FieldDef(name=field_name, type=target.spec.result_type, label=field_name)
     if target.path is None:
         return COUNT_FIELD
     if target.function in {AggregateFunction.COUNT, AggregateFunction.COUNT_DISTINCT}:

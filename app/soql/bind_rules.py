@@ -10,9 +10,9 @@ from app.soql.bound import (
     BoundAnd,
     BoundColumn,
     BoundCondition,
-    BoundDateFunction,
     BoundDistance,
     BoundExpr,
+    BoundFunction,
     BoundGrouping,
     BoundNot,
     BoundOrder,
@@ -71,23 +71,24 @@ class Grouping:
     """What GROUP BY groups: fields, and date functions. A date function of a grouped date
     field is grouped too (Salesforce allows it for date fields, not for dateTime fields)."""
 
-    def __init__(self, group_by: list[BoundPath | BoundDateFunction]) -> None:
+    def __init__(self, group_by: list[BoundPath | BoundFunction]) -> None:
         self.paths = {(p.owner, p.field.name) for p in group_by if isinstance(p, BoundPath)}
-        self.functions = {f.key for f in group_by if isinstance(f, BoundDateFunction)}
+        self.functions = {f.key for f in group_by if isinstance(f, BoundFunction)}
 
-    def covers(self, target: BoundPath | BoundDateFunction) -> bool:
+    def covers(self, target: BoundPath | BoundFunction) -> bool:
         if isinstance(target, BoundPath):
             return (target.owner, target.field.name) in self.paths
         if target.key in self.functions:
             return True
         path = target.path
-        return path.field.type is FieldType.DATE and (path.owner, path.field.name) in self.paths
+        grouped_date = path.field.type is FieldType.DATE and target.spec.date_function
+        return grouped_date and (path.owner, path.field.name) in self.paths
 
 
 def check_grouping(
     text: str,
     select: list[SelectExpr],
-    group_by: list[BoundPath | BoundDateFunction],
+    group_by: list[BoundPath | BoundFunction],
     having: BoundExpr | None,
     order_by: list[BoundOrder],
     count_only: bool,
@@ -123,7 +124,7 @@ def _ungrouped(target: Target, grouping: Grouping) -> str | None:
     or None."""
     if isinstance(target, BoundDistance):
         return "DISTANCE"
-    if isinstance(target, BoundPath | BoundDateFunction) and not grouping.covers(target):
+    if isinstance(target, BoundPath | BoundFunction) and not grouping.covers(target):
         return target.field.name if isinstance(target, BoundPath) else target.path.field.name
     return None
 
@@ -140,12 +141,12 @@ def condition_targets(expr: BoundExpr | None) -> list[Target]:
 
 def condition_paths(
     expr: BoundExpr | None,
-) -> list[BoundPath | BoundDateFunction | BoundDistance]:
+) -> list[BoundPath | BoundFunction | BoundDistance]:
     if expr is None:
         return []
     if isinstance(expr, BoundCondition):
         target = expr.target
-        if isinstance(target, BoundPath | BoundDateFunction | BoundDistance):
+        if isinstance(target, BoundPath | BoundFunction | BoundDistance):
             return [target]
         return []
     if isinstance(expr, BoundNot):

@@ -23,6 +23,7 @@ from app.soql.bind_core import (
     MAX_OFFSET,
     AggregateMap,
 )
+from app.soql.bind_expression import bind_expression
 from app.soql.bind_rules import (
     Grouping,
     alternations,
@@ -35,9 +36,9 @@ from app.soql.bind_rules import (
 from app.soql.bound import (
     BoundAggregate,
     BoundColumn,
-    BoundDateFunction,
     BoundDistance,
     BoundExpr,
+    BoundFunction,
     BoundGrouping,
     BoundOrder,
     BoundQuery,
@@ -48,6 +49,7 @@ from app.soql.bound import (
 from app.soql.data_categories import bind_categories
 from app.soql.date_literals import OrgCalendar
 from app.soql.errors import SoqlError, malformed
+from app.soql.function_spec import Clause
 from app.soql.select_list import MAX_FIELDS_LIMIT, SelectList, SelectListBinder, bind_group_by
 
 
@@ -252,12 +254,17 @@ def _check_selected_are_grouped(
         if isinstance(item, _GROUP_FREE):
             continue
         checked = item.path if isinstance(item, BoundColumn) else item
-        if (is_aggregate or isinstance(item, BoundDateFunction)) and not grouping.covers(checked):
+        if _must_be_grouped(item, is_aggregate) and not grouping.covers(checked):
             raise malformed(
                 f"Field must be grouped or aggregated: {item.path.field.name}",
                 query=text,
                 pos=None,
             )
+
+
+def _must_be_grouped(item: SelectExpr, is_aggregate: bool) -> bool:
+    # Salesforce selects a date function only as a group's key, even with no aggregate.
+    return is_aggregate or (isinstance(item, BoundFunction) and item.spec.date_function)
 
 
 def _bind_filters(
@@ -272,7 +279,9 @@ def _bind_filters(
         )
     # HAVING takes no sub-selects: binding it as if nested refuses them.
     having = (
-        binder.condition(root, alias, query.having, aggregates, "NOT") if query.having else None
+        binder.condition(root, alias, query.having, aggregates, "NOT", Clause.HAVING)
+        if query.having
+        else None
     )
     for condition in (where, having):
         if condition is not None and alternations(condition) > MAX_ALTERNATIONS:
@@ -285,7 +294,7 @@ def _bind_order_by(
 ) -> list[BoundOrder]:
     order_by = []
     for key in query.order_by:
-        target = binder.expression_target(root, query.alias, key.expr, aggregates)
+        target = bind_expression(binder, root, query.alias, key.expr, Clause.ORDER_BY, aggregates)
         # Salesforce sorts nulls first unless told otherwise, in both directions.
         nulls_first = True if key.nulls_first is None else key.nulls_first
         order_by.append(BoundOrder(target, key.descending, nulls_first))

@@ -12,6 +12,7 @@ from typing import Any
 from app.metadata.model import FieldDef, SObjectDef
 from app.soql.ast import Operator
 from app.soql.data_categories import BoundCategories
+from app.soql.function_spec import AggregateFunction, FunctionSpec, Transform
 
 
 @dataclass(frozen=True)
@@ -47,23 +48,6 @@ class BoundPath:
     def owner(self) -> str:
         """A key for the object the field lives on (the chain of relationship names)."""
         return ".".join(hop.name for hop in self.hops)
-
-
-class AggregateFunction(StrEnum):
-    COUNT = "COUNT"
-    COUNT_DISTINCT = "COUNT_DISTINCT"
-    SUM = "SUM"
-    AVG = "AVG"
-    MIN = "MIN"
-    MAX = "MAX"
-
-
-class Transform(StrEnum):
-    """A SELECT function that changes how a field's value is written, not which rows match."""
-
-    LABEL = "toLabel"
-    FORMAT = "FORMAT"
-    CURRENCY = "convertCurrency"
 
 
 @dataclass(frozen=True)
@@ -110,25 +94,30 @@ class BoundTypeOf:
 class BoundGrouping:
     """`GROUPING(Field)`: 1 on the subtotal rows of ROLLUP or CUBE where Field is rolled up."""
 
-    target: BoundPath | BoundDateFunction
+    target: BoundPath | BoundFunction
     name: str
 
 
 @dataclass(frozen=True)
-class BoundDateFunction:
-    """A date function (CALENDAR_YEAR, DAY_ONLY, ...) of a date or datetime field, evaluated in
-    UTC, or in `zone` when the field is wrapped in convertTimezone()."""
+class BoundFunction:
+    """A row function of one field: a date function (CALENDAR_YEAR, DAY_ONLY, ...) or any
+    SQL-backed function of the registry. Evaluated in UTC, or in `zone` when the field is
+    wrapped in convertTimezone()."""
 
-    function: str
+    spec: FunctionSpec
     path: BoundPath
     zone: str | None
     fiscal_start_month: int
     name: str = ""  # the output key in SELECT: the alias, or exprN
 
     @property
+    def function(self) -> str:
+        return self.spec.name
+
+    @property
     def key(self) -> tuple[str, str, str, str | None]:
         """What makes two uses the same expression (GROUP BY against SELECT, ORDER BY...)."""
-        return (self.function, self.path.owner, self.path.field.name, self.zone)
+        return (self.spec.name, self.path.owner, self.path.field.name, self.zone)
 
 
 @dataclass(frozen=True)
@@ -156,13 +145,13 @@ class BoundDistance:
 SelectExpr = (
     BoundColumn
     | BoundAggregate
-    | BoundDateFunction
+    | BoundFunction
     | BoundTypeOf
     | BoundGrouping
     | BoundSubquery
     | BoundDistance
 )
-Target = BoundPath | BoundAggregate | BoundDateFunction | BoundDistance | BoundGrouping
+Target = BoundPath | BoundAggregate | BoundFunction | BoundDistance | BoundGrouping
 
 
 class ConditionKind(StrEnum):
@@ -233,7 +222,7 @@ class BoundQuery:
     select: tuple[SelectExpr, ...]
     count_only: bool
     where: BoundExpr | None
-    group_by: tuple[BoundPath | BoundDateFunction, ...]
+    group_by: tuple[BoundPath | BoundFunction, ...]
     having: BoundExpr | None
     order_by: tuple[BoundOrder, ...]
     limit: int | None

@@ -22,8 +22,8 @@ from sqlalchemy import (
 from app.soql.bound import (
     BoundAggregate,
     BoundColumn,
-    BoundDateFunction,
     BoundDistance,
+    BoundFunction,
     BoundQuery,
     BoundSubquery,
     BoundTypeOf,
@@ -130,7 +130,7 @@ def _aggregate_columns(joins: Joins, bound: BoundQuery) -> list[ColumnElement[An
         elif isinstance(item, BoundColumn):
             columns.append(joins.expression(item.path))
         else:
-            assert isinstance(item, BoundDateFunction)
+            assert isinstance(item, BoundFunction)
             columns.append(joins.expression(item))
     return columns
 
@@ -160,7 +160,7 @@ class _RowLayout:
                 if key not in self.parent_id_index:
                     self.parent_id_index[key] = self.add(self.joins.parent_id(hops[:depth]))
             return self.add(self.joins.column(item.path))
-        if isinstance(item, BoundDistance):
+        if isinstance(item, BoundDistance | BoundFunction):
             return self.add(self.joins.expression(item))
         if isinstance(item, BoundTypeOf):
             branches = []

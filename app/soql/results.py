@@ -11,24 +11,22 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date
 from typing import Any
 
 from app.metadata.model import FieldDef, FieldType
 from app.metadata.values import json_converter, to_json
 from app.soql.bound import (
-    AggregateFunction,
     BoundAggregate,
     BoundColumn,
-    BoundDateFunction,
     BoundDistance,
+    BoundFunction,
     BoundGrouping,
     Hop,
-    Transform,
 )
 from app.soql.compiler import ChildQuery, CompiledQuery, TypeOfColumns
 from app.soql.execute import Children, ResultRows
 from app.soql.formatting import format_value, to_label
+from app.soql.function_spec import AggregateFunction, Transform
 
 # The type of an aggregate of numbers: written as a double.
 _DOUBLE = FieldDef(name="expr", type=FieldType.DOUBLE, label="expr", scale=2)
@@ -64,11 +62,6 @@ def _converter(column: BoundColumn, zone: str) -> Callable[[Any], Any]:
     return json_converter(field)
 
 
-def _date_function_json(value: Any) -> Any:
-    # DAY_ONLY gives a date (ISO text); the other date functions integers.
-    return value.isoformat() if isinstance(value, date) else value
-
-
 def _null_or(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
     # A rolled-up key is null, even a checkbox's, which is never null in a record.
     return lambda value: None if value is None else convert(value)
@@ -88,8 +81,8 @@ def _aggregate_plan(compiled: CompiledQuery, zone: str) -> list[_AggregateKey]:
             if not item.name.startswith("__hidden"):
                 convert = functools.partial(_aggregate_value, item, zone=zone)
                 plan.append((item.name, index, convert))
-        elif isinstance(item, BoundDateFunction):
-            plan.append((item.name, index, _date_function_json))
+        elif isinstance(item, BoundFunction):
+            plan.append((item.name, index, item.spec.to_json))
         elif isinstance(item, BoundGrouping):
             plan.append((item.name, index, int))
         else:
@@ -130,6 +123,9 @@ def _record_plan(compiled: CompiledQuery, zone: str) -> list[_Planned]:
             continue
         if isinstance(item, BoundDistance):
             plan.append(_Column((), item.name, _DISTANCE_JSON, slot))
+            continue
+        if isinstance(item, BoundFunction):
+            plan.append(_Column((), item.name, _null_or(item.spec.to_json), slot))
             continue
         assert isinstance(item, BoundColumn)
         hops = []

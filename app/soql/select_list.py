@@ -14,25 +14,24 @@ from typing import TYPE_CHECKING
 
 from app.metadata.model import FieldDef, SObjectDef
 from app.soql import ast
-from app.soql.bind_core import no_bare_convert_timezone
+from app.soql.bind_core import AggregateMap
+from app.soql.bind_expression import bind_expression, refuse_function
 from app.soql.bound import (
     BoundAggregate,
     BoundColumn,
-    BoundDateFunction,
-    BoundGrouping,
+    BoundFunction,
     BoundPath,
     BoundSubquery,
     BoundTypeOf,
     SelectExpr,
-    Transform,
     TypeOfBranch,
 )
 from app.soql.errors import malformed
-from app.soql.functions import DATE_FUNCTIONS
+from app.soql.function_spec import AggregateFunction, Clause, FunctionKind, FunctionSpec, Transform
 from app.soql.name_entity import name_field
 
 if TYPE_CHECKING:
-    from app.soql.bind_core import AggregateMap, BinderCore
+    from app.soql.bind_core import BinderCore
 
 # Binds a parent-to-child subquery of the select list: (parent query, parent object, the
 # subquery, the parent's depth). Passed in by the binder, so this module does not import it.
@@ -41,7 +40,6 @@ ChildQueryBinder = Callable[[ast.Query, SObjectDef, ast.SelectSubquery, int], Bo
 # The FIELDS() groups; ALL and CUSTOM are unbounded, so they need a LIMIT of at most 200.
 FIELDS_GROUPS = ("ALL", "STANDARD", "CUSTOM")
 MAX_FIELDS_LIMIT = 200
-_TRANSFORMS = {transform.value.upper(): transform for transform in Transform}
 MAX_ROLLUP_FIELDS = 3
 
 
@@ -115,37 +113,33 @@ class SelectListBinder:
                 )
             self._column(binder.path(self.root, self.alias, expr))
             return
-        upper = expr.name.upper()
-        if upper == "COUNT" and not expr.args:
-            if len(self.query.select) > 1:
-                raise malformed(
-                    "COUNT() and COUNT(fieldName) can only be used with other fields if the query "
-                    "has a GROUP BY clause",
-                    query=binder.text,
-                    pos=item.pos,
-                )
-            self.out.count_only = True
-            return
-        if upper == "FIELDS":
+        spec = binder.functions.get(expr.name)
+        if spec is None or not spec.allowed_in(Clause.SELECT):
+            raise refuse_function(binder, expr, Clause.SELECT)
+        if spec.aggregate is AggregateFunction.COUNT and not expr.args:
+            self._count_only(item)
+        elif spec.kind is FunctionKind.FIELDS:
             self._fields_function(item, expr)
-            return
-        no_bare_convert_timezone(binder, expr)
-        if upper in _TRANSFORMS:
-            self._transform(item, expr, _TRANSFORMS[upper])
-            return
-        if upper == "GROUPING":
-            self.out.items.append(self._grouping(item, expr))
-            return
-        name = self._function_name(item)
-        if upper == "DISTANCE":
-            self.out.items.append(binder.distance(self.root, self.alias, expr, name))
-            return
-        if upper in DATE_FUNCTIONS:
-            self.out.items.append(binder.date_function(self.root, self.alias, expr, name))
-            return
-        aggregate = binder.aggregate(self.root, self.alias, expr, name)
-        self.aggregates.add_selected(expr, aggregate)
-        self.out.items.append(aggregate)
+        elif spec.transform is not None:
+            self._transform(item, expr, spec.transform)
+        else:
+            name = self._function_name(item)
+            bound = bind_expression(
+                binder, self.root, self.alias, expr, Clause.SELECT, self.aggregates, name
+            )
+            assert not isinstance(bound, BoundPath)
+            self.out.items.append(bound)
+
+    def _count_only(self, item: ast.SelectField) -> None:
+        """`SELECT COUNT() FROM ...`: the number of records, alone."""
+        if len(self.query.select) > 1:
+            raise malformed(
+                "COUNT() and COUNT(fieldName) can only be used with other fields if the query "
+                "has a GROUP BY clause",
+                query=self.binder.text,
+                pos=item.pos,
+            )
+        self.out.count_only = True
 
     def _column(self, path: BoundPath, pos: ast.Position | None = None) -> None:
         canonical = ".".join([*(hop.name for hop in path.hops), path.field.name])
@@ -176,10 +170,10 @@ class SelectListBinder:
             )
         arg = call.args[0]
         if isinstance(arg, ast.FunctionCall):
-            inner = arg.name.upper()
-            if kind is Transform.FORMAT and inner == "CONVERTCURRENCY" and len(arg.args) == 1:
+            inner = binder.functions.get(arg.name)
+            if kind is Transform.FORMAT and _is_currency(inner) and len(arg.args) == 1:
                 arg = arg.args[0]
-            elif kind is Transform.FORMAT and _is_aggregate_name(inner):
+            elif kind is Transform.FORMAT and _formats_as_aggregate(inner):
                 name = self._function_name(item)
                 aggregate = binder.aggregate(self.root, self.alias, arg, name)
                 formatted = BoundAggregate(aggregate.function, aggregate.path, name, True)
@@ -197,9 +191,6 @@ class SelectListBinder:
             canonical = ".".join([*(hop.name for hop in path.hops), path.field.name])
             self._claim(canonical, item.pos)
         self.out.items.append(BoundColumn(path, transform=kind, alias=item.alias))
-
-    def _grouping(self, item: ast.SelectField, call: ast.FunctionCall) -> BoundGrouping:
-        return self.binder.grouping(self.root, self.alias, call, self._function_name(item))
 
     # -- TYPEOF ---------------------------------------------------------------------------
 
@@ -298,18 +289,26 @@ class SelectListBinder:
         return tuple(fields)
 
 
-def _is_aggregate_name(name: str) -> bool:
-    return name not in _TRANSFORMS and name not in DATE_FUNCTIONS
+def _is_currency(spec: FunctionSpec | None) -> bool:
+    return spec is not None and spec.transform is Transform.CURRENCY
+
+
+def _formats_as_aggregate(spec: FunctionSpec | None) -> bool:
+    """FORMAT(MIN(Amount)): an aggregate (or an unknown name, which binding it as one refuses)."""
+    return spec is None or spec.kind not in (FunctionKind.TRANSFORM, FunctionKind.ROW)
 
 
 def bind_group_by(
     binder: BinderCore, root: SObjectDef, query: ast.Query
-) -> tuple[list[BoundPath | BoundDateFunction], str]:
+) -> tuple[list[BoundPath | BoundFunction], str]:
     """GROUP BY's keys, and "ROLLUP" or "CUBE" when it is one of those (alone, up to 3 keys)."""
-    keys: list[BoundPath | BoundDateFunction] = []
+    keys: list[BoundPath | BoundFunction] = []
     kind = ""
     for key in query.group_by:
-        if isinstance(key, ast.FunctionCall) and key.name.upper() in ("ROLLUP", "CUBE"):
+        if (
+            isinstance(key, ast.FunctionCall)
+            and binder.functions.kind_of(key.name) is FunctionKind.GROUPING_SET
+        ):
             if len(query.group_by) != 1:
                 raise malformed(
                     f"{key.name.upper()} must be the only expression of GROUP BY",
@@ -331,12 +330,8 @@ def bind_group_by(
 
 def _group_key(
     binder: BinderCore, root: SObjectDef, alias: str | None, key: ast.FieldPath | ast.FunctionCall
-) -> BoundPath | BoundDateFunction:
-    if isinstance(key, ast.FieldPath):
-        return binder.path(root, alias, key)
-    no_bare_convert_timezone(binder, key)
-    if key.name.upper() not in DATE_FUNCTIONS:
-        raise malformed(
-            f"GROUP BY does not take the function {key.name}()", query=binder.text, pos=key.pos
-        )
-    return binder.date_function(root, alias, key)
+) -> BoundPath | BoundFunction:
+    # GROUP BY takes fields and row functions only: the one AggregateMap is never used.
+    bound = bind_expression(binder, root, alias, key, Clause.GROUP_BY, AggregateMap())
+    assert isinstance(bound, BoundPath | BoundFunction)
+    return bound

@@ -20,17 +20,17 @@ from sqlalchemy.sql.expression import FromClause
 
 from app.metadata.model import SObjectDef
 from app.soql.bound import (
-    AggregateFunction,
     BoundAggregate,
-    BoundDateFunction,
     BoundDistance,
+    BoundFunction,
     BoundGrouping,
     BoundPath,
     BoundQuery,
     Hop,
     Target,
 )
-from app.soql.functions import EARTH_RADIUS, GeoDistance, date_part, day_only, to_local_time
+from app.soql.function_spec import AggregateFunction
+from app.soql.functions import EARTH_RADIUS, GeoDistance, to_local_time
 from app.soql.name_entity import TYPE_FIELD
 from app.storage.tables import TableSet
 
@@ -47,7 +47,7 @@ class Joins:
         self.from_clause: FromClause = self.root
         # One SQL element per date function, reused by SELECT, GROUP BY, HAVING and ORDER BY:
         # its bound parameters then keep one name, so PostgreSQL sees the same expression.
-        self.date_functions: dict[tuple[str, str, str, str | None], ColumnElement[Any]] = {}
+        self.row_functions: dict[tuple[str, str, str, str | None], ColumnElement[Any]] = {}
         self.name_entity_columns: dict[tuple[str, ...], ColumnElement[Any]] = {}
 
     def table_for(self, hops: tuple[Hop, ...]) -> FromClause:
@@ -150,24 +150,20 @@ class Joins:
             case AggregateFunction.MAX:
                 return func.max(column)
 
-    def date_function(self, function: BoundDateFunction) -> ColumnElement[Any]:
-        found = self.date_functions.get(function.key)
+    def row_function(self, function: BoundFunction) -> ColumnElement[Any]:
+        """A row function's SQL, built once per query for each distinct use."""
+        found = self.row_functions.get(function.key)
         if found is None:
             value = self.column(function.path)
             if function.zone is not None:
                 value = to_local_time(value, function.zone)
-            if function.function == "DAY_ONLY":
-                found = day_only(value)
-            else:
-                found = date_part(function.function, value, function.fiscal_start_month)
-            self.date_functions[function.key] = found
+            found = function.spec.row_sql(value, function.fiscal_start_month)
+            self.row_functions[function.key] = found
         return found
 
-    def expression(
-        self, target: BoundPath | BoundDateFunction | BoundDistance
-    ) -> ColumnElement[Any]:
-        if isinstance(target, BoundDateFunction):
-            return self.date_function(target)
+    def expression(self, target: BoundPath | BoundFunction | BoundDistance) -> ColumnElement[Any]:
+        if isinstance(target, BoundFunction):
+            return self.row_function(target)
         if isinstance(target, BoundDistance):
             return GeoDistance(
                 self.column(target.latitude),
@@ -187,7 +183,7 @@ class Columns(Protocol):
     def grouping(self, grouping: BoundGrouping) -> ColumnElement[Any]: ...
 
     def expression(
-        self, target: BoundPath | BoundDateFunction | BoundDistance
+        self, target: BoundPath | BoundFunction | BoundDistance
     ) -> ColumnElement[Any]: ...
 
 

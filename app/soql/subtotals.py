@@ -19,8 +19,8 @@ from sqlalchemy.sql.expression import FromClause
 from app.soql.bound import (
     BoundAggregate,
     BoundColumn,
-    BoundDateFunction,
     BoundDistance,
+    BoundFunction,
     BoundGrouping,
     BoundPath,
     BoundQuery,
@@ -41,9 +41,7 @@ class UnionColumns:
     def aggregate(self, aggregate: BoundAggregate) -> ColumnElement[Any]:
         return self.columns[self.bound.select.index(aggregate)]
 
-    def expression(
-        self, target: BoundPath | BoundDateFunction | BoundDistance
-    ) -> ColumnElement[Any]:
+    def expression(self, target: BoundPath | BoundFunction | BoundDistance) -> ColumnElement[Any]:
         assert not isinstance(target, BoundDistance)  # the binder keeps it out of aggregates
         return self.columns[len(self.bound.select) + self.keys.index(group_key(target))]
 
@@ -54,8 +52,8 @@ class UnionColumns:
         return self.grouping_flag(self.keys.index(group_key(grouping.target)))
 
 
-def group_key(target: BoundPath | BoundDateFunction) -> tuple[Any, ...]:
-    if isinstance(target, BoundDateFunction):
+def group_key(target: BoundPath | BoundFunction) -> tuple[Any, ...]:
+    if isinstance(target, BoundFunction):
         return target.key
     return (target.owner.lower(), target.field.name)
 
@@ -112,7 +110,7 @@ def _grouping_set_select(
             columns.append(literal(int(rolled_up)))
         else:
             key = item.path if isinstance(item, BoundColumn) else item
-            assert isinstance(key, BoundPath | BoundDateFunction)
+            assert isinstance(key, BoundPath | BoundFunction)
             is_active = keys.index(group_key(key)) in active
             columns.append(joins.expression(key) if is_active else null())
     for index, key in enumerate(bound.group_by):

@@ -19,6 +19,8 @@ from app.errors import UnsupportedQueryFeature
 from app.soql import ast as soql_ast
 from app.soql.ast import DataCategoryFilter, Position
 from app.soql.errors import SoqlError
+from app.soql.function_registry import FUNCTIONS
+from app.soql.function_spec import FunctionKind
 from app.soql.parser import parse as parse_soql
 from app.soql.tokens import Token, TokenType, scan
 from app.sosl.ast import (
@@ -44,7 +46,6 @@ MAX_STATEMENT_LENGTH = 100_000
 _OBJECT_CLAUSES = frozenset({"WHERE", "ORDER", "LIMIT", "OFFSET", "USING"})
 # SOQL clauses that SOSL does not have.
 _NOT_IN_SOSL = frozenset({"GROUP", "HAVING", "WITH", "FOR", "UPDATE"})
-_AGGREGATES = frozenset({"COUNT", "COUNT_DISTINCT", "SUM", "AVG", "MIN", "MAX"})
 # Words that end a RETURNING list or start a clause: never an object name.
 _NOT_OBJECT = frozenset({"RETURNING", "WITH", "LIMIT", "UPDATE", "IN", "OFFSET", "FIND"})
 _CATEGORY_OPERATORS = ("AT", "ABOVE", "BELOW", "ABOVE_OR_BELOW")
@@ -109,12 +110,16 @@ def _check_select(query: soql_ast.Query, source: SoqlSource) -> None:
             raise _positioned("unexpected token: '('", source, item.pos)
         if isinstance(item, soql_ast.SelectTypeOf):
             raise _positioned("unexpected token: 'TYPEOF'", source, item.pos)
-        if isinstance(item.expr, soql_ast.FunctionCall) and item.expr.name.upper() in _AGGREGATES:
+        if isinstance(item.expr, soql_ast.FunctionCall) and _is_aggregate(item.expr):
             raise _positioned(f"unexpected token: '{item.expr.name}'", source, item.pos)
     if query.group_by or query.having:
         raise malformed_search("GROUP BY and HAVING are not allowed in a search")
     if query.scope is not None:
         raise malformed_search("USING SCOPE is not allowed in a search")
+
+
+def _is_aggregate(call: soql_ast.FunctionCall) -> bool:
+    return FUNCTIONS.kind_of(call.name) is FunctionKind.AGGREGATE
 
 
 def _positioned(reason: str, source: SoqlSource, pos: Position) -> SoslError:
