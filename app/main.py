@@ -59,6 +59,7 @@ from app.serving import (
     release_free_memory_forever,
     set_read_timeouts,
 )
+from app.soql.function_registry import FUNCTIONS, FunctionRegistry
 from app.storage.database import create_db_engine, migrate_platform, restrict_to_owner
 from app.storage.tables import TableSet
 
@@ -265,12 +266,16 @@ async def flush_forever(state: AppState) -> None:
                 logger.exception("writing the call log and usage count failed")
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, functions: FunctionRegistry = FUNCTIONS
+) -> FastAPI:
+    """The application; `functions` are the SOQL functions its queries may call."""
     settings = settings or get_settings()
     limit_malloc_arenas(settings.malloc_arenas)  # before the request threads start
     fix_mmap_threshold(settings.malloc_mmap_threshold)
     set_read_timeouts(settings.header_timeout_seconds, settings.body_timeout_seconds)
     state = build_state(settings)
+    state.functions = functions
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

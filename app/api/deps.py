@@ -142,6 +142,7 @@ async def get_org_context(
         base_path=f"/services/data/v{api_version}",
         sandbox_id=sandbox.instance,  # what cursors are bound to: never a later namesake
         calendar=OrgCalendar.at(now, settings.timezone, settings.fiscal_year_start_month),
+        functions=state.functions,
     )
 
 

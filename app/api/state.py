@@ -15,6 +15,7 @@ from app.sandbox.manager import Sandbox, SandboxManager
 from app.services.auth import Credentials, Session, SessionPolicy, fingerprint_of
 from app.services.cursors import CursorStore
 from app.services.usage import ApiUsage
+from app.soql.function_registry import FUNCTIONS, FunctionRegistry
 from app.storage.tables import TableSet
 
 # How long a token's session and sandbox are trusted without asking the platform database.
@@ -72,6 +73,8 @@ class AppState:
     sessions: SessionCache = field(default_factory=SessionCache)
     # The first user (id, username) of a new sandbox of each template.
     first_users: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # The SOQL functions of this application's queries.
+    functions: FunctionRegistry = FUNCTIONS
 
     def clock(self) -> datetime:
         """Real time (or the pinned server clock): when sessions are issued."""

@@ -8,6 +8,7 @@ from datetime import datetime
 from app.metadata.model import SObjectDef
 from app.metadata.registry import SchemaRegistry
 from app.soql.date_literals import OrgCalendar
+from app.soql.function_registry import FUNCTIONS, FunctionRegistry
 from app.storage.tables import TableSet
 
 
@@ -23,6 +24,8 @@ class OrgContext:
     sandbox_id: str = "default"
     # The org's day, time zone and fiscal year start (date literals); None: UTC, January.
     calendar: OrgCalendar | None = None
+    # The SOQL functions queries may call: the built-in ones unless the app was given more.
+    functions: FunctionRegistry = FUNCTIONS
 
     @property
     def org_calendar(self) -> OrgCalendar:

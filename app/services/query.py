@@ -23,6 +23,7 @@ from app.soql.compiler import USER_PARAM, CompiledQuery, compile_query
 from app.soql.date_literals import OrgCalendar
 from app.soql.errors import malformed
 from app.soql.execute import Fetch, execute
+from app.soql.function_registry import FUNCTIONS, FunctionRegistry
 from app.soql.parser import parse
 from app.soql.results import shape_rows
 from app.storage.tables import TableSet
@@ -40,10 +41,12 @@ def prepare(
     text: str,
     include_deleted: bool,
     calendar: OrgCalendar = UTC_EPOCH_CALENDAR,
+    functions: FunctionRegistry = FUNCTIONS,
 ) -> CompiledQuery:
-    """Parse, bind and compile once per distinct query text and calendar (date literals resolve
-    against the org's day, zone and fiscal year); a repeat costs only execution."""
-    bound = bind(registry, text, parse(text), calendar)
+    """Parse, bind and compile once per distinct query text, calendar (date literals resolve
+    against the org's day, zone and fiscal year) and function registry; a repeat costs only
+    execution."""
+    bound = bind(registry, text, parse(text), calendar, functions)
     return compile_query(bound, tables, include_deleted=include_deleted)
 
 
@@ -88,7 +91,7 @@ def run_query(
             pos=None,
         )
     calendar = ctx.org_calendar
-    compiled = prepare(ctx.registry, ctx.tables, text, include_deleted, calendar)
+    compiled = prepare(ctx.registry, ctx.tables, text, include_deleted, calendar, ctx.functions)
     params = {USER_PARAM: ctx.user_id}
     if compiled.bound.count_only:
         total = conn.execute(compiled.statement, params).scalar_one()
@@ -123,7 +126,12 @@ def query_more(ctx: OrgContext, cursors: CursorStore, locator: str) -> dict[str,
     batch = cursors.take(locator, ctx.sandbox_id)
     opened = batch.query
     compiled = prepare(
-        ctx.registry, ctx.tables, opened.query, opened.include_deleted, opened.calendar
+        ctx.registry,
+        ctx.tables,
+        opened.query,
+        opened.include_deleted,
+        opened.calendar,
+        ctx.functions,
     )
     end = batch.offset + opened.batch_size
     result: dict[str, Any] = {"totalSize": opened.total, "done": end >= opened.total}

@@ -49,6 +49,7 @@ from app.soql.bound import (
 from app.soql.data_categories import bind_categories
 from app.soql.date_literals import OrgCalendar
 from app.soql.errors import SoqlError, malformed
+from app.soql.function_registry import FUNCTIONS, FunctionRegistry
 from app.soql.function_spec import Clause
 from app.soql.select_list import MAX_FIELDS_LIMIT, SelectList, SelectListBinder, bind_group_by
 
@@ -135,10 +136,11 @@ def bind(
     text: str,
     query: ast.Query,
     calendar: OrgCalendar = UTC_EPOCH_CALENDAR,
+    functions: FunctionRegistry = FUNCTIONS,
 ) -> BoundQuery:
-    """Resolve and type-check `query` (parsed from `text`) against the org's schema; date
-    literals resolve against `calendar`."""
-    binder = Binder(registry, text, calendar)
+    """Resolve and type-check `query` (parsed from `text`) against the org's schema and
+    `functions`; date literals resolve against `calendar`."""
+    binder = Binder(registry, text, calendar, functions)
     if "." in query.sobject:
         raise binder.error("INVALID_TYPE", BAD_TYPE.format(name=query.sobject), query.sobject_pos)
     root = binder.sobject_named(query.sobject, query.sobject_pos)

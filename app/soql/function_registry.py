@@ -1,16 +1,15 @@
 """Every SOQL function, one spec each (what a spec holds: function_spec.py).
 
-Binding asks `FUNCTIONS.get(name)` what a name means; a name it does not know, or knows but not
-in that clause, is Salesforce's "Unknown function" there. Adding a function of one field that
-SQL computes is one spec here (or `FUNCTIONS.register(spec)`), and it works in SELECT, WHERE,
-GROUP BY and ORDER BY.
+Binding asks the registry what a name means; a name it does not know, or knows but not in that
+clause, is Salesforce's "Unknown function" there. Adding a function of one field that SQL
+computes is one spec here (or in `FUNCTIONS.with_specs(spec)`), and it works in SELECT, WHERE,
+GROUP BY and ORDER BY (tests/soql/test_function_registry.py).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import ColumnElement
@@ -30,7 +29,9 @@ from app.soql.functions import DATE_FUNCTIONS, date_part, day_only
 
 
 class FunctionRegistry:
-    """Function specs by upper-case name."""
+    """Function specs by upper-case name. Immutable: `with_specs` makes an extended registry,
+    which an application is built with (create_app(functions=...)) and binding reads from the
+    request's context."""
 
     def __init__(self, specs: Iterable[FunctionSpec]) -> None:
         self._specs = {spec.name.upper(): spec for spec in specs}
@@ -42,22 +43,12 @@ class FunctionRegistry:
         spec = self.get(name)
         return None if spec is None else spec.kind
 
-    def register(self, spec: FunctionSpec) -> None:
-        if spec.name.upper() in self._specs:
-            raise ValueError(f"{spec.name} is a SOQL function already")
-        self._specs[spec.name.upper()] = spec
-
-    def unregister(self, name: str) -> None:
-        del self._specs[name.upper()]
-
-    @contextmanager
-    def registered(self, spec: FunctionSpec) -> Iterator[FunctionSpec]:
-        """`spec` known for the length of a `with` block (tests of new functions)."""
-        self.register(spec)
-        try:
-            yield spec
-        finally:
-            self.unregister(spec.name)
+    def with_specs(self, *specs: FunctionSpec) -> FunctionRegistry:
+        """This registry and `specs`, which must name new functions."""
+        for spec in specs:
+            if spec.name.upper() in self._specs:
+                raise ValueError(f"{spec.name} is a SOQL function already")
+        return FunctionRegistry([*self._specs.values(), *specs])
 
 
 _DATE_AND_DATETIME = frozenset({FieldType.DATE, FieldType.DATETIME})

@@ -48,21 +48,22 @@ class Corpus:
     cases: tuple[dict[str, Any], ...]
 
 
+def load_corpus(path: Path) -> Corpus:
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return Corpus(
+        name=path.stem,
+        objects=tuple(raw.get("objects", ())),
+        data_categories=dict(raw.get("data_categories", {})),
+        fixtures=tuple(raw.get("fixtures", ())),
+        delete=tuple(raw.get("delete", ())),
+        placeholders=dict(raw.get("placeholders", {})),
+        cases=tuple(raw["cases"]),
+    )
+
+
 def load_corpora() -> dict[str, Corpus]:
-    corpora = {}
-    for path in sorted(FIXTURES.glob("corpus_*.yaml")):
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-        name = path.stem
-        corpora[name] = Corpus(
-            name=name,
-            objects=tuple(raw.get("objects", ())),
-            data_categories=dict(raw.get("data_categories", {})),
-            fixtures=tuple(raw.get("fixtures", ())),
-            delete=tuple(raw.get("delete", ())),
-            placeholders=dict(raw.get("placeholders", {})),
-            cases=tuple(raw["cases"]),
-        )
-    return corpora
+    corpora = [load_corpus(path) for path in sorted(FIXTURES.glob("corpus_*.yaml"))]
+    return {corpus.name: corpus for corpus in corpora}
 
 
 CORPORA = load_corpora()
@@ -268,7 +269,11 @@ def has_order_by(query: str) -> bool:
 def test_query_returns_the_expected_records(
     orgs: Orgs, corpus_name: str, case: dict[str, Any]
 ) -> None:
-    org = orgs.get(corpus_name)
+    assert_records(orgs.get(corpus_name), case)
+
+
+def assert_records(org: Org, case: dict[str, Any]) -> None:
+    """The case's query answers exactly the case's records."""
     query = org.substitute(case["q"])
     endpoint = case.get("endpoint", "query")
     response = org.client.get(f"{API}/{endpoint}", params={"q": query})
@@ -338,7 +343,11 @@ def expected_message(case: dict[str, Any], query: str, placeholders: dict[str, s
 def test_query_fails_as_salesforce_does(
     api: TestClient, corpus_name: str, case: dict[str, Any]
 ) -> None:
-    corpus = CORPORA[corpus_name]
+    assert_error(api, CORPORA[corpus_name], case)
+
+
+def assert_error(api: TestClient, corpus: Corpus, case: dict[str, Any]) -> None:
+    """The case's query fails with exactly the case's status, errorCode and message."""
     query = case["q"]
     params = {} if query is None else {"q": query}
     response = api.get(f"{API}/{case.get('endpoint', 'query')}", params=params)
