@@ -7,18 +7,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.metadata.model import ID_TYPES, FieldDef, FieldType, SObjectDef
 from app.soql import ast
-from app.soql.bind_core import (
-    MAX_SEMI_JOINS,
-    AggregateMap,
-    BinderCore,
-    target_field,
-)
+from app.soql.bind_context import BindContext
 from app.soql.bind_expression import bind_expression
+from app.soql.bind_functions import AggregateMap, target_field
+from app.soql.bind_literals import bind_value, mismatch
+from app.soql.bind_paths import bind_path
 from app.soql.bind_rules import has_aggregate
 from app.soql.bound import (
     BoundAggregate,
@@ -33,48 +31,54 @@ from app.soql.bound import (
     ConditionKind,
     Target,
 )
-from app.soql.errors import SoqlError, malformed
+from app.soql.errors import SoqlError
 from app.soql.function_spec import AggregateFunction, Clause, Transform
 
 _EQUALITY = frozenset({ast.Operator.EQ, ast.Operator.NE})
 
 
-class ConditionBinder(BinderCore):
-    # -- conditions -----------------------------------------------------------------------
+def bind_condition(
+    ctx: BindContext,
+    root: SObjectDef,
+    alias: str | None,
+    node: ast.Condition,
+    aggregates: AggregateMap,
+    clause: Clause = Clause.WHERE,
+) -> BoundExpr:
+    """A WHERE or HAVING condition on `root`. HAVING takes no sub-selects: it binds as if under
+    NOT, which refuses them."""
+    scope = "NOT" if clause is Clause.HAVING else ""
+    return Conditions(ctx, root, alias, aggregates, clause).condition(node, scope)
 
-    def condition(
-        self,
-        root: SObjectDef,
-        alias: str | None,
-        node: ast.Condition,
-        aggregates: AggregateMap,
-        scope: str = "",
-        clause: Clause = Clause.WHERE,
-    ) -> BoundExpr:
-        """A WHERE (or HAVING) condition. `scope` is "OR" or "NOT" under those operators (where
-        semi-joins are refused)."""
+
+@dataclass(frozen=True)
+class Conditions:
+    """The conditions of one clause of one query: on `root` (aliased `alias`), with the query's
+    aggregates, in `clause`; inside a semi-join's sub-select when `in_semi_join`."""
+
+    ctx: BindContext
+    root: SObjectDef
+    alias: str | None
+    aggregates: AggregateMap
+    clause: Clause
+    in_semi_join: bool = False
+
+    def condition(self, node: ast.Condition, scope: str) -> BoundExpr:
+        """`scope` is "OR" or "NOT" under those operators (where semi-joins are refused)."""
         if isinstance(node, ast.And):
-            return BoundAnd(
-                tuple(
-                    self.condition(root, alias, o, aggregates, scope, clause) for o in node.operands
-                )
-            )
+            return BoundAnd(tuple(self.condition(o, scope) for o in node.operands))
         if isinstance(node, ast.Or):
-            return BoundOr(
-                tuple(
-                    self.condition(root, alias, o, aggregates, "OR", clause) for o in node.operands
-                )
-            )
+            return BoundOr(tuple(self.condition(o, "OR") for o in node.operands))
         if isinstance(node, ast.Not):
-            return BoundNot(
-                self.condition(root, alias, node.operand, aggregates, scope or "NOT", clause)
-            )
-        if self._is_label_filter(node.left, clause):
-            return self._label_condition(root, alias, node)
-        target = bind_expression(self, root, alias, node.left, clause, aggregates)
+            return BoundNot(self.condition(node.operand, scope or "NOT"))
+        if self._is_label_filter(node.left):
+            return self._label_condition(node)
+        target = bind_expression(
+            self.ctx, self.root, self.alias, node.left, self.clause, self.aggregates
+        )
         field = target_field(target)
         if field.type is FieldType.LOCATION:
-            raise self.error(
+            raise self.ctx.error(
                 "INVALID_FIELD",
                 f"A location field is filtered through DISTANCE(): {field.name}",
                 node.pos,
@@ -82,24 +86,27 @@ class ConditionBinder(BinderCore):
         if isinstance(node, ast.Comparison):
             return self._comparison(node, field, target)
         if isinstance(node, ast.InCondition):
-            return self._membership(root, node, field, target, scope)
+            return self._membership(node, field, target, scope)
         return self._includes(node, field, target)
 
-    def _is_label_filter(self, left: ast.FieldPath | ast.FunctionCall, clause: Clause) -> bool:
+    def _is_label_filter(self, left: ast.FieldPath | ast.FunctionCall) -> bool:
         """`toLabel(Status) = 'Closed'`: a filter on labels, not on stored values."""
         if isinstance(left, ast.FieldPath):
             return False
-        spec = self.functions.get(left.name)
-        return spec is not None and spec.transform is Transform.LABEL and spec.allowed_in(clause)
+        spec = self.ctx.functions.get(left.name)
+        return (
+            spec is not None and spec.transform is Transform.LABEL and spec.allowed_in(self.clause)
+        )
 
     def _comparison(self, node: ast.Comparison, field: FieldDef, target: Target) -> BoundExpr:
+        ctx = self.ctx
         if node.op is ast.Operator.LIKE:
             if field.type in ID_TYPES:
-                raise self.error(
+                raise ctx.error(
                     "INVALID_QUERY_FILTER_OPERATOR", "invalid operator on id field", node.pos
                 )
             if not field.is_text:
-                raise self.error(
+                raise ctx.error(
                     "INVALID_FIELD",
                     f"Invalid operator on field '{field.name}'. LIKE can only be used on "
                     "string fields.",
@@ -107,12 +114,12 @@ class ConditionBinder(BinderCore):
                 )
         if field.type is FieldType.BOOLEAN and node.op not in _EQUALITY:
             # A checkbox is only equal or not: `IsActive < true` has no meaning.
-            raise self.error(
+            raise ctx.error(
                 "INVALID_QUERY_FILTER_OPERATOR", "invalid operator on boolean field", node.pos
             )
         value = self._typed(field, target, node.right)
         if node.op is ast.Operator.LIKE and _too_long_for_like(value):
-            raise self.error(
+            raise ctx.error(
                 "MALFORMED_QUERY",
                 f"LIKE pattern too long: at most {MAX_LIKE_PATTERN_BYTES} bytes",
                 node.pos,
@@ -120,12 +127,7 @@ class ConditionBinder(BinderCore):
         return BoundCondition(ConditionKind.COMPARE, target, node.op, value)
 
     def _membership(
-        self,
-        root: SObjectDef,
-        node: ast.InCondition,
-        field: FieldDef,
-        target: Target,
-        scope: str,
+        self, node: ast.InCondition, field: FieldDef, target: Target, scope: str
     ) -> BoundExpr:
         """`IN (...)` / `NOT IN (...)`: literals, or a semi-join sub-select."""
         kind = ConditionKind.NOT_IN if node.negated else ConditionKind.IN
@@ -133,18 +135,17 @@ class ConditionBinder(BinderCore):
             values = tuple(self._typed(field, target, literal) for literal in node.values)
             return BoundCondition(kind, target, None, values)
         if not isinstance(target, BoundPath) or field.type not in ID_TYPES:
-            raise self.error(
+            raise self.ctx.error(
                 "INVALID_FIELD",
                 "Semi join sub-selects can only be used with an Id or reference field on the left",
                 node.pos,
             )
-        semi_join = self.semi_join(root, node.values, scope, node.pos)
-        return BoundCondition(kind, target, None, semi_join)
+        return BoundCondition(kind, target, None, self._semi_join(node, scope))
 
     def _includes(self, node: ast.IncludesCondition, field: FieldDef, target: Target) -> BoundExpr:
         """`INCLUDES (...)` / `EXCLUDES (...)`, on multi-select picklists only."""
         if field.type is not FieldType.MULTIPICKLIST:
-            raise self.error(
+            raise self.ctx.error(
                 "INVALID_FIELD",
                 f"Invalid operator on field '{field.name}'. INCLUDES and EXCLUDES can only be "
                 "used on multi-select picklist fields.",
@@ -155,68 +156,67 @@ class ConditionBinder(BinderCore):
         return BoundCondition(kind, target, None, values)
 
     def _label_condition(
-        self,
-        root: SObjectDef,
-        alias: str | None,
-        node: ast.Comparison | ast.InCondition | ast.IncludesCondition,
+        self, node: ast.Comparison | ast.InCondition | ast.IncludesCondition
     ) -> BoundCondition:
         """`toLabel(Status) = 'Closed'` compares labels: it becomes a test of the values whose
         label matches (a value the picklist does not list is its own label)."""
+        ctx = self.ctx
         call = node.left
         assert isinstance(call, ast.FunctionCall)
         if len(call.args) != 1 or not isinstance(call.args[0], ast.FieldPath):
-            raise malformed("TOLABEL() takes exactly one field", query=self.text, pos=call.pos)
-        path = self.path(root, alias, call.args[0])
+            raise ctx.malformed("TOLABEL() takes exactly one field", call.pos)
+        path = bind_path(ctx, self.root, self.alias, call.args[0])
+        literals, negated, like = self._label_operands(node)
         field = path.field
-        if isinstance(node, ast.Comparison):
-            literals: tuple[ast.Literal, ...] = (node.right,)
-            negated = node.op is ast.Operator.NE
-            if node.op not in (ast.Operator.EQ, ast.Operator.NE, ast.Operator.LIKE):
-                raise self.error(
-                    "INVALID_QUERY_FILTER_OPERATOR",
-                    "toLabel() can only be compared with =, !=, IN, NOT IN or LIKE",
-                    node.pos,
-                )
-            like = node.op is ast.Operator.LIKE
-        elif isinstance(node, ast.InCondition) and not isinstance(node.values, ast.Query):
-            literals, negated, like = node.values, node.negated, False
-        else:
-            raise malformed(
-                "toLabel() cannot be used with INCLUDES, EXCLUDES or a sub-select",
-                query=self.text,
-                pos=node.pos,
-            )
         values: list[Any] = []
         for literal in literals:
             if literal.kind is ast.LiteralKind.NULL:
                 values.append(None)
                 continue
             if literal.kind is not ast.LiteralKind.STRING or not field.is_text:
-                raise self._mismatch(field, literal)
+                raise mismatch(ctx, field, literal)
             values.extend(_values_labelled(field, str(literal.value), like))
         kind = ConditionKind.NOT_IN if negated else ConditionKind.IN
         return BoundCondition(kind, path, None, tuple(values))
 
-    def semi_join(
-        self, root: SObjectDef, query: ast.Query, scope: str, pos: ast.Position
-    ) -> BoundSemiJoin:
+    def _label_operands(
+        self, node: ast.Comparison | ast.InCondition | ast.IncludesCondition
+    ) -> tuple[tuple[ast.Literal, ...], bool, bool]:
+        """The labels a toLabel() filter compares with, whether it is negated, whether LIKE."""
+        if isinstance(node, ast.Comparison):
+            if node.op not in (ast.Operator.EQ, ast.Operator.NE, ast.Operator.LIKE):
+                raise self.ctx.error(
+                    "INVALID_QUERY_FILTER_OPERATOR",
+                    "toLabel() can only be compared with =, !=, IN, NOT IN or LIKE",
+                    node.pos,
+                )
+            return (node.right,), node.op is ast.Operator.NE, node.op is ast.Operator.LIKE
+        if isinstance(node, ast.InCondition) and not isinstance(node.values, ast.Query):
+            return node.values, node.negated, False
+        raise self.ctx.malformed(
+            "toLabel() cannot be used with INCLUDES, EXCLUDES or a sub-select", node.pos
+        )
+
+    def _semi_join(self, node: ast.InCondition, scope: str) -> BoundSemiJoin:
         """The sub-select of a semi-join or anti-join, with Salesforce's restrictions."""
+        ctx, pos, query = self.ctx, node.pos, node.values
+        assert isinstance(query, ast.Query)
 
         def refuse(message: str, at: ast.Position | None = pos) -> SoqlError:
-            return malformed(message, query=self.text, pos=at)
+            return ctx.malformed(message, at)
 
-        self._count_semi_join(scope, refuse)
-        sobject = self.sobject_named(query.sobject, query.sobject_pos)
-        if sobject.name == root.name:
-            raise self.error(
+        self._check_semi_join_place(node, scope, refuse)
+        sobject = ctx.sobject_named(query.sobject, query.sobject_pos)
+        if sobject.name == self.root.name:
+            raise ctx.error(
                 "INVALID_TYPE",
                 "The inner and outer selects should not be on the same object type",
                 query.sobject_pos,
             )
         item = _semi_join_item(query, refuse)
-        column = self.path(sobject, query.alias, item.expr)
+        column = bind_path(ctx, sobject, query.alias, item.expr)
         if column.field.type not in ID_TYPES:
-            raise self.error(
+            raise ctx.error(
                 "INVALID_FIELD",
                 f"Semi join sub-selects can only select an Id or reference field: "
                 f"{column.field.name}",
@@ -224,16 +224,17 @@ class ConditionBinder(BinderCore):
             )
         where = None
         if query.where is not None:
-            self.in_semi_join = True
-            try:
-                where = self.condition(sobject, query.alias, query.where, AggregateMap())
-            finally:
-                self.in_semi_join = False
+            inner = replace(
+                self, root=sobject, alias=query.alias, aggregates=AggregateMap(), in_semi_join=True
+            )
+            where = inner.condition(query.where, "")
             if has_aggregate(where):
                 raise refuse("Cannot use an aggregate function in the WHERE clause", None)
         return BoundSemiJoin(sobject=sobject, column=column, where=where)
 
-    def _count_semi_join(self, scope: str, refuse: Callable[[str], SoqlError]) -> None:
+    def _check_semi_join_place(
+        self, node: ast.InCondition, scope: str, refuse: Callable[[str], SoqlError]
+    ) -> None:
         """A semi-join sits at the top level of WHERE (under AND only), two at most."""
         if self.in_semi_join:
             raise refuse("Nesting of semi join sub-selects is not supported")
@@ -244,8 +245,7 @@ class ConditionBinder(BinderCore):
                 "Semi join sub-selects are only allowed at the top level WHERE expressions and "
                 "not in nested WHERE expressions."
             )
-        self.semi_joins += 1
-        if self.semi_joins > MAX_SEMI_JOINS:
+        if self.ctx.semi_join_order[id(node)] >= self.ctx.limits.semi_joins:
             raise refuse("Maximum 2 semi join sub-selects are allowed")
 
     def _typed(self, field: FieldDef, target: Target, literal: ast.Literal) -> Any:
@@ -254,7 +254,7 @@ class ConditionBinder(BinderCore):
             AggregateFunction.COUNT_DISTINCT,
         }:
             if literal.kind is not ast.LiteralKind.INTEGER:
-                raise self.error(
+                raise self.ctx.error(
                     "INVALID_FIELD",
                     f"value of filter criterion for field '{target.name}' must be of type "
                     "integer and should not be enclosed in quotes",
@@ -262,13 +262,13 @@ class ConditionBinder(BinderCore):
                 )
             return literal.value
         if isinstance(target, BoundFunction) and literal.kind is ast.LiteralKind.DATE_LITERAL:
-            raise self.error(
+            raise self.ctx.error(
                 "INVALID_FIELD",
                 f"Date literal {literal.text} cannot be compared with the date function "
                 f"{target.function}",
                 literal.pos,
             )
-        return self.value(field, literal)
+        return bind_value(self.ctx, field, literal)
 
 
 def _like_regex(pattern: str) -> re.Pattern[str]:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from app.metadata.model import FieldDef, SObjectDef
 from app.soql import ast
-from app.soql.bind_core import AggregateMap
+from app.soql.bind_context import BindContext
 from app.soql.bind_expression import bind_expression, refuse_function
+from app.soql.bind_functions import AggregateMap, bind_aggregate
+from app.soql.bind_paths import bind_path
 from app.soql.bound import (
     BoundAggregate,
     BoundColumn,
@@ -29,9 +30,6 @@ from app.soql.bound import (
 from app.soql.errors import malformed
 from app.soql.function_spec import AggregateFunction, Clause, FunctionKind, FunctionSpec, Transform
 from app.soql.name_entity import name_field
-
-if TYPE_CHECKING:
-    from app.soql.bind_core import BinderCore
 
 # Binds a parent-to-child subquery of the select list: (parent query, parent object, the
 # subquery, the parent's depth). Passed in by the binder, so this module does not import it.
@@ -58,14 +56,14 @@ class SelectList:
 class SelectListBinder:
     def __init__(
         self,
-        binder: BinderCore,
+        ctx: BindContext,
         child_query: ChildQueryBinder,
         root: SObjectDef,
         query: ast.Query,
         aggregates: AggregateMap,
         depth: int,
     ) -> None:
-        self.binder = binder
+        self.ctx = ctx
         self.child_query = child_query
         self.root = root
         self.alias = query.alias
@@ -92,7 +90,7 @@ class SelectListBinder:
         """Every output key once: a second is Salesforce's duplicate field or alias error."""
         if name.lower() in self.out.seen:
             message = f"duplicate alias: {name}" if alias else f"duplicate field selected: {name}"
-            raise self.binder.error("INVALID_FIELD", message, pos)
+            raise self.ctx.error("INVALID_FIELD", message, pos)
         self.out.seen.add(name.lower())
 
     def _function_name(self, item: ast.SelectField) -> str:
@@ -105,17 +103,17 @@ class SelectListBinder:
     # -- fields and functions -------------------------------------------------------------
 
     def _field_item(self, item: ast.SelectField) -> None:
-        binder, expr = self.binder, item.expr
+        ctx, expr = self.ctx, item.expr
         if isinstance(expr, ast.FieldPath):
             if item.alias is not None:
                 raise malformed(
-                    "only aggregate expressions use field aliasing", query=binder.text, pos=item.pos
+                    "only aggregate expressions use field aliasing", query=ctx.text, pos=item.pos
                 )
-            self._column(binder.path(self.root, self.alias, expr))
+            self._column(bind_path(ctx, self.root, self.alias, expr))
             return
-        spec = binder.functions.get(expr.name)
+        spec = ctx.functions.get(expr.name)
         if spec is None or not spec.allowed_in(Clause.SELECT):
-            raise refuse_function(binder, expr, Clause.SELECT)
+            raise refuse_function(ctx, expr, Clause.SELECT)
         if spec.aggregate is AggregateFunction.COUNT and not expr.args:
             self._count_only(item)
         elif spec.kind is FunctionKind.FIELDS:
@@ -125,7 +123,7 @@ class SelectListBinder:
         else:
             name = self._function_name(item)
             bound = bind_expression(
-                binder, self.root, self.alias, expr, Clause.SELECT, self.aggregates, name
+                ctx, self.root, self.alias, expr, Clause.SELECT, self.aggregates, name
             )
             assert not isinstance(bound, BoundPath)
             self.out.items.append(bound)
@@ -136,7 +134,7 @@ class SelectListBinder:
             raise malformed(
                 "COUNT() and COUNT(fieldName) can only be used with other fields if the query "
                 "has a GROUP BY clause",
-                query=self.binder.text,
+                query=self.ctx.text,
                 pos=item.pos,
             )
         self.out.count_only = True
@@ -148,12 +146,12 @@ class SelectListBinder:
 
     def _fields_function(self, item: ast.SelectField, call: ast.FunctionCall) -> None:
         """FIELDS(ALL | STANDARD | CUSTOM): the object's fields in describe order."""
-        binder = self.binder
+        ctx = self.ctx
         arg = call.args[0] if len(call.args) == 1 else None
         group = arg.text.upper() if isinstance(arg, ast.FieldPath) else ""
         if group not in FIELDS_GROUPS or item.alias is not None:
             raise malformed(
-                "FIELDS() takes one of ALL, STANDARD or CUSTOM", query=binder.text, pos=call.pos
+                "FIELDS() takes one of ALL, STANDARD or CUSTOM", query=ctx.text, pos=call.pos
             )
         self.out.uses_fields_function = True
         self.out.unbounded_fields |= group != "STANDARD"
@@ -163,28 +161,24 @@ class SelectListBinder:
 
     def _transform(self, item: ast.SelectField, call: ast.FunctionCall, kind: Transform) -> None:
         """toLabel(f), FORMAT(f), convertCurrency(f), FORMAT(convertCurrency(f)), FORMAT(MIN(f))."""
-        binder = self.binder
+        ctx = self.ctx
         if len(call.args) != 1:
-            raise malformed(
-                f"{call.name}() takes exactly one field", query=binder.text, pos=call.pos
-            )
+            raise malformed(f"{call.name}() takes exactly one field", query=ctx.text, pos=call.pos)
         arg = call.args[0]
         if isinstance(arg, ast.FunctionCall):
-            inner = binder.functions.get(arg.name)
+            inner = ctx.functions.get(arg.name)
             if kind is Transform.FORMAT and _is_currency(inner) and len(arg.args) == 1:
                 arg = arg.args[0]
             elif kind is Transform.FORMAT and _formats_as_aggregate(inner):
                 name = self._function_name(item)
-                aggregate = binder.aggregate(self.root, self.alias, arg, name)
+                aggregate = bind_aggregate(ctx, self.root, self.alias, arg, name)
                 formatted = BoundAggregate(aggregate.function, aggregate.path, name, True)
                 self.aggregates.add_selected(arg, formatted)
                 self.out.items.append(formatted)
                 return
         if not isinstance(arg, ast.FieldPath):
-            raise malformed(
-                f"{call.name}() takes exactly one field", query=binder.text, pos=call.pos
-            )
-        path = binder.path(self.root, self.alias, arg)
+            raise malformed(f"{call.name}() takes exactly one field", query=ctx.text, pos=call.pos)
+        path = bind_path(ctx, self.root, self.alias, arg)
         if item.alias is not None:
             self._claim(item.alias, item.pos, alias=True)
         else:
@@ -199,7 +193,7 @@ class SelectListBinder:
         self._claim(lookup.relationship_name or lookup.name, item.pos)
         for path in item.else_fields:
             if len(path.parts) != 1 or name_field(path.parts[0]) is None:
-                raise self.binder.error(
+                raise self.ctx.error(
                     "INVALID_FIELD",
                     f"No such column '{path.text}' on entity 'Name'. TYPEOF's ELSE selects "
                     "fields of the Name entity.",
@@ -208,7 +202,7 @@ class SelectListBinder:
         when = self._when_fields(item, lookup)
         branches = []
         for name in lookup.reference_to:
-            target = self.binder.registry.get(name)
+            target = self.ctx.registry.get(name)
             if target is None:
                 continue
             if target.name in when:
@@ -224,14 +218,14 @@ class SelectListBinder:
             parts = parts[1:]
         lookup = self.root.field_by_relationship(parts[0]) if len(parts) == 1 else None
         if lookup is None:
-            raise self.binder.error(
+            raise self.ctx.error(
                 "INVALID_FIELD",
                 f"Didn't understand relationship '{node.text}' in field path. TYPEOF takes a "
                 "polymorphic relationship of the object queried.",
                 node.pos,
             )
         if len(lookup.reference_to) < 2:
-            raise self.binder.error(
+            raise self.ctx.error(
                 "INVALID_FIELD",
                 "TYPEOF can only be used on a polymorphic relationship: "
                 f"{lookup.relationship_name} is not polymorphic",
@@ -246,16 +240,16 @@ class SelectListBinder:
         allowed = {name.lower() for name in lookup.reference_to}
         when: dict[str, tuple[FieldDef, ...]] = {}
         for branch in item.branches:
-            target = self.binder.registry.get(branch.sobject)
+            target = self.ctx.registry.get(branch.sobject)
             if branch.sobject.lower() not in allowed or target is None:
-                raise self.binder.error(
+                raise self.ctx.error(
                     "INVALID_FIELD",
                     f"Invalid type in TYPEOF: {branch.sobject} is not a type of "
                     f"{lookup.relationship_name}",
                     branch.pos,
                 )
             if target.name in when:
-                raise self.binder.error(
+                raise self.ctx.error(
                     "INVALID_FIELD", f"duplicate WHEN type in TYPEOF: {target.name}", branch.pos
                 )
             when[target.name] = self._branch_fields(target, branch.fields)
@@ -266,9 +260,9 @@ class SelectListBinder:
     ) -> tuple[FieldDef, ...]:
         fields = []
         for path in paths:
-            bound = self.binder.path(target, None, path)
+            bound = bind_path(self.ctx, target, None, path)
             if bound.hops:
-                raise self.binder.error(
+                raise self.ctx.error(
                     "INVALID_FIELD",
                     "TYPEOF selects fields of the related object, not its parents",
                     path.pos,
@@ -299,7 +293,7 @@ def _formats_as_aggregate(spec: FunctionSpec | None) -> bool:
 
 
 def bind_group_by(
-    binder: BinderCore, root: SObjectDef, query: ast.Query
+    ctx: BindContext, root: SObjectDef, query: ast.Query
 ) -> tuple[list[BoundPath | BoundFunction], str]:
     """GROUP BY's keys, and "ROLLUP" or "CUBE" when it is one of those (alone, up to 3 keys)."""
     keys: list[BoundPath | BoundFunction] = []
@@ -307,31 +301,31 @@ def bind_group_by(
     for key in query.group_by:
         if (
             isinstance(key, ast.FunctionCall)
-            and binder.functions.kind_of(key.name) is FunctionKind.GROUPING_SET
+            and ctx.functions.kind_of(key.name) is FunctionKind.GROUPING_SET
         ):
             if len(query.group_by) != 1:
                 raise malformed(
                     f"{key.name.upper()} must be the only expression of GROUP BY",
-                    query=binder.text,
+                    query=ctx.text,
                     pos=key.pos,
                 )
             if not 1 <= len(key.args) <= MAX_ROLLUP_FIELDS:
                 raise malformed(
                     f"{key.name.upper()} takes from 1 to {MAX_ROLLUP_FIELDS} fields",
-                    query=binder.text,
+                    query=ctx.text,
                     pos=key.pos,
                 )
             kind = key.name.upper()
-            keys.extend(_group_key(binder, root, query.alias, arg) for arg in key.args)
+            keys.extend(_group_key(ctx, root, query.alias, arg) for arg in key.args)
             continue
-        keys.append(_group_key(binder, root, query.alias, key))
+        keys.append(_group_key(ctx, root, query.alias, key))
     return keys, kind
 
 
 def _group_key(
-    binder: BinderCore, root: SObjectDef, alias: str | None, key: ast.FieldPath | ast.FunctionCall
+    ctx: BindContext, root: SObjectDef, alias: str | None, key: ast.FieldPath | ast.FunctionCall
 ) -> BoundPath | BoundFunction:
     # GROUP BY takes fields and row functions only: the one AggregateMap is never used.
-    bound = bind_expression(binder, root, alias, key, Clause.GROUP_BY, AggregateMap())
+    bound = bind_expression(ctx, root, alias, key, Clause.GROUP_BY, AggregateMap())
     assert isinstance(bound, BoundPath | BoundFunction)
     return bound
