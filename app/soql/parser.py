@@ -441,8 +441,17 @@ class _Parser:
     # -- conditions ------------------------------------------------------------------------
 
     def _parse_condition(self) -> Condition:
-        """Operands joined by one of AND and OR. SOQL has no precedence between them, so a second
-        kind of joiner at the same level is an error."""
+        """A whole condition: `NOT operand` alone, or operands joined by one of AND and OR. SOQL
+        has no precedence between AND and OR, so a second kind of joiner at the same level is an
+        error; NOT only starts a whole condition (`a = 1 AND NOT b = 2` is refused, `a = 1 AND
+        (NOT b = 2)` is not)."""
+        token = self._tok
+        if self._accept("NOT"):
+            with self._nested():
+                negated = Not(self._parse_operand(), token.pos)
+            if self._at("AND", "OR"):
+                raise self._unexpected()
+            return negated
         first = self._parse_operand()
         if not self._at("AND", "OR"):
             return first
@@ -455,11 +464,8 @@ class _Parser:
         return And(tuple(operands)) if joiner == "AND" else Or(tuple(operands))
 
     def _parse_operand(self) -> Condition:
-        token = self._tok
-        if self._accept("NOT"):
-            with self._nested():
-                return Not(self._parse_operand(), token.pos)
-        if token.type is TokenType.LPAREN:
+        """A predicate, or a whole condition in parentheses."""
+        if self._tok.type is TokenType.LPAREN:
             self._advance()
             with self._nested():
                 condition = self._parse_condition()

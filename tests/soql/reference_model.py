@@ -373,7 +373,8 @@ Condition = Leaf | Junction | Negation | SemiJoin
 
 
 def _operand(condition: Condition) -> str:
-    """A condition as one operand of AND/OR/NOT: anything but a plain leaf in parentheses."""
+    """A condition as one operand of AND/OR/NOT: anything but a plain leaf in parentheses (so
+    NOT, which only starts a whole condition, is parenthesised there)."""
     if isinstance(condition, Leaf | SemiJoin):
         return condition.soql()
     return f"({condition.soql()})"

@@ -110,7 +110,9 @@ def _condition(condition: Condition, *, nested: bool = False) -> str:
             text = joiner.join(_condition(operand, nested=True) for operand in operands)
             return f"({text})" if nested else text
         case Not(operand):
-            return "NOT " + _condition(operand, nested=True)
+            # NOT only starts a whole condition: as an operand of AND or OR it is parenthesised.
+            text = "NOT " + _condition(operand, nested=True)
+            return f"({text})" if nested else text
         case Comparison(left, op, right):
             return f"{_expr(left)} {op.value} {_literal(right)}"
         case InCondition(left, values, negated):
@@ -282,14 +284,14 @@ def test_semi_join_keeps_the_subquery() -> None:
 
 
 def test_and_or_groups_are_flat_and_keep_parentheses_as_nesting() -> None:
-    query = parse("SELECT Id FROM A WHERE a = 1 AND b = 2 AND (c = 3 OR NOT d = 4)")
+    query = parse("SELECT Id FROM A WHERE a = 1 AND b = 2 AND (c = 3 OR (NOT d = 4))")
     where = query.where
     assert isinstance(where, And)
     assert len(where.operands) == 3
     group = where.operands[2]
     assert isinstance(group, Or)
     assert isinstance(group.operands[1], Not)
-    assert group.operands[1].pos == Position(1, 54)
+    assert group.operands[1].pos == Position(1, 55)
 
 
 def test_comparison_literals_are_typed() -> None:

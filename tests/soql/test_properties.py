@@ -279,7 +279,7 @@ def long_queries(draw: st.DrawFn) -> str:
     n = draw(st.integers(50, 1500))
     leaf = draw(
         st.sampled_from(
-            ["Name = 'x'", "Name != null", "NOT Name LIKE 'a%'", "Id IN ('001Lf0000000001IAA')"]
+            ["Name = 'x'", "Name != null", "(NOT Name LIKE 'a%')", "Id IN ('001Lf0000000001IAA')"]
         )
     )
     shape = draw(st.integers(0, 7))
@@ -291,7 +291,8 @@ def long_queries(draw: st.DrawFn) -> str:
         depth = draw(st.integers(1, 300))
         return "SELECT Id FROM Account WHERE " + "(" * depth + leaf + ")" * depth
     if shape == 2:
-        return "SELECT Id FROM Account WHERE " + "NOT " * draw(st.integers(1, 300)) + leaf
+        depth = draw(st.integers(1, 300))
+        return "SELECT Id FROM Account WHERE " + "NOT (" * depth + leaf + ")" * depth
     if shape == 3:
         values = ", ".join(f"'v{i}'" for i in range(n * 2))
         return f"SELECT Id FROM Account WHERE Name IN ({values})"
