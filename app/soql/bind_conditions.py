@@ -33,6 +33,7 @@ from app.soql.bound import (
 )
 from app.soql.errors import SoqlError
 from app.soql.function_spec import AggregateFunction, Clause, Transform
+from app.soql.literals import like_pattern_text
 
 _EQUALITY = frozenset({ast.Operator.EQ, ast.Operator.NE})
 
@@ -118,6 +119,8 @@ class Conditions:
                 "INVALID_QUERY_FILTER_OPERATOR", "invalid operator on boolean field", node.pos
             )
         value = self._typed(field, target, node.right)
+        if node.op is ast.Operator.LIKE and isinstance(value, str):
+            value = like_pattern_text(node.right.text[1:-1])
         if node.op is ast.Operator.LIKE and _too_long_for_like(value):
             raise ctx.error(
                 "MALFORMED_QUERY",
@@ -175,7 +178,8 @@ class Conditions:
                 continue
             if literal.kind is not ast.LiteralKind.STRING or not field.is_text:
                 raise mismatch(ctx, field, literal)
-            values.extend(_values_labelled(field, str(literal.value), like))
+            text = like_pattern_text(literal.text[1:-1]) if like else str(literal.value)
+            values.extend(_values_labelled(field, text, like))
         kind = ConditionKind.NOT_IN if negated else ConditionKind.IN
         return BoundCondition(kind, path, None, tuple(values))
 
@@ -272,13 +276,13 @@ class Conditions:
 
 
 def _like_regex(pattern: str) -> re.Pattern[str]:
-    r"""A SOQL LIKE pattern as a regular expression: `%` any run, `_` one character, `\%` and
-    `\_` literal; case-insensitive like the database's."""
+    r"""A SOQL LIKE pattern as a regular expression: `%` any run, `_` one character, `\%`, `\_`
+    and `\\` literal; case-insensitive like the database's."""
     parts = []
     index = 0
     while index < len(pattern):
         char = pattern[index]
-        if char == "\\" and index + 1 < len(pattern) and pattern[index + 1] in "%_":
+        if char == "\\" and index + 1 < len(pattern) and pattern[index + 1] in "%_\\":
             parts.append(re.escape(pattern[index + 1]))
             index += 2
             continue
@@ -330,6 +334,5 @@ MAX_LIKE_PATTERN_BYTES = 50_000
 def _too_long_for_like(value: object) -> bool:
     if not isinstance(value, str):
         return False
-    # Escaping for SQL doubles a backslash at most: count each one twice.
-    size = len(value.encode("utf-8", "surrogatepass")) + value.count("\\")
-    return size > MAX_LIKE_PATTERN_BYTES
+    # A pattern's backslashes are escaped already (literals.like_pattern_text).
+    return len(value.encode("utf-8", "surrogatepass")) > MAX_LIKE_PATTERN_BYTES

@@ -45,6 +45,9 @@ _SIMPLE_ESCAPES = {
     "%": "\\%",
     "_": "\\_",
 }
+# In a LIKE pattern a backslash stays escaped too, so that `\\%` (a backslash, then any text)
+# is told from `\%` (a percent sign).
+_LIKE_ESCAPES = {**_SIMPLE_ESCAPES, "\\": "\\\\"}
 _ESCAPE_RE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.DOTALL)
 
 # A full datetime literal; the zone is checked apart so a missing one can be reported.
@@ -68,14 +71,30 @@ def unescape_string(body: str) -> str:
     >>> unescape_string(r"O\\'Brien\\n50\\%")
     "O'Brien\\n50\\\\%"
     """
+    return _unescape(body, _SIMPLE_ESCAPES)
+
+
+def like_pattern_text(body: str) -> str:
+    """A string literal's body as a LIKE pattern: escapes decoded, except that `\\\\`, `\\%` and
+    `\\_` stay escaped (a literal backslash, percent sign and underscore); `%` and `_` are
+    wildcards.
+
+    >>> like_pattern_text(r"%\\\\%")  # a backslash anywhere
+    '%\\\\\\\\%'
+    """
+    return _unescape(body, _LIKE_ESCAPES)
+
+
+def _unescape(body: str, escapes: dict[str, str]) -> str:
     if "\\" not in body:
         return _checked_text(body, body)
 
     def resolve(match: re.Match[str]) -> str:
         sequence = match.group(1)
         if len(sequence) == 5:
-            return chr(int(sequence[1:], 16))
-        resolved = _SIMPLE_ESCAPES.get(sequence.lower())
+            char = chr(int(sequence[1:], 16))
+            return escapes.get(char, char) if char == "\\" else char
+        resolved = escapes.get(sequence.lower())
         if resolved is None:
             raise LiteralError(
                 f"Invalid string literal '{body}'. "

@@ -41,12 +41,13 @@ USER_PARAM = "lf_user_id"
 
 
 def like_pattern(value: str) -> str:
-    """A SOQL LIKE pattern for SQL LIKE with ESCAPE '\\': `\\%` and `\\_` stay literal."""
+    """A SOQL LIKE pattern (literals.like_pattern_text) for SQL LIKE with ESCAPE '\\': `\\\\`,
+    `\\%` and `\\_` stay escaped; any other backslash is a literal one."""
     out = []
     index = 0
     while index < len(value):
         char = value[index]
-        if char == "\\" and index + 1 < len(value) and value[index + 1] in "%_":
+        if char == "\\" and index + 1 < len(value) and value[index + 1] in "%_\\":
             out.append(value[index : index + 2])
             index += 2
             continue

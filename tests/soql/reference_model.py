@@ -217,7 +217,8 @@ def like_literal(draw: st.DrawFn, column: Column) -> Literal:
     else:
         alphabet = st.sampled_from(list("abcdeAEIOU %_-.@ 0123"))
         pattern = draw(st.text(alphabet, min_size=1, max_size=5))
-    return Literal(pattern, soql_string(pattern))
+    # A backslash of the text is an escaped one in the pattern: two backslashes there.
+    return Literal(pattern.replace("\\", "\\\\"), soql_string(pattern))
 
 
 @st.composite
@@ -392,11 +393,11 @@ def fold(kind: str | None, value: Any) -> Any:
 
 
 def like_regex(pattern: str) -> re.Pattern[str]:
-    """SOQL LIKE: % any text, _ one character, \\% and \\_ literal, ignoring case."""
+    """SOQL LIKE: % any text, _ one character, \\%, \\_ and \\\\ literal, ignoring case."""
     out, index = [], 0
     while index < len(pattern):
         char = pattern[index]
-        if char == "\\" and index + 1 < len(pattern) and pattern[index + 1] in "%_":
+        if char == "\\" and index + 1 < len(pattern) and pattern[index + 1] in "%_\\":
             out.append(re.escape(pattern[index + 1]))
             index += 2
             continue
