@@ -21,7 +21,6 @@ SOAP_TYPES = {
     FieldType.LOCATION: "urn:location",
 }
 # Long text can't be filtered, grouped or sorted on in Salesforce.
-_LONG_TEXT = 255
 
 
 def _urls(sobject: SObjectDef, base: str) -> dict[str, str]:
@@ -91,10 +90,8 @@ def _byte_length(field: FieldDef) -> int:
 
 def describe_field(field: FieldDef) -> dict[str, Any]:
     text = field.is_text
-    long_text = field.type is FieldType.TEXTAREA and field.length > _LONG_TEXT
-    numeric = field.type in {FieldType.DOUBLE, FieldType.CURRENCY, FieldType.PERCENT}
     return {
-        "aggregatable": not long_text and field.type is not FieldType.BOOLEAN,
+        "aggregatable": field.aggregatable,
         "aiPredictionField": False,
         "autoNumber": field.auto_number,
         "byteLength": _byte_length(field),
@@ -116,10 +113,10 @@ def describe_field(field: FieldDef) -> dict[str, Any]:
         "encrypted": False,
         "externalId": field.external_id,
         "extraTypeInfo": "richtextarea" if field.html_formatted else None,
-        "filterable": not long_text,
+        "filterable": field.filterable,
         "filteredLookupInfo": None,
         "formulaTreatNullNumberAsZero": False,
-        "groupable": not long_text and not numeric,
+        "groupable": field.groupable,
         "highScaleNumber": False,
         "htmlFormatted": field.html_formatted,
         "idLookup": field.type is FieldType.ID or field.external_id,
@@ -155,7 +152,7 @@ def describe_field(field: FieldDef) -> dict[str, Any]:
         "scale": field.scale,
         "searchPrefilterable": field.type is FieldType.REFERENCE,
         "soapType": SOAP_TYPES.get(field.type, "xsd:string"),
-        "sortable": not long_text,
+        "sortable": field.sortable,
         "type": field.type.value,
         "unique": field.unique,
         "updateable": field.updateable,

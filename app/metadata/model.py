@@ -54,6 +54,21 @@ class PicklistValue:
     default: bool = False
 
 
+# A text area longer than this is a long text area (describe's textarea of length > 255).
+LONG_TEXT_LENGTH = 255
+# What describe says no query may ORDER BY or GROUP BY, whatever its length.
+UNSORTABLE_TYPES = frozenset({FieldType.MULTIPICKLIST, FieldType.LOCATION})
+UNGROUPABLE_TYPES = frozenset(
+    {
+        FieldType.DOUBLE,
+        FieldType.CURRENCY,
+        FieldType.PERCENT,
+        FieldType.MULTIPICKLIST,
+        FieldType.LOCATION,
+    }
+)
+
+
 @dataclass(frozen=True)
 class FieldDef:
     name: str
@@ -90,6 +105,27 @@ class FieldDef:
     @property
     def is_text(self) -> bool:
         return self.type in TEXT_TYPES
+
+    @property
+    def is_long_text(self) -> bool:
+        """A long or rich text area: read, never filtered, sorted or grouped by a query."""
+        return self.type is FieldType.TEXTAREA and self.length > LONG_TEXT_LENGTH
+
+    @property
+    def filterable(self) -> bool:
+        return not self.is_long_text
+
+    @property
+    def sortable(self) -> bool:
+        return not self.is_long_text and self.type not in UNSORTABLE_TYPES
+
+    @property
+    def groupable(self) -> bool:
+        return not self.is_long_text and self.type not in UNGROUPABLE_TYPES
+
+    @property
+    def aggregatable(self) -> bool:
+        return not self.is_long_text and self.type is not FieldType.BOOLEAN
 
     def allows_picklist_value(self, value: str) -> bool:
         return any(entry.value == value for entry in self.picklist)

@@ -16,7 +16,7 @@ from app.soql.bind_context import BindContext
 from app.soql.bind_expression import bind_expression
 from app.soql.bind_functions import AggregateMap, target_field
 from app.soql.bind_literals import bind_value, mismatch
-from app.soql.bind_paths import bind_path
+from app.soql.bind_paths import bind_path, refuse_unless
 from app.soql.bind_rules import has_aggregate
 from app.soql.bound import (
     BoundAggregate,
@@ -84,6 +84,8 @@ class Conditions:
                 f"A location field is filtered through DISTANCE(): {field.name}",
                 node.pos,
             )
+        if isinstance(target, BoundPath):
+            refuse_unless(self.ctx, field.filterable, target, "filtered", node.left.pos)
         if isinstance(node, ast.Comparison):
             return self._comparison(node, field, target)
         if isinstance(node, ast.InCondition):
@@ -169,6 +171,7 @@ class Conditions:
         if len(call.args) != 1 or not isinstance(call.args[0], ast.FieldPath):
             raise ctx.malformed("TOLABEL() takes exactly one field", call.pos)
         path = bind_path(ctx, self.root, self.alias, call.args[0])
+        refuse_unless(ctx, path.field.filterable, path, "filtered", call.args[0].pos)
         literals, negated, like = self._label_operands(node)
         field = path.field
         values: list[Any] = []

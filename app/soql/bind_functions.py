@@ -46,7 +46,9 @@ def bind_aggregate(
     unordered = function in {AggregateFunction.MIN, AggregateFunction.MAX} and (
         path.field.type is FieldType.BOOLEAN
     )
-    if (numeric_only and path.field.type not in NUMBER_TYPES) or unordered:
+    # A long text area is never aggregated.
+    refused = path.field.is_long_text or (numeric_only and path.field.type not in NUMBER_TYPES)
+    if refused or unordered:
         raise ctx.error(
             "MALFORMED_QUERY",
             f"field {path.field.name} does not support aggregate operator {upper}",

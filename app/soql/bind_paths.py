@@ -59,6 +59,16 @@ def bind_path(
     return BoundPath(hops=tuple(hops), field=field)
 
 
+def refuse_unless(
+    ctx: BindContext, allowed: bool, path: BoundPath, what: str, pos: ast.Position
+) -> None:
+    """Salesforce's refusal of a field its describe says a clause cannot use: `what` is
+    "filtered", "sorted" or "grouped"."""
+    if not allowed:
+        reason = f"field '{path.field.name}' can not be {what} in a query call"
+        raise ctx.error("INVALID_FIELD", reason, pos)
+
+
 def _targets(ctx: BindContext, lookup: FieldDef) -> list[SObjectDef]:
     """The objects of this org that the lookup can point at."""
     found = (ctx.registry.get(name) for name in lookup.reference_to)

@@ -21,6 +21,7 @@ from app.soql.bind_conditions import bind_condition
 from app.soql.bind_context import BAD_TYPE, BindContext
 from app.soql.bind_expression import bind_expression
 from app.soql.bind_functions import AggregateMap
+from app.soql.bind_paths import refuse_unless
 from app.soql.bind_rules import (
     Grouping,
     alternations,
@@ -38,6 +39,7 @@ from app.soql.bound import (
     BoundFunction,
     BoundGrouping,
     BoundOrder,
+    BoundPath,
     BoundQuery,
     BoundSubquery,
     BoundTypeOf,
@@ -217,6 +219,8 @@ def _bind_order_by(
     order_by = []
     for key in query.order_by:
         target = bind_expression(ctx, root, query.alias, key.expr, Clause.ORDER_BY, aggregates)
+        if isinstance(target, BoundPath):
+            refuse_unless(ctx, target.field.sortable, target, "sorted", key.expr.pos)
         # Salesforce sorts nulls first unless told otherwise, in both directions.
         nulls_first = True if key.nulls_first is None else key.nulls_first
         order_by.append(BoundOrder(target, key.descending, nulls_first))

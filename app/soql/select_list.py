@@ -16,7 +16,7 @@ from app.soql import ast
 from app.soql.bind_context import BindContext
 from app.soql.bind_expression import bind_expression, refuse_function
 from app.soql.bind_functions import AggregateMap, bind_aggregate
-from app.soql.bind_paths import bind_path
+from app.soql.bind_paths import bind_path, refuse_unless
 from app.soql.bound import (
     BoundAggregate,
     BoundColumn,
@@ -328,4 +328,6 @@ def _group_key(
     # GROUP BY takes fields and row functions only: the one AggregateMap is never used.
     bound = bind_expression(ctx, root, alias, key, Clause.GROUP_BY, AggregateMap())
     assert isinstance(bound, BoundPath | BoundFunction)
+    if isinstance(bound, BoundPath):
+        refuse_unless(ctx, bound.field.groupable, bound, "grouped", key.pos)
     return bound

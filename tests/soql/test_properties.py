@@ -128,8 +128,8 @@ MEASURED_OBJECTS = [
 def group_queries(draw: st.DrawFn) -> GroupSpec:
     chance = draw(st.randoms(use_true_random=True))
     sobject = chance.choice(MEASURED_OBJECTS if chance.random() < 0.6 else OBJECTS)
-    own = [c for c in filterable(sobject) if c.lookup is None]
-    numbers = [c for c in own if c.kind == "number"]
+    own = [c for c in filterable(sobject) if c.lookup is None and c.field.groupable]
+    numbers = [c for c in filterable(sobject) if c.lookup is None and c.kind == "number"]
     # Picklists, checkboxes and lookups make groups of several rows, where aggregates show.
     coarse = [c for c in own if c.kind in ("picklist", "boolean", "id") and c.field.name != "Id"]
     return GroupSpec(
