@@ -18,11 +18,9 @@ from typing import Protocol
 
 from sqlalchemy import Engine, make_url, text
 
-from app.storage.database import (
-    SEARCH_PATH_OPTION,
-    TEMPLATE_ALIAS,
-    create_db_engine,
-)
+from app.storage.backends.common import SEARCH_PATH_OPTION
+from app.storage.backends.sqlite import TEMPLATE_ALIAS
+from app.storage.database import create_db_engine
 from app.storage.overlay import OVERLAY_OPTION, OWN_TABLES, SERIAL_COLUMNS, Overlay
 
 _MADE_AT = re.compile(r"(?:copy-|_sb_)(\d{10})[-_]")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, Table, text
 
-from app.storage.database import schema_changed
+from app.storage.backends.sqlite import schema_changed
 
 # The execution option that marks an engine as a copy-on-write sandbox (its value: an Overlay).
 OVERLAY_OPTION = "localforce_overlay"

@@ -25,8 +25,6 @@ on tables without an INTEGER PRIMARY KEY; after a VACUUM run `rebuild_search_ind
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -51,7 +49,12 @@ from sqlalchemy import (
 from sqlalchemy.sql.expression import TableClause
 
 from app.metadata.model import FieldType, SObjectDef
+from app.storage.backends.python_functions import wildcard_match
+from app.storage.backends.sqlite import WILDCARD_FUNCTION
 from app.storage.tables import TableSet, table_name
+
+# The wildcard matcher SQLite runs, and its SQL name, defined with the back end.
+__all__ = ["WILDCARD_FUNCTION", "wildcard_match"]
 
 
 class FieldGroup(StrEnum):
@@ -181,68 +184,6 @@ def search_vector(
 def ts_query(match: ColumnElement[Any]) -> ColumnElement[Any]:
     """`to_tsquery` with the index's configuration over a query text."""
     return func.to_tsquery(literal_column(f"'{TS_CONFIG}'::regconfig"), match)
-
-
-# -- wildcard words on SQLite ----------------------------------------------------------------
-
-# The SQL function SQLite runs for words with wildcards (registered on every connection).
-WILDCARD_FUNCTION = "lf_sosl_wildcard"
-_WORD_RE = re.compile(r"[^\W_]+")
-
-
-def _glob(word: str, pattern: str) -> bool:
-    """`word` matches `pattern` (`?` one character, `*` any run), in O(len * len) at worst:
-    backtracking only to the last star, never exponentially like a regular expression can."""
-    i = j = 0
-    star, mark = -1, 0
-    while i < len(word):
-        if j < len(pattern) and (pattern[j] == "?" or pattern[j] == word[i]):
-            i, j = i + 1, j + 1
-        elif j < len(pattern) and pattern[j] == "*":
-            star, mark, j = j, i, j + 1
-        elif star >= 0:
-            mark += 1
-            i, j = mark, star + 1
-        else:
-            return False
-    return all(char == "*" for char in pattern[j:])
-
-
-@dataclass(frozen=True)
-class _Pattern:
-    words: tuple[str, ...]
-    prefix: str  # what the first word starts with, before any wildcard
-    literals: tuple[str, ...]  # runs without wildcards: a matching text holds each of them
-
-
-@functools.lru_cache(maxsize=256)
-def _pattern(pattern: str) -> _Pattern:
-    words = tuple(pattern.split(" "))
-    literal = re.match(r"[^*?]*", words[0])
-    runs = {run for word in words for run in re.split(r"[*?]+", word) if run}
-    # The longest first: the likeliest to be missing, so most texts are turned away at once.
-    return _Pattern(words, literal.group(0) if literal else "", tuple(sorted(runs, key=len)[::-1]))
-
-
-def wildcard_match(text: str | None, pattern: str) -> bool | None:
-    """Whether `text` has the words of `pattern` (space-separated, lower-case, with `*` and
-    `?`) next to each other, words being runs of letters and digits, as the index splits them."""
-    if text is None:
-        return None
-    compiled = _pattern(pattern)
-    wanted, prefix = compiled.words, compiled.prefix
-    lowered = text.lower()
-    # A text that lacks a literal run of the pattern cannot match: most texts end here, before
-    # being split into words (a search runs this on every searched field of every record).
-    if not all(run in lowered for run in compiled.literals):
-        return False
-    words = _WORD_RE.findall(lowered)
-    for start in range(len(words) - len(wanted) + 1):
-        if prefix and not words[start].startswith(prefix):
-            continue
-        if all(_glob(words[start + k], part) for k, part in enumerate(wanted)):
-            return True
-    return False
 
 
 # -- DDL -------------------------------------------------------------------------------------

@@ -1,0 +1,63 @@
+"""The database back ends: everything that differs between them, one module per back end.
+
+A back end is one object implementing `Backend`: how its engines connect and begin transactions.
+Everything else asks `backend_for(conn.dialect.name)` (or `backend_for_url(url)` before there
+is a connection) and holds no back-end branch. A new back end is a module beside these two, its
+tests, and a line in `_REGISTERED`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from sqlalchemy import Connection, Engine, make_url
+
+from app.storage.backends.postgresql import POSTGRESQL
+from app.storage.backends.sqlite import SQLITE
+
+
+class Backend(Protocol):
+    """One database back end. Spellings take and return SQL text of already compiled operands
+    (values stay bound parameters); the rest takes connections and SQLAlchemy constructs."""
+
+    name: str  # SQLAlchemy's dialect name, and the back-end part of a database URL's scheme
+    one_writer: bool  # one writer at a time: platform writes take the write lock up front
+    snapshot_isolation: str | None  # the isolation level that makes a read one snapshot
+
+    # -- engines and transactions
+    def create_engine(
+        self, url: str, *, must_exist: bool = False, template: str | None = None, **pool: Any
+    ) -> Engine: ...
+    def lock_writes(self, conn: Connection, key: str) -> None: ...
+    def prepare_database(self, conn: Connection) -> None: ...
+    def restrict_to_owner(self, engine: Engine) -> None: ...
+    def settle_template(self, url: str) -> None: ...
+
+
+# The registered back ends: a new one adds itself here.
+_REGISTERED: tuple[Backend, ...] = (SQLITE, POSTGRESQL)
+_BACKENDS = {backend.name: backend for backend in _REGISTERED}
+
+
+class UnknownBackend(LookupError):
+    def __init__(self, name: str) -> None:
+        known = ", ".join(sorted(_BACKENDS))
+        super().__init__(f"No localforce back end for {name!r} (known: {known})")
+
+
+def backend_for(dialect_name: str) -> Backend:
+    """The back end of a SQLAlchemy dialect (`conn.dialect.name`)."""
+    backend = _BACKENDS.get(dialect_name)
+    if backend is None:
+        raise UnknownBackend(dialect_name)
+    return backend
+
+
+def backend_for_url(url: str) -> Backend:
+    """The back end a database URL names, by its scheme (`postgresql+psycopg://` and
+    `postgresql://` alike)."""
+    return backend_for(make_url(url).get_backend_name())
+
+
+def registered_backends() -> tuple[Backend, ...]:
+    return _REGISTERED

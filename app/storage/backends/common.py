@@ -1,0 +1,13 @@
+"""What every back end shares: the execution options its hooks read.
+
+Nothing here knows a particular back end; the back-end modules import it, never the other way.
+"""
+
+from __future__ import annotations
+
+# A connection with this execution option is a write transaction: it takes the database's
+# write lock before its first statement (see app.storage.database.write_transaction).
+WRITE_OPTION = "localforce_write"
+# On an engine shared by sandboxes, the schemas a transaction reads through, first to last: the
+# sandbox's own, then its template's.
+SEARCH_PATH_OPTION = "localforce_search_path"
