@@ -1,19 +1,29 @@
 """The database back ends: everything that differs between them, one module per back end.
 
-A back end is one object implementing `Backend`: how its engines connect and begin transactions.
-Everything else asks `backend_for(conn.dialect.name)` (or `backend_for_url(url)` before there
-is a connection) and holds no back-end branch. A new back end is a module beside these two, its
-tests, and a line in `_REGISTERED`.
+A back end is one object implementing `Backend`: how its engines connect and begin transactions,
+its case-insensitive text type and its INSERT ... ON CONFLICT. Everything else asks
+`backend_for(conn.dialect.name)` (or `backend_for_url(url)` before there is a connection) and
+holds no back-end branch. A new back end is a module beside these two, its tests, and a line in
+`_REGISTERED`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
-from sqlalchemy import Connection, Engine, make_url
+from sqlalchemy import Connection, Engine, Insert, make_url
+from sqlalchemy.types import TypeEngine
 
 from app.storage.backends.postgresql import POSTGRESQL
 from app.storage.backends.sqlite import SQLITE
+
+
+class UpsertInsert(Protocol):
+    """An INSERT that takes ON CONFLICT clauses: what upserts build on."""
+
+    def values(self, *args: Any, **kwargs: Any) -> Self: ...
+    def on_conflict_do_nothing(self, *, index_elements: Any = None) -> Insert: ...
+    def on_conflict_do_update(self, *, index_elements: Any = None, set_: Any = None) -> Insert: ...
 
 
 class Backend(Protocol):
@@ -32,6 +42,10 @@ class Backend(Protocol):
     def prepare_database(self, conn: Connection) -> None: ...
     def restrict_to_owner(self, engine: Engine) -> None: ...
     def settle_template(self, url: str) -> None: ...
+
+    # -- column types and statements
+    def case_insensitive_text(self) -> TypeEngine[str]: ...
+    def insert(self, table: Any) -> UpsertInsert: ...
 
 
 # The registered back ends: a new one adds itself here.

@@ -12,6 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects.postgresql import CITEXT
+from sqlalchemy.types import TypeEngine
 
 from app.storage.backends.common import SEARCH_PATH_OPTION
 
@@ -94,6 +97,12 @@ class PostgresBackend:
 
     def settle_template(self, url: str) -> None:
         """Nothing: a template schema is ready once its transaction commits."""
+
+    def case_insensitive_text(self) -> TypeEngine[str]:
+        return CITEXT()
+
+    def insert(self, table: Any) -> postgresql.Insert:
+        return postgresql.insert(table)
 
 
 POSTGRESQL = PostgresBackend()

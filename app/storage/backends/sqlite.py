@@ -14,7 +14,9 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, make_url
+from sqlalchemy import Connection, Engine, Text, create_engine, event, make_url
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.types import TypeEngine
 
 from app.storage.backends.common import WRITE_OPTION
 from app.storage.backends.python_functions import (
@@ -164,6 +166,12 @@ class SqliteBackend:
         # would contradict: leave it in rollback-journal mode, checkpointed.
         with closing(sqlite3.connect(make_url(url).database or "", isolation_level=None)) as db:
             db.execute("PRAGMA journal_mode=DELETE")
+
+    def case_insensitive_text(self) -> TypeEngine[str]:
+        return Text(collation="NOCASE")
+
+    def insert(self, table: Any) -> sqlite.Insert:
+        return sqlite.insert(table)
 
 
 SQLITE = SqliteBackend()
