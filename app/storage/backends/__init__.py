@@ -1,10 +1,10 @@
 """The database back ends: everything that differs between them, one module per back end.
 
 A back end is one object implementing `Backend`: how its engines connect and begin transactions,
-its case-insensitive text type and its INSERT ... ON CONFLICT. Everything else asks
-`backend_for(conn.dialect.name)` (or `backend_for_url(url)` before there is a connection) and
-holds no back-end branch. A new back end is a module beside these two, its tests, and a line in
-`_REGISTERED`.
+its case-insensitive text type and its INSERT ... ON CONFLICT, how it spells the SOQL functions.
+Everything else asks `backend_for(conn.dialect.name)` (or `backend_for_url(url)` before there is
+a connection) and holds no back-end branch. A new back end is a module beside these two, its
+tests, and a line in `_REGISTERED`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,12 @@ from typing import Any, Protocol, Self
 from sqlalchemy import Connection, Engine, Insert, make_url
 from sqlalchemy.types import TypeEngine
 
+from app.storage.backends.common import DateField
 from app.storage.backends.postgresql import POSTGRESQL
 from app.storage.backends.sqlite import SQLITE
+
+# The vocabulary of the protocol.
+__all__ = ["DateField"]
 
 
 class UpsertInsert(Protocol):
@@ -46,6 +50,13 @@ class Backend(Protocol):
     # -- column types and statements
     def case_insensitive_text(self) -> TypeEngine[str]: ...
     def insert(self, table: Any) -> UpsertInsert: ...
+
+    # -- SOQL functions
+    def date_field(self, field: DateField, value: str) -> str: ...
+    def modulo(self, dividend: str, divisor: str) -> str: ...
+    def day_only(self, value: str) -> str: ...
+    def to_local(self, value: str, zone: str) -> str: ...
+    def distance(self, lat1: str, lon1: str, lat2: str, lon2: str, radius: str) -> str: ...
 
 
 # The registered back ends: a new one adds itself here.

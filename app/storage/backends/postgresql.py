@@ -16,7 +16,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects.postgresql import CITEXT
 from sqlalchemy.types import TypeEngine
 
-from app.storage.backends.common import SEARCH_PATH_OPTION
+from app.storage.backends.common import SEARCH_PATH_OPTION, DateField
 
 # The extensions (citext) live in this schema, which holds no tables.
 EXTENSION_SCHEMA = "localforce_ext"
@@ -68,6 +68,18 @@ def _ensure_extensions(connection: Connection) -> None:
         connection.execute(text(f"ALTER EXTENSION citext SET SCHEMA {schema}"))
 
 
+# -- SOQL functions --------------------------------------------------------------------------
+
+_EXTRACT = {
+    DateField.YEAR: "YEAR",
+    DateField.MONTH: "MONTH",
+    DateField.DAY: "DAY",
+    DateField.DAY_OF_YEAR: "DOY",
+    DateField.HOUR: "HOUR",
+    DateField.DAY_OF_WEEK: "DOW",
+}
+
+
 # -- the back end --------------------------------------------------------------------------------
 
 
@@ -103,6 +115,27 @@ class PostgresBackend:
 
     def insert(self, table: Any) -> postgresql.Insert:
         return postgresql.insert(table)
+
+    def date_field(self, field: DateField, value: str) -> str:
+        return f"CAST(EXTRACT({_EXTRACT[field]} FROM {value}) AS INTEGER)"
+
+    def modulo(self, dividend: str, divisor: str) -> str:
+        # Not the % operator: psycopg's placeholders use it.
+        return f"MOD({dividend}, {divisor})"
+
+    def day_only(self, value: str) -> str:
+        return f"CAST({value} AS DATE)"
+
+    def to_local(self, value: str, zone: str) -> str:
+        return f"timezone({zone}, timezone('UTC', {value}))"
+
+    def distance(self, lat1: str, lon1: str, lat2: str, lon2: str, radius: str) -> str:
+        chord = (
+            f"power(sin(radians({lat2} - {lat1}) / 2), 2) + cos(radians({lat1})) * "
+            f"cos(radians({lat2})) * power(sin(radians({lon2} - {lon1}) / 2), 2)"
+        )
+        # Rounding can push the chord a hair above 1; LEAST would also turn a null into 1.
+        return f"(2 * {radius} * asin(sqrt(CASE WHEN {chord} > 1 THEN 1 ELSE {chord} END)))"
 
 
 POSTGRESQL = PostgresBackend()

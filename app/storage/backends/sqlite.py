@@ -18,7 +18,7 @@ from sqlalchemy import Connection, Engine, Text, create_engine, event, make_url
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.types import TypeEngine
 
-from app.storage.backends.common import WRITE_OPTION
+from app.storage.backends.common import WRITE_OPTION, DateField
 from app.storage.backends.python_functions import (
     great_circle_distance,
     to_local_time,
@@ -130,6 +130,18 @@ def _engine(url: str, must_exist: bool, template: str | None) -> Engine:
     return engine
 
 
+# -- SOQL functions --------------------------------------------------------------------------
+
+_STRFTIME = {
+    DateField.YEAR: "%Y",
+    DateField.MONTH: "%m",
+    DateField.DAY: "%d",
+    DateField.DAY_OF_YEAR: "%j",
+    DateField.HOUR: "%H",
+    DateField.DAY_OF_WEEK: "%w",
+}
+
+
 # -- the back end --------------------------------------------------------------------------------
 
 
@@ -172,6 +184,21 @@ class SqliteBackend:
 
     def insert(self, table: Any) -> sqlite.Insert:
         return sqlite.insert(table)
+
+    def date_field(self, field: DateField, value: str) -> str:
+        return f"CAST(strftime('{_STRFTIME[field]}', {value}) AS INTEGER)"
+
+    def modulo(self, dividend: str, divisor: str) -> str:
+        return f"(({dividend}) % {divisor})"
+
+    def day_only(self, value: str) -> str:
+        return f"date({value})"
+
+    def to_local(self, value: str, zone: str) -> str:
+        return f"{TO_LOCAL_FUNCTION}({value}, {zone})"
+
+    def distance(self, lat1: str, lon1: str, lat2: str, lon2: str, radius: str) -> str:
+        return f"{DISTANCE_FUNCTION}({lat1}, {lon1}, {lat2}, {lon2}, {radius})"
 
 
 SQLITE = SqliteBackend()
