@@ -1,22 +1,24 @@
 """The database back ends: everything that differs between them, one module per back end.
 
 A back end is one object implementing `Backend`: how its engines connect and begin transactions,
-its case-insensitive text type and its INSERT ... ON CONFLICT, how it spells the SOQL functions.
-Everything else asks `backend_for(conn.dialect.name)` (or `backend_for_url(url)` before there is
-a connection) and holds no back-end branch. A new back end is a module beside these two, its
-tests, and a line in `_REGISTERED`.
+its case-insensitive text type and its INSERT ... ON CONFLICT, how it spells the SOQL functions,
+its full-text search index and queries. Everything else asks `backend_for(conn.dialect.name)`
+(or `backend_for_url(url)` before there is a connection) and holds no back-end branch. A new
+back end is a module beside these two, its tests, and a line in `_REGISTERED`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol, Self
 
-from sqlalchemy import Connection, Engine, Insert, make_url
+from sqlalchemy import ColumnElement, Connection, Engine, Insert, Select, Table, make_url
 from sqlalchemy.types import TypeEngine
 
 from app.storage.backends.common import DateField
 from app.storage.backends.postgresql import POSTGRESQL
 from app.storage.backends.sqlite import SQLITE
+from app.storage.search_spec import FieldGroup, SearchSpec
 
 # The vocabulary of the protocol.
 __all__ = ["DateField"]
@@ -28,6 +30,17 @@ class UpsertInsert(Protocol):
     def values(self, *args: Any, **kwargs: Any) -> Self: ...
     def on_conflict_do_nothing(self, *, index_elements: Any = None) -> Insert: ...
     def on_conflict_do_update(self, *, index_elements: Any = None, set_: Any = None) -> Insert: ...
+
+
+class MatchSyntax(Protocol):
+    """How a back end's full-text query language spells a search expression (every word in it
+    is letters and digits only)."""
+
+    def phrase(self, words: Sequence[str]) -> str: ...
+    def all_of(self, parts: Sequence[str]) -> str: ...
+    def any_of(self, parts: Sequence[str]) -> str: ...
+    def but_not(self, left: str, right: str) -> str: ...
+    def query(self, body: str) -> str: ...  # the whole expression, as the index is queried
 
 
 class Backend(Protocol):
@@ -57,6 +70,17 @@ class Backend(Protocol):
     def day_only(self, value: str) -> str: ...
     def to_local(self, value: str, zone: str) -> str: ...
     def distance(self, lat1: str, lon1: str, lat2: str, lon2: str, radius: str) -> str: ...
+
+    # -- the full-text search index
+    def create_search_index(self, conn: Connection, spec: SearchSpec) -> None: ...
+    def drop_search_index(self, conn: Connection, spec: SearchSpec) -> None: ...
+    def rebuild_search_index(self, conn: Connection, spec: SearchSpec) -> None: ...
+    def search_index_exists(self, conn: Connection, specs: Sequence[SearchSpec]) -> bool: ...
+    def match_syntax(
+        self, spec: SearchSpec, groups: frozenset[FieldGroup] | None
+    ) -> MatchSyntax: ...
+    def matches(self, spec: SearchSpec, table: Table, query: str, ranked: bool) -> Select[Any]: ...
+    def wildcard(self, column: ColumnElement[Any], words: Sequence[str]) -> ColumnElement[bool]: ...
 
 
 # The registered back ends: a new one adds itself here.

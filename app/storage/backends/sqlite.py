@@ -9,13 +9,32 @@ search index is FTS5; a write transaction takes the file's write lock when it be
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Text, create_engine, event, make_url
+from sqlalchemy import (
+    Boolean,
+    ColumnElement,
+    Connection,
+    Engine,
+    Select,
+    String,
+    Table,
+    Text,
+    bindparam,
+    column,
+    create_engine,
+    event,
+    func,
+    make_url,
+    select,
+    table,
+    text,
+)
 from sqlalchemy.dialects import sqlite
+from sqlalchemy.sql.expression import TableClause
 from sqlalchemy.types import TypeEngine
 
 from app.storage.backends.common import WRITE_OPTION, DateField
@@ -24,6 +43,7 @@ from app.storage.backends.python_functions import (
     to_local_time,
     wildcard_match,
 )
+from app.storage.search_spec import FieldGroup, SearchSpec
 
 # What a copy-on-write sandbox calls its attached template.
 TEMPLATE_ALIAS = "tpl"
@@ -142,6 +162,94 @@ _STRFTIME = {
 }
 
 
+# -- the search index: FTS5 --------------------------------------------------------------------
+
+# bm25 column weights, in the same proportions as PostgreSQL's default ts_rank weights for its
+# four groups (1.0, 0.4, 0.2, 0.1): a match in a name counts ten times one in a body.
+BM25_WEIGHTS = {FieldGroup.NAME: 10.0, FieldGroup.EMAIL: 4.0, FieldGroup.PHONE: 2.0}
+DEFAULT_BM25_WEIGHT = 1.0
+FTS5_TOKENIZER = "porter unicode61 remove_diacritics 0"
+
+
+def _fts_name(spec: SearchSpec) -> str:
+    return f"{spec.table}_fts"
+
+
+def _quote(connection: Connection, name: str) -> str:
+    return connection.dialect.identifier_preparer.quote(name)
+
+
+def _fts_table(spec: SearchSpec) -> TableClause:
+    """The FTS5 table as a FROM: `rowid`, `rank`, the hidden column named like the table (the
+    left side of MATCH) and the indexed fields."""
+    name = _fts_name(spec)
+    return table(
+        name, column("rowid"), column("rank"), column(name), *(column(n) for n in spec.names())
+    )
+
+
+def _content_rowids(spec: SearchSpec) -> TableClause:
+    """The data table seen through its rowid, which the FTS5 rows point at."""
+    return table(spec.table, column("rowid"), column("Id"))
+
+
+def _index_ddl(connection: Connection, spec: SearchSpec) -> list[str]:
+    """One FTS5 external-content table over the searched fields, porter-stemmed, kept in sync
+    by triggers on the data table; ranked by bm25 with the weights stored as its `rank`."""
+    q = _quote
+    fts, content = q(connection, _fts_name(spec)), q(connection, spec.table)
+    names = [q(connection, name) for name in spec.names()]
+    columns = ", ".join(names)
+    new_values = ", ".join(f"new.{name}" for name in names)
+    old_values = ", ".join(f"old.{name}" for name in names)
+    insert_new = f"INSERT INTO {fts}(rowid, {columns}) VALUES (new.rowid, {new_values});"
+    delete_old = (
+        f"INSERT INTO {fts}({fts}, rowid, {columns}) VALUES ('delete', old.rowid, {old_values});"
+    )
+    weights = ", ".join(
+        str(BM25_WEIGHTS.get(field.group, DEFAULT_BM25_WEIGHT)) for field in spec.fields
+    )
+    trigger = _fts_name(spec)
+    return [
+        f"CREATE VIRTUAL TABLE {fts} USING fts5({columns}, content='{spec.table}', "
+        f"content_rowid='rowid', tokenize='{FTS5_TOKENIZER}')",
+        f"INSERT INTO {fts}({fts}, rank) VALUES ('rank', 'bm25({weights})')",
+        f"CREATE TRIGGER {q(connection, trigger + '_ai')} AFTER INSERT ON {content} "
+        f"BEGIN {insert_new} END",
+        f"CREATE TRIGGER {q(connection, trigger + '_ad')} AFTER DELETE ON {content} "
+        f"BEGIN {delete_old} END",
+        # Only a change to an indexed field reindexes: a soft delete (IsDeleted) does not.
+        f"CREATE TRIGGER {q(connection, trigger + '_au')} AFTER UPDATE OF {columns} ON {content} "
+        f"BEGIN {delete_old} {insert_new} END",
+        f"INSERT INTO {fts}({fts}) VALUES ('rebuild')",
+    ]
+
+
+class Fts5Syntax:
+    """An FTS5 query: quoted phrases, AND/OR/NOT, and a column filter when the search is
+    limited to some fields (IN NAME/EMAIL/PHONE/SIDEBAR FIELDS)."""
+
+    def __init__(self, columns: tuple[str, ...] | None) -> None:
+        self.columns = columns
+
+    def phrase(self, words: Sequence[str]) -> str:
+        return '"' + " ".join(words) + '"'
+
+    def all_of(self, parts: Sequence[str]) -> str:
+        return "(" + " AND ".join(parts) + ")"
+
+    def any_of(self, parts: Sequence[str]) -> str:
+        return "(" + " OR ".join(parts) + ")"
+
+    def but_not(self, left: str, right: str) -> str:
+        return f"({left} NOT {right})"
+
+    def query(self, body: str) -> str:
+        if self.columns is None:
+            return body
+        return "{" + " ".join(self.columns) + "} : " + body
+
+
 # -- the back end --------------------------------------------------------------------------------
 
 
@@ -199,6 +307,46 @@ class SqliteBackend:
 
     def distance(self, lat1: str, lon1: str, lat2: str, lon2: str, radius: str) -> str:
         return f"{DISTANCE_FUNCTION}({lat1}, {lon1}, {lat2}, {lon2}, {radius})"
+
+    def create_search_index(self, conn: Connection, spec: SearchSpec) -> None:
+        for statement in _index_ddl(conn, spec):
+            conn.execute(text(statement))
+
+    def drop_search_index(self, conn: Connection, spec: SearchSpec) -> None:
+        conn.execute(text(f"DROP TABLE IF EXISTS {_quote(conn, _fts_name(spec))}"))
+
+    def rebuild_search_index(self, conn: Connection, spec: SearchSpec) -> None:
+        # An external-content index addresses rows by rowid, which VACUUM may renumber.
+        fts = _quote(conn, _fts_name(spec))
+        conn.execute(text(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')"))
+
+    def search_index_exists(self, conn: Connection, specs: Sequence[SearchSpec]) -> bool:
+        master = table("sqlite_master", column("name"), column("type"))
+        wanted = [_fts_name(spec) for spec in specs]
+        query = select(master.c.name).where(master.c.type == "table", master.c.name.in_(wanted))
+        return {row[0] for row in conn.execute(query)} >= set(wanted)
+
+    def match_syntax(self, spec: SearchSpec, groups: frozenset[FieldGroup] | None) -> Fts5Syntax:
+        return Fts5Syntax(None if groups is None else spec.names(groups))
+
+    def matches(self, spec: SearchSpec, table: Table, query: str, ranked: bool) -> Select[Any]:
+        # `table` is read through its rowid, which the FTS5 rows point at.
+        fts, content = _fts_table(spec), _content_rowids(spec)
+        columns: list[ColumnElement[Any]] = [content.c.Id.label("Id")]
+        if ranked:
+            columns.append(fts.c.rank.label("rank"))  # bm25: lower is better
+        joined = fts.join(content, content.c.rowid == fts.c.rowid)
+        match = fts.c[_fts_name(spec)].op("MATCH", return_type=Boolean)(bindparam(None, query))
+        return select(*columns).select_from(joined).where(match)
+
+    def wildcard(self, column: ColumnElement[Any], words: Sequence[str]) -> ColumnElement[bool]:
+        # SQLite has no regular expressions; a Python matcher that cannot backtrack
+        # exponentially stands in (python_functions.wildcard_match).
+        pattern = bindparam(None, " ".join(words), type_=String)
+        matched: ColumnElement[bool] = getattr(func, WILDCARD_FUNCTION)(
+            column, pattern, type_=Boolean
+        )
+        return matched
 
 
 SQLITE = SqliteBackend()
