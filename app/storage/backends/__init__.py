@@ -1,27 +1,29 @@
 """The database back ends: everything that differs between them, one module per back end.
 
-A back end is one object implementing `Backend`: how its engines connect and begin transactions,
-its case-insensitive text type and its INSERT ... ON CONFLICT, how it spells the SOQL functions,
-its full-text search index and queries. Everything else asks `backend_for(conn.dialect.name)`
-(or `backend_for_url(url)` before there is a connection) and holds no back-end branch. A new
-back end is a module beside these two, its tests, and a line in `_REGISTERED`.
+A back end is one object implementing `Backend`: how its engines connect and begin
+transactions, its case-insensitive text type and its INSERT ... ON CONFLICT, how it spells the
+SOQL functions, its full-text search index and queries, and where its sandboxes' data lives.
+Everything else asks `backend_for(conn.dialect.name)` (or `backend_for_url(url)` before there
+is a connection) and holds no back-end branch. A new back end is a module beside these two, its
+tests, and a line in `_REGISTERED`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol, Self
 
 from sqlalchemy import ColumnElement, Connection, Engine, Insert, Select, Table, make_url
 from sqlalchemy.types import TypeEngine
 
-from app.storage.backends.common import DateField
+from app.storage.backends.common import Copies, DateField, Overlay, copy_age
 from app.storage.backends.postgresql import POSTGRESQL
 from app.storage.backends.sqlite import SQLITE
 from app.storage.search_spec import FieldGroup, SearchSpec
 
-# The vocabulary of the protocol.
-__all__ = ["DateField"]
+# The vocabulary of the protocol, and where sandbox data lives as the sandbox manager sees it.
+__all__ = ["Copies", "DateField", "Overlay", "copy_age"]
 
 
 class UpsertInsert(Protocol):
@@ -81,6 +83,11 @@ class Backend(Protocol):
     ) -> MatchSyntax: ...
     def matches(self, spec: SearchSpec, table: Table, query: str, ranked: bool) -> Select[Any]: ...
     def wildcard(self, column: ColumnElement[Any], words: Sequence[str]) -> ColumnElement[bool]: ...
+
+    # -- copy-on-write sandboxes
+    def is_local(self, conn: Connection, overlay: Overlay, name: str) -> bool: ...
+    def copy_table(self, conn: Connection, overlay: Overlay, table: Table) -> None: ...
+    def copies(self, url: str, data_dir: Path) -> Copies: ...
 
 
 # The registered back ends: a new one adds itself here.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
@@ -33,6 +34,7 @@ from sqlalchemy import (
     func,
     literal,
     literal_column,
+    make_url,
     select,
     table,
     text,
@@ -41,7 +43,15 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects.postgresql import CITEXT
 from sqlalchemy.types import TypeEngine
 
-from app.storage.backends.common import SEARCH_PATH_OPTION, DateField
+from app.storage.backends.common import (
+    OVERLAY_OPTION,
+    OWN_TABLES,
+    SEARCH_PATH_OPTION,
+    SERIAL_COLUMNS,
+    DateField,
+    Overlay,
+    clone_name,
+)
 from app.storage.search_spec import FieldGroup, SearchSpec
 
 # The extensions (citext) live in this schema, which holds no tables.
@@ -207,6 +217,143 @@ def word_pattern(words: Sequence[str]) -> str:
     return "(^|[^[:alnum:]])" + separator.join(spelled) + "($|[^[:alnum:]])"
 
 
+# -- copy-on-write sandboxes -------------------------------------------------------------------
+
+
+def _quote(conn: Connection, name: str) -> str:
+    return conn.dialect.identifier_preparer.quote(name)
+
+
+def _copy_table(conn: Connection, overlay: Overlay, table: Table) -> None:
+    local = f"{_quote(conn, overlay.local)}.{_quote(conn, table.name)}"
+    source = f"{_quote(conn, overlay.template)}.{_quote(conn, table.name)}"
+    # LIKE ... INCLUDING ALL brings the indexes, the search index's GIN expression included.
+    conn.exec_driver_sql(f"CREATE TABLE {local} (LIKE {source} INCLUDING ALL)")
+    # The insert recomputes the search index's vectors: most of the copy's cost on text-heavy
+    # objects. No ANALYZE here (it would compute them once more): autovacuum analyzes the
+    # table soon, and until then the planner estimates from its size.
+    conn.exec_driver_sql(f"INSERT INTO {local} SELECT * FROM {source}")
+
+
+_UNSAFE = re.compile(r"[^a-z0-9_]")
+# The connection option that sets a PostgreSQL session's search path.
+_PATH_OPTION = "-csearch_path="
+
+
+class PostgresCopies:
+    """Templates and clones are schemas of the server's database, named after it with a suffix
+    (a URL names one in its `options`); a clone's search path puts its own schema before its
+    template's (`app.storage.overlay`).
+    Every clone runs on one shared engine: its connections serve whichever sandbox a request
+    is for, so they are bounded by the requests in flight, not by the number of sandboxes."""
+
+    def __init__(self, base_url: str, *, pool_size: int = 8, max_overflow: int = 12) -> None:
+        self.base = make_url(base_url)
+        name = _UNSAFE.sub("_", (self.base.database or "localforce").lower())
+        self.prefix = name[:30]
+        self.engine = _engine(
+            self.base.render_as_string(hide_password=False),
+            pool_size=pool_size,
+            max_overflow=max_overflow,
+            # A server-side prepared statement keeps the tables its names resolved to when
+            # prepared, even after a table of the same name is copied into an earlier schema
+            # on the path: prepare none here.
+            connect_args={"prepare_threshold": None},
+        )
+
+    def _url(self, schema: str) -> str:
+        path = _PATH_OPTION + schema
+        return self.base.update_query_dict({"options": path}).render_as_string(hide_password=False)
+
+    @staticmethod
+    def _schemas(url: str) -> list[str]:
+        options = make_url(url).query.get("options", "")
+        if not isinstance(options, str) or not options.startswith(_PATH_OPTION):
+            return []  # the server's own database
+        return options.removeprefix(_PATH_OPTION).split(",")
+
+    def _schemas_named(self, prefix: str) -> list[str]:
+        with self.engine.connect() as conn:
+            names = conn.execute(
+                text("SELECT nspname FROM pg_namespace WHERE starts_with(nspname, :prefix)"),
+                {"prefix": prefix},
+            ).scalars()
+            return sorted(names)
+
+    def template_url(self, key: str) -> str:
+        return self._url(_UNSAFE.sub("_", f"{self.prefix}_tpl_{key}".lower())[:63])
+
+    def list_templates(self) -> list[str]:
+        return [self._url(name) for name in self._schemas_named(f"{self.prefix}_tpl_")]
+
+    def list_clones(self) -> list[str]:
+        """Clones by the schema name alone: `drop` and `exists` need nothing more."""
+        return [self._url(name) for name in self._schemas_named(f"{self.prefix}_sb_")]
+
+    def exists(self, url: str) -> bool:
+        with self.engine.connect() as conn:
+            found = conn.execute(
+                text("SELECT 1 FROM pg_namespace WHERE nspname = :name"),
+                {"name": self._schemas(url)[0]},
+            ).first()
+        return found is not None
+
+    def create_empty(self, url: str) -> None:
+        with self.engine.begin() as conn:
+            conn.exec_driver_sql(f'CREATE SCHEMA "{self._schemas(url)[0]}"')
+
+    def clone(self, source_url: str) -> str:
+        template = self._schemas(source_url)[0]
+        name = f"{self.prefix}_sb_{clone_name().replace('-', '_')}"
+        # Identifiers cannot be bound parameters; every name here is made here, never by a client.
+        with self.engine.begin() as conn:
+            conn.exec_driver_sql(f'CREATE SCHEMA "{name}"')
+            for table_name in OWN_TABLES:
+                conn.exec_driver_sql(
+                    f'CREATE TABLE "{name}".{table_name} '
+                    f'(LIKE "{template}".{table_name} INCLUDING ALL)'
+                )
+            for table_name, serial in SERIAL_COLUMNS.items():
+                # LIKE copies a serial's default, which names the template's sequence.
+                sequence = f'"{name}".{table_name}_{serial}_seq'
+                conn.exec_driver_sql(
+                    f'CREATE SEQUENCE {sequence} OWNED BY "{name}".{table_name}.{serial}'
+                )
+                conn.exec_driver_sql(
+                    f'ALTER TABLE "{name}".{table_name} ALTER COLUMN {serial} '
+                    f"SET DEFAULT nextval('{sequence}')"
+                )
+            conn.exec_driver_sql(
+                f'INSERT INTO "{name}".lf_id_sequence SELECT * FROM "{template}".lf_id_sequence'
+            )
+        return self._url(name)
+
+    def drop(self, url: str) -> None:
+        with self.engine.begin() as conn:
+            conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{self._schemas(url)[0]}" CASCADE')
+
+    def storage_of(self, url: str) -> str:
+        """What a copy's URL names in the database: its own schema (the first on its path)."""
+        return (self._schemas(url) or [url])[0]
+
+    def engine_for(self, url: str, template: str) -> Engine:
+        if not template:  # the server's own database
+            return self.engine
+        own, shared = self.storage_of(url), self.storage_of(template)
+        return self.engine.execution_options(
+            **{
+                SEARCH_PATH_OPTION: f'"{own}", "{shared}"',
+                OVERLAY_OPTION: Overlay(local=own, template=shared),
+            }
+        )
+
+    def release(self, engine: Engine) -> None:
+        """Nothing: the engine is the shared one, seen through a sandbox's options."""
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
 # -- the back end --------------------------------------------------------------------------------
 
 
@@ -298,6 +445,16 @@ class PostgresBackend:
 
     def wildcard(self, column: ColumnElement[Any], words: Sequence[str]) -> ColumnElement[bool]:
         return column.regexp_match(word_pattern(words), flags="i")
+
+    def is_local(self, conn: Connection, overlay: Overlay, name: str) -> bool:
+        statement = "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = :s AND tablename = :n"
+        return conn.execute(text(statement), {"s": overlay.local, "n": name}).first() is not None
+
+    def copy_table(self, conn: Connection, overlay: Overlay, table: Table) -> None:
+        _copy_table(conn, overlay, table)
+
+    def copies(self, url: str, data_dir: Path) -> PostgresCopies:
+        return PostgresCopies(url)
 
 
 POSTGRESQL = PostgresBackend()

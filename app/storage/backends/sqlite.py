@@ -37,7 +37,14 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql.expression import TableClause
 from sqlalchemy.types import TypeEngine
 
-from app.storage.backends.common import WRITE_OPTION, DateField
+from app.storage.backends.common import (
+    OVERLAY_OPTION,
+    OWN_TABLES,
+    WRITE_OPTION,
+    DateField,
+    Overlay,
+    clone_name,
+)
 from app.storage.backends.python_functions import (
     great_circle_distance,
     to_local_time,
@@ -250,6 +257,121 @@ class Fts5Syntax:
         return "{" + " ".join(self.columns) + "} : " + body
 
 
+# -- copy-on-write sandboxes -------------------------------------------------------------------
+
+
+def _copy_table(conn: Connection, overlay: Overlay, table: Table) -> None:
+    """Replay the template's DDL for the table (its indexes, its FTS5 index and triggers) in
+    the sandbox's file, with the rows under the same rowids (scan order, and the search index's
+    row addresses, stay as they were)."""
+    name, fts = table.name, f"{table.name}_fts"
+    source = overlay.template
+    ddl = conn.execute(
+        text(
+            f"SELECT type, tbl_name, sql FROM {source}.sqlite_master "
+            "WHERE tbl_name IN (:t, :fts) AND sql IS NOT NULL ORDER BY rowid"
+        ),
+        {"t": name, "fts": fts},
+    ).all()
+    schema = [sql for kind, owner, sql in ddl if owner == name and kind in ("table", "index")]
+    search = [sql for kind, owner, sql in ddl if owner == fts and kind == "table"]
+    triggers = [sql for kind, owner, sql in ddl if owner == name and kind == "trigger"]
+    for sql in schema:
+        conn.exec_driver_sql(sql)
+    columns = ", ".join(["rowid", *(_quote(conn, c.name) for c in table.columns)])
+    conn.exec_driver_sql(
+        f"INSERT INTO {overlay.local}.{name} ({columns}) SELECT {columns} FROM {source}.{name}"
+    )
+    for sql in search:
+        conn.exec_driver_sql(sql)
+        # The ranking configuration (bm25 weights) is data of the index, not DDL.
+        conn.exec_driver_sql(
+            f"INSERT INTO {overlay.local}.{fts}({fts}, rank) "
+            f"SELECT 'rank', v FROM {source}.{fts}_config WHERE k = 'rank'"
+        )
+        conn.exec_driver_sql(f"INSERT INTO {overlay.local}.{fts}({fts}) VALUES ('rebuild')")
+    for sql in triggers:  # last: the copied rows are indexed by the rebuild, not one by one
+        conn.exec_driver_sql(sql)
+    schema_changed(conn)  # this transaction's next statements must see the copy
+
+
+class SqliteCopies:
+    """Templates are files under `templates_root` (shared: a template is fixed by its org and
+    seed); clones are files under `clones_root`, this server's own. A clone is copy-on-write: a
+    small file of its own tables, with its template attached read-only (`app.storage.overlay`)."""
+
+    def __init__(self, templates_root: Path, clones_root: Path) -> None:
+        self.templates_root = templates_root
+        self.clones_root = clones_root
+        self.clones_root.mkdir(parents=True, exist_ok=True)
+
+    @staticmethod
+    def _path(url: str) -> Path:
+        return Path(make_url(url).database or "")
+
+    def template_url(self, key: str) -> str:
+        return f"sqlite:///{self.templates_root / f'template-{key}.db'}"
+
+    def list_templates(self) -> list[str]:
+        paths = sorted(self.templates_root.glob("template-*.db"))
+        return [f"sqlite:///{path}" for path in paths]
+
+    def list_clones(self) -> list[str]:
+        return [f"sqlite:///{path}" for path in sorted(self.clones_root.glob("copy-*.db"))]
+
+    def exists(self, url: str) -> bool:
+        return self._path(url).exists()
+
+    def create_empty(self, url: str) -> None:
+        self._path(url).parent.mkdir(parents=True, exist_ok=True)  # SQLite makes the file
+
+    def clone(self, source_url: str) -> str:
+        """A new sandbox file holding only the tables every sandbox writes, made from the
+        template's own DDL, with the template's id sequences. The template must exist: one
+        dropped meanwhile fails to attach instead of being cloned as an empty database."""
+        target = self.clones_root / f"copy-{clone_name()}.db"
+        template = f"file:{self._path(source_url)}?mode=ro&immutable=1"
+        own = ", ".join(f"'{name}'" for name in OWN_TABLES)
+        with closing(sqlite3.connect(f"file:{target}", uri=True, isolation_level=None)) as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(f"ATTACH DATABASE ? AS {TEMPLATE_ALIAS}", (template,))
+            db.execute("BEGIN")
+            ddl = db.execute(
+                f"SELECT sql FROM {TEMPLATE_ALIAS}.sqlite_master WHERE tbl_name IN ({own}) "
+                "AND sql IS NOT NULL ORDER BY rowid"
+            ).fetchall()
+            for (sql,) in ddl:
+                db.execute(sql)
+            db.execute(
+                f"INSERT INTO main.lf_id_sequence SELECT * FROM {TEMPLATE_ALIAS}.lf_id_sequence"
+            )
+            db.execute("COMMIT")
+        return f"sqlite:///{target}"
+
+    def drop(self, url: str) -> None:
+        path = self._path(url)
+        for suffix in _COMPANIONS:
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+    def storage_of(self, url: str) -> str:
+        """What a copy's URL names on disk: its file."""
+        return str(self._path(url))
+
+    def engine_for(self, url: str, template: str) -> Engine:
+        if not template:  # the server's own database, seeded in full
+            return _engine(url, must_exist=True, template=None)
+        engine = _engine(url, must_exist=True, template=template)
+        return engine.execution_options(
+            **{OVERLAY_OPTION: Overlay(local="main", template=TEMPLATE_ALIAS)}
+        )
+
+    def release(self, engine: Engine) -> None:
+        engine.dispose()  # each sandbox has an engine of its own
+
+    def close(self) -> None:
+        """Nothing: every engine is a sandbox's, released with it."""
+
+
 # -- the back end --------------------------------------------------------------------------------
 
 
@@ -347,6 +469,22 @@ class SqliteBackend:
             column, pattern, type_=Boolean
         )
         return matched
+
+    def is_local(self, conn: Connection, overlay: Overlay, name: str) -> bool:
+        statement = (
+            f"SELECT 1 FROM {overlay.local}.sqlite_master WHERE type = 'table' AND name = :n"
+        )
+        return conn.execute(text(statement), {"n": name}).first() is not None
+
+    def copy_table(self, conn: Connection, overlay: Overlay, table: Table) -> None:
+        _copy_table(conn, overlay, table)
+
+    def copies(self, url: str, data_dir: Path) -> SqliteCopies:
+        # Templates are shared by every server of the data directory (fixed by org and seed);
+        # clones are this server's own, beside its database.
+        server_db = Path(url.removeprefix("sqlite:///"))
+        root = data_dir.resolve() / "sandboxes"
+        return SqliteCopies(root, root / server_db.stem)
 
 
 SQLITE = SqliteBackend()
