@@ -37,7 +37,6 @@ from app.errors import MethodNotAllowed, NotFound, SalesforceError
 from app.metadata.registry import SchemaRegistry
 from app.sandbox.calllog import FLUSH_SECONDS
 from app.sandbox.clock import SandboxClock, to_naive_utc
-from app.sandbox.copies import Copies, PostgresCopies, SqliteCopies
 from app.sandbox.manager import (
     DEFAULT_ID,
     Sandbox,
@@ -60,6 +59,7 @@ from app.serving import (
     set_read_timeouts,
 )
 from app.soql.function_registry import FUNCTIONS, FunctionRegistry
+from app.storage.backends import Copies, backend_for_url
 from app.storage.database import create_db_engine, migrate_platform, restrict_to_owner
 from app.storage.tables import TableSet
 
@@ -105,15 +105,7 @@ def build_state(settings: Settings) -> AppState:
     engine = create_db_engine(url)
     platform_url = settings.platform_database_url
     platform = engine if platform_url == url else create_db_engine(platform_url)
-    copies: Copies
-    if url.startswith("postgresql"):
-        copies = PostgresCopies(url)
-    else:
-        # Templates are shared by every server of the data directory (fixed by org and seed);
-        # clones are this server's own, beside its database.
-        server_db = Path(url.removeprefix("sqlite:///"))
-        root = settings.data_dir.resolve() / "sandboxes"
-        copies = SqliteCopies(root, root / server_db.stem)
+    copies: Copies = backend_for_url(url).copies(url, settings.data_dir)
 
     def build_template(template_url: str, spec: TemplateSpec) -> None:
         """Generate the org into a new template, or copy the server's imported org into it."""

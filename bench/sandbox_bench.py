@@ -28,7 +28,7 @@ from app.sandbox.clock import utc_now
 from app.sandbox.manager import TemplateSpec
 from app.sandbox.registry import register_template
 from app.seeding.pipeline import build_rows
-from app.seeding.templates import settle_sqlite_template
+from app.storage.backends import backend_for_url
 from app.storage.database import (
     create_db_engine,
     migrate_platform,
@@ -75,7 +75,7 @@ def build_template(state: AppState, url: str, factor: int) -> int:
                 insert_rows(conn, state.tables[name], batch[start : start + 5000])
         set_sequences(conn, {name: len(batch) for name, batch in rows.items()})
     engine.dispose()
-    settle_sqlite_template(make_url(url).database or "")
+    backend_for_url(url).settle_template(url)
     return sum(len(batch) for batch in rows.values())
 
 

@@ -37,7 +37,6 @@ from app.metadata.registry import SchemaRegistry
 from app.metadata.values import to_json
 from app.sandbox.calllog import Call, CallBuffer, add_calls, call_time, calls
 from app.sandbox.clock import SandboxClock, utc_now
-from app.sandbox.copies import Copies, copy_age
 from app.sandbox.registry import (
     SandboxRow,
     add_copy,
@@ -64,6 +63,7 @@ from app.sandbox.registry import (
     templates_in_use,
     touch_sandbox,
 )
+from app.storage.backends import Copies, copy_age
 from app.storage.database import platform_transaction, write_transaction
 from app.storage.journal import touched_records, undo_all
 from app.storage.platform import IMPORTED_SOURCE_PREFIX, PLATFORM_REVISION, OrgInfo

@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, delete, insert, select
 
 from app.metadata.registry import SchemaRegistry
+from app.storage.backends import backend_for
 from app.storage.database import write_transaction
 from app.storage.journal import JOURNAL, SEQUENCES, undo_all
 from app.storage.platform import GENERATED_SOURCE, OrgInfo
@@ -47,8 +48,9 @@ class OrgStamp:
 def read_snapshot(engine: Engine) -> Iterator[Connection]:
     """A connection whose reads all see one consistent state of the database."""
     with engine.connect() as conn:
-        if conn.dialect.name != "sqlite":  # SQLite's transactions are snapshots already
-            conn = conn.execution_options(isolation_level="REPEATABLE READ")
+        isolation = backend_for(conn.dialect.name).snapshot_isolation
+        if isolation is not None:  # None: every transaction is a snapshot already
+            conn = conn.execution_options(isolation_level=isolation)
         try:
             conn.begin()
             yield conn

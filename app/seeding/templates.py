@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
-from contextlib import closing
 from pathlib import Path
-
-from sqlalchemy import make_url
 
 from app.errors import SalesforceError
 from app.metadata.registry import SchemaRegistry
 from app.seeding.loading import copy_org_data
 from app.seeding.pipeline import seed_org
+from app.storage.backends import backend_for_url
 from app.storage.database import create_db_engine, migrate_platform
 from app.storage.tables import TableSet
 
@@ -45,15 +42,8 @@ def fill_template(
             seed_org(template, registry, tables, org=org, seed=seed)
     finally:
         template.dispose()
-    if template_url.startswith("sqlite"):
-        settle_sqlite_template(make_url(template_url).database or "")
-
-
-def settle_sqlite_template(path: str) -> None:
-    """Leave a built SQLite template in rollback-journal mode, checkpointed: sandboxes attach
-    it read-only and immutable, which a WAL file beside it would contradict."""
-    with closing(sqlite3.connect(path, isolation_level=None)) as db:
-        db.execute("PRAGMA journal_mode=DELETE")
+    # Made ready for sandboxes to read through (a SQLite file leaves WAL mode).
+    backend_for_url(template_url).settle_template(template_url)
 
 
 def fill_template_in_child(

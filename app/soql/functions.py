@@ -1,8 +1,10 @@
-"""SOQL date functions as SQL, one definition per dialect (SQLite and PostgreSQL).
+"""SOQL date functions and DISTANCE() as SQL constructs, spelled by each back end.
 
-Each function is a SQLAlchemy construct compiled per dialect; nothing else in the pipeline
-knows which database it runs on. Values are evaluated in UTC unless wrapped in convertTimezone,
-as in Salesforce. Weeks in DAY_IN_WEEK start on Sunday (1); WEEK_IN_MONTH and WEEK_IN_YEAR count
+Each function is a SQLAlchemy construct with one compile hook, which asks the back end of the
+dialect compiled for (app.storage.backends) for its spelling; nothing else in the pipeline knows
+which database it runs on. What a function means is said here, once, from the date fields every
+back end spells. Values are evaluated in UTC unless wrapped in convertTimezone, as in
+Salesforce. Weeks in DAY_IN_WEEK start on Sunday (1); WEEK_IN_MONTH and WEEK_IN_YEAR count
 7-day blocks from the 1st of the month or year.
 """
 
@@ -11,28 +13,24 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import ColumnElement, Date, Float, Integer, bindparam
+from sqlalchemy.exc import UnsupportedCompilationError
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
-# strftime / EXTRACT spellings of the plain calendar parts.
-_SQLITE_PARTS = {
-    "CALENDAR_YEAR": "%Y",
-    "CALENDAR_MONTH": "%m",
-    "DAY_IN_MONTH": "%d",
-    "DAY_IN_YEAR": "%j",
-    "HOUR_IN_DAY": "%H",
-}
-_POSTGRES_PARTS = {
-    "CALENDAR_YEAR": "YEAR",
-    "CALENDAR_MONTH": "MONTH",
-    "DAY_IN_MONTH": "DAY",
-    "DAY_IN_YEAR": "DOY",
-    "HOUR_IN_DAY": "HOUR",
+from app.storage.backends import Backend, DateField, UnknownBackend, backend_for
+
+# The SOQL functions that are one date field as it is.
+_PLAIN_PARTS = {
+    "CALENDAR_YEAR": DateField.YEAR,
+    "CALENDAR_MONTH": DateField.MONTH,
+    "DAY_IN_MONTH": DateField.DAY,
+    "DAY_IN_YEAR": DateField.DAY_OF_YEAR,
+    "HOUR_IN_DAY": DateField.HOUR,
 }
 DATE_FUNCTIONS = frozenset(
     {
-        *_SQLITE_PARTS,
+        *_PLAIN_PARTS,
         "CALENDAR_QUARTER",
         "DAY_IN_WEEK",
         "DAY_ONLY",
@@ -93,79 +91,52 @@ def _args(element: FunctionElement[Any], compiler: SQLCompiler, **kw: Any) -> li
     return [compiler.process(clause, **kw) for clause in element.clauses]
 
 
-def _month_expressions(month: str, fiscal_start: str, modulo: str) -> dict[str, str]:
-    # modulo: SQLite has the % operator; for psycopg's placeholders PostgreSQL takes MOD().
-    fiscal_month = f"({modulo.format(f'({month}) - ({fiscal_start}) + 12', '12')} + 1)"
-    return {
+def _backend(compiler: SQLCompiler, element: FunctionElement[Any]) -> Backend:
+    try:
+        return backend_for(compiler.dialect.name)
+    except UnknownBackend:
+        # A dialect no back end answers for (str() of a statement uses SQLAlchemy's default
+        # one): there is no spelling to give.
+        raise UnsupportedCompilationError(compiler, type(element)) from None
+
+
+def _date_part_sql(backend: Backend, part: str, value: str, fiscal_start: str) -> str:
+    """The SQL of SOQL date function `part` over `value` (SQL text), in `backend`'s spelling."""
+    if part in _PLAIN_PARTS:
+        return backend.date_field(_PLAIN_PARTS[part], value)
+    month = backend.date_field(DateField.MONTH, value)
+    year = backend.date_field(DateField.YEAR, value)
+    day = backend.date_field(DateField.DAY, value)
+    day_of_year = backend.date_field(DateField.DAY_OF_YEAR, value)
+    fiscal_month = f"({backend.modulo(f'({month}) - ({fiscal_start}) + 12', '12')} + 1)"
+    special = {
         "CALENDAR_QUARTER": f"((({month}) + 2) / 3)",
         "FISCAL_MONTH": fiscal_month,
         "FISCAL_QUARTER": f"(({fiscal_month} + 2) / 3)",
-    }
-
-
-@compiles(DatePart, "sqlite")
-def _date_part_sqlite(element: DatePart, compiler: SQLCompiler, **kw: Any) -> str:
-    value, fiscal_start = _args(element, compiler, **kw)
-    if element.part in _SQLITE_PARTS:
-        return f"CAST(strftime('{_SQLITE_PARTS[element.part]}', {value}) AS INTEGER)"
-    month = f"CAST(strftime('%m', {value}) AS INTEGER)"
-    year = f"CAST(strftime('%Y', {value}) AS INTEGER)"
-    day = f"CAST(strftime('%d', {value}) AS INTEGER)"
-    day_of_year = f"CAST(strftime('%j', {value}) AS INTEGER)"
-    special = {
-        **_month_expressions(month, fiscal_start, "(({0}) % {1})"),
-        "DAY_IN_WEEK": f"(CAST(strftime('%w', {value}) AS INTEGER) + 1)",
+        "DAY_IN_WEEK": f"({backend.date_field(DateField.DAY_OF_WEEK, value)} + 1)",
         "WEEK_IN_MONTH": f"(({day} - 1) / 7 + 1)",
         "WEEK_IN_YEAR": f"(({day_of_year} - 1) / 7 + 1)",
         # A fiscal year is named after the calendar year it starts in.
         "FISCAL_YEAR": f"({year} - CASE WHEN {month} < {fiscal_start} THEN 1 ELSE 0 END)",
     }
-    return special[element.part]
+    return special[part]
 
 
-@compiles(DatePart, "postgresql")
-def _date_part_postgresql(element: DatePart, compiler: SQLCompiler, **kw: Any) -> str:
+@compiles(DatePart)
+def _date_part(element: DatePart, compiler: SQLCompiler, **kw: Any) -> str:
     value, fiscal_start = _args(element, compiler, **kw)
-
-    def extract(field: str) -> str:
-        return f"CAST(EXTRACT({field} FROM {value}) AS INTEGER)"
-
-    if element.part in _POSTGRES_PARTS:
-        return extract(_POSTGRES_PARTS[element.part])
-    month = extract("MONTH")
-    special = {
-        **_month_expressions(month, fiscal_start, "MOD({0}, {1})"),
-        "DAY_IN_WEEK": f"({extract('DOW')} + 1)",
-        "WEEK_IN_MONTH": f"(({extract('DAY')} - 1) / 7 + 1)",
-        "WEEK_IN_YEAR": f"(({extract('DOY')} - 1) / 7 + 1)",
-        "FISCAL_YEAR": (
-            f"({extract('YEAR')} - CASE WHEN {month} < {fiscal_start} THEN 1 ELSE 0 END)"
-        ),
-    }
-    return special[element.part]
+    return _date_part_sql(_backend(compiler, element), element.part, value, fiscal_start)
 
 
-@compiles(day_only, "sqlite")
-def _day_only_sqlite(element: day_only, compiler: SQLCompiler, **kw: Any) -> str:
-    return f"date({_args(element, compiler, **kw)[0]})"
+@compiles(day_only)
+def _day_only(element: day_only, compiler: SQLCompiler, **kw: Any) -> str:
+    return _backend(compiler, element).day_only(_args(element, compiler, **kw)[0])
 
 
-@compiles(day_only, "postgresql")
-def _day_only_postgresql(element: day_only, compiler: SQLCompiler, **kw: Any) -> str:
-    return f"CAST({_args(element, compiler, **kw)[0]} AS DATE)"
-
-
-@compiles(to_local_time, "sqlite")
-def _to_local_sqlite(element: to_local_time, compiler: SQLCompiler, **kw: Any) -> str:
+@compiles(to_local_time)
+def _to_local(element: to_local_time, compiler: SQLCompiler, **kw: Any) -> str:
     value, zone = _args(element, compiler, **kw)
-    # lf_to_local is registered on every SQLite connection (app/storage/database.py).
-    return f"lf_to_local({value}, {zone})"
-
-
-@compiles(to_local_time, "postgresql")
-def _to_local_postgresql(element: to_local_time, compiler: SQLCompiler, **kw: Any) -> str:
-    value, zone = _args(element, compiler, **kw)
-    return f"timezone({zone}, timezone('UTC', {value}))"
+    return _backend(compiler, element).to_local(value, zone)
 
 
 # DISTANCE() units: the mean Earth radius in each.
@@ -195,17 +166,6 @@ class GeoDistance(FunctionElement[float]):
 
 
 @compiles(GeoDistance)
-def _sqlite_distance(element: GeoDistance, compiler: SQLCompiler, **kw: Any) -> str:
-    # SQLite has no trigonometry: app.storage.database registers lf_distance in Python.
-    return f"lf_distance({compiler.process(element.clauses, **kw)})"
-
-
-@compiles(GeoDistance, "postgresql")
-def _postgres_distance(element: GeoDistance, compiler: SQLCompiler, **kw: Any) -> str:
-    lat1, lon1, lat2, lon2, radius = (compiler.process(c, **kw) for c in element.clauses)
-    chord = (
-        f"power(sin(radians({lat2} - {lat1}) / 2), 2) + cos(radians({lat1})) * "
-        f"cos(radians({lat2})) * power(sin(radians({lon2} - {lon1}) / 2), 2)"
-    )
-    # Rounding can push the chord a hair above 1; LEAST would also turn a null into 1.
-    return f"(2 * {radius} * asin(sqrt(CASE WHEN {chord} > 1 THEN 1 ELSE {chord} END)))"
+def _distance(element: GeoDistance, compiler: SQLCompiler, **kw: Any) -> str:
+    lat1, lon1, lat2, lon2, radius = _args(element, compiler, **kw)
+    return _backend(compiler, element).distance(lat1, lon1, lat2, lon2, radius)

@@ -1,10 +1,11 @@
-"""Compiles a bound search to one SQLAlchemy SELECT per object, per dialect.
+"""Compiles a bound search to one SQLAlchemy SELECT per object, on any back end.
 
 Each object's statement is its RETURNING query compiled by the SOQL compiler (fields, parents,
 WHERE, deleted records left out), joined to the index's matches and ordered by relevance, then
 by Id so that ties always come out the same way. A RETURNING ORDER BY replaces relevance.
 
-The index query, the one place where the dialects differ:
+The index query is the back end's (app.storage.backends): its query language spells the search
+expression (`match_text`), and it selects the matching Ids and their rank (lower is better):
 - SQLite: `<fts> MATCH :query` with an FTS5 query (quoted phrases, AND/OR/NOT, a column filter
   for IN NAME/EMAIL/PHONE/SIDEBAR FIELDS), ranked by the table's bm25.
 - PostgreSQL: `<vector> @@ to_tsquery('english', :query)` (`<->` for phrases, weights for the
@@ -12,55 +13,27 @@ The index query, the one place where the dialects differ:
 The query text is a bound parameter; every word in it is letters and digits only.
 
 Words with wildcards are matched as written (no stemming) on the searched fields' words (`?` one
-letter or digit, `*` any run of them): by a regular expression on PostgreSQL, by the Python
-function `wildcard_match` on SQLite. Their records rank after those ranked by the index.
+letter or digit, `*` any run of them), as the back end matches them: by a regular expression on
+PostgreSQL, by the Python function `wildcard_match` on SQLite. Their records rank after those
+ranked by the index.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import (
-    Boolean,
-    ColumnElement,
-    Float,
-    Select,
-    String,
-    and_,
-    bindparam,
-    func,
-    literal,
-    literal_column,
-    not_,
-    or_,
-    select,
-)
+from sqlalchemy import ColumnElement, Select, and_, func, not_, or_, select
 from sqlalchemy.sql.expression import FromClause, Subquery
 
 from app.soql.compiler import CompiledQuery, compile_query
 from app.sosl.ast import And, AndNot, Or, Term, TermExpr
 from app.sosl.binder import BoundSearch, BoundTarget
 from app.sosl.terms import leaves
+from app.storage.backends import Backend, MatchSyntax, backend_for
 from app.storage.ids import normalize_id
-from app.storage.search_index import (
-    WILDCARD_FUNCTION,
-    FieldGroup,
-    SearchSpec,
-    content_rowids,
-    fts_table,
-    search_vector,
-    ts_query,
-)
+from app.storage.search_index import SearchSpec
 from app.storage.tables import TableSet
-
-_WEIGHTS = {
-    FieldGroup.NAME: "A",
-    FieldGroup.EMAIL: "B",
-    FieldGroup.PHONE: "C",
-    FieldGroup.OTHER: "D",
-}
 
 
 @dataclass(frozen=True)
@@ -80,59 +53,22 @@ class CompiledSearch:
 # -- the index query text ------------------------------------------------------------------
 
 
-def fts5_query(expr: TermExpr, columns: tuple[str, ...] | None) -> str:
-    """The FTS5 query for an expression of index words (no wildcards)."""
-    body = _fts5(expr)
-    if columns is None:
-        return body
-    return "{" + " ".join(columns) + "} : " + body
+def match_text(expr: TermExpr, syntax: MatchSyntax) -> str:
+    """The index query for an expression of index words (no wildcards), in `syntax`."""
+    return syntax.query(_spell(expr, syntax))
 
 
-def _fts5(expr: TermExpr) -> str:
+def _spell(expr: TermExpr, syntax: MatchSyntax) -> str:
     if isinstance(expr, Term):
-        return '"' + " ".join(expr.words) + '"'
+        return syntax.phrase(expr.words)
     if isinstance(expr, AndNot):
-        return f"({_fts5(expr.left)} NOT {_fts5(expr.right)})"
-    joiner = " AND " if isinstance(expr, And) else " OR "
-    return "(" + joiner.join(_fts5(operand) for operand in expr.operands) + ")"
-
-
-def tsquery_text(expr: TermExpr, weights: str) -> str:
-    """The to_tsquery text for an expression of index words (no wildcards)."""
-    if isinstance(expr, Term):
-        suffix = f":{weights}" if weights else ""
-        words = [f"'{word}'{suffix}" for word in expr.words]
-        return words[0] if len(words) == 1 else "(" + " <-> ".join(words) + ")"
-    if isinstance(expr, AndNot):
-        return f"({tsquery_text(expr.left, weights)} & !{tsquery_text(expr.right, weights)})"
-    joiner = " & " if isinstance(expr, And) else " | "
-    return "(" + joiner.join(tsquery_text(operand, weights) for operand in expr.operands) + ")"
+        return syntax.but_not(_spell(expr.left, syntax), _spell(expr.right, syntax))
+    parts = [_spell(operand, syntax) for operand in expr.operands]
+    return syntax.all_of(parts) if isinstance(expr, And) else syntax.any_of(parts)
 
 
 def _has_wildcard(expr: TermExpr) -> bool:
     return any(term.has_wildcard for term in leaves(expr))
-
-
-# -- wildcard words ---------------------------------------------------------------------------
-
-
-def word_pattern(term: Term) -> str:
-    """A PostgreSQL regular expression for a word (or phrase) with wildcards, at word
-    boundaries. (PostgreSQL's regex engine does not backtrack exponentially; SQLite uses
-    `wildcard_match` instead of a regular expression for that reason.)"""
-    letter, separator = "[[:alnum:]]", "[^[:alnum:]]+"
-    words = []
-    for word in term.words:
-        parts = []
-        for char in word:
-            if char == "*":
-                parts.append(letter + "*")
-            elif char == "?":
-                parts.append(letter)
-            else:
-                parts.append(re.escape(char))
-        words.append("".join(parts))
-    return "(^|[^[:alnum:]])" + separator.join(words) + "($|[^[:alnum:]])"
 
 
 # -- per object ------------------------------------------------------------------------------
@@ -140,51 +76,27 @@ def word_pattern(term: Term) -> str:
 
 class _ObjectCompiler:
     def __init__(
-        self, search: BoundSearch, target: BoundTarget, tables: TableSet, dialect: str
+        self, search: BoundSearch, target: BoundTarget, tables: TableSet, backend: Backend
     ) -> None:
         self.search = search
         self.target = target
         self.spec: SearchSpec = target.spec
         self.tables = tables
-        self.dialect = dialect
+        self.backend = backend
         self.columns = self.spec.names(search.field_groups)
-        weights = search.field_groups
-        self.weights = (
-            "" if weights is None else "".join(sorted(_WEIGHTS[group] for group in weights))
-        )
+        self.syntax = backend.match_syntax(self.spec, search.field_groups)
 
     def _matches(self, expr: TermExpr, *, ranked: bool) -> Select[Any]:
         """Ids (and, if `ranked`, a rank: lower is better) of the records `expr` matches."""
-        if self.dialect == "postgresql":
-            base = self.tables[self.spec.sobject]
-            vector = search_vector(self.spec, {name: base.c[name] for name in self.spec.names()})
-            query = ts_query(bindparam(None, tsquery_text(expr, self.weights)))
-            columns: list[ColumnElement[Any]] = [base.c.Id.label("Id")]
-            if ranked:
-                # Normalization 1 divides by the log of the length: short texts rank higher.
-                relevance = func.ts_rank(vector, query, literal_column("1"), type_=Float)
-                columns.append((literal(0.0) - relevance).label("rank"))
-            return select(*columns).where(vector.op("@@", return_type=Boolean)(query))
-        fts = fts_table(self.spec)
-        content = content_rowids(self.spec)
-        groups = self.search.field_groups
-        text = fts5_query(expr, None if groups is None else self.columns)
-        columns = [content.c.Id.label("Id")]
-        if ranked:
-            columns.append(fts.c.rank.label("rank"))
-        joined = fts.join(content, content.c.rowid == fts.c.rowid)
-        match = fts.c[self.spec.fts_table].op("MATCH", return_type=Boolean)(bindparam(None, text))
-        return select(*columns).select_from(joined).where(match)
+        table = self.tables[self.spec.sobject]
+        text = match_text(expr, self.syntax)
+        return self.backend.matches(self.spec, table, text, ranked)
 
     def _wildcard(self, term: Term, root: FromClause) -> ColumnElement[bool]:
         matches: list[ColumnElement[bool]] = []
         for name in self.columns:
             column = root.c[name]
-            if self.dialect == "postgresql":
-                matched = column.regexp_match(word_pattern(term), flags="i")
-            else:
-                words = bindparam(None, " ".join(term.words), type_=String)
-                matched = getattr(func, WILDCARD_FUNCTION)(column, words, type_=Boolean)
+            matched = self.backend.wildcard(column, term.words)
             matches.append(and_(column.is_not(None), matched))
         return or_(*matches)
 
@@ -244,10 +156,11 @@ class _ObjectCompiler:
 
 
 def compile_search(search: BoundSearch, tables: TableSet, dialect: str) -> CompiledSearch:
-    """One statement per RETURNING object, for `dialect` ("sqlite" or "postgresql")."""
+    """One statement per RETURNING object, for the back end of `dialect` (a dialect's name)."""
+    backend = backend_for(dialect)
     return CompiledSearch(
         bound=search,
         targets=tuple(
-            _ObjectCompiler(search, target, tables, dialect).compile() for target in search.targets
+            _ObjectCompiler(search, target, tables, backend).compile() for target in search.targets
         ),
     )

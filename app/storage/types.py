@@ -1,7 +1,7 @@
-"""Salesforce field type -> SQLAlchemy column type, the same on SQLite and PostgreSQL.
+"""Salesforce field type -> SQLAlchemy column type, the same on every back end.
 
-Text compares and sorts case-insensitively, as in Salesforce: NOCASE collation on SQLite,
-citext on PostgreSQL (which also makes LIKE case-insensitive there).
+Text compares and sorts case-insensitively, as in Salesforce: each back end says how
+(NOCASE collation on SQLite, citext on PostgreSQL, which also makes LIKE case-insensitive there).
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import json
 from typing import Any
 
 from sqlalchemy import Boolean, Date, DateTime, Dialect, Float, Integer, String, Text, Time
-from sqlalchemy.dialects.postgresql import CITEXT
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
 from app.metadata.model import FieldDef, FieldType
+from app.storage.backends import UnknownBackend, backend_for
 
 
 class CaseInsensitiveText(TypeDecorator[str]):
@@ -23,9 +23,13 @@ class CaseInsensitiveText(TypeDecorator[str]):
     cache_ok = True
 
     def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
-        if dialect.name == "postgresql":
-            return dialect.type_descriptor(CITEXT())
-        return dialect.type_descriptor(Text(collation="NOCASE"))
+        try:
+            backend = backend_for(dialect.name)
+        except UnknownBackend:
+            # A dialect no back end answers for (str() of a statement uses SQLAlchemy's
+            # default one): plain text, since no database will compare it.
+            return super().load_dialect_impl(dialect)
+        return dialect.type_descriptor(backend.case_insensitive_text())
 
 
 class IdList(TypeDecorator[list[str]]):

@@ -1,19 +1,13 @@
-"""INSERT ... ON CONFLICT, which SQLAlchemy builds with each dialect's own insert(): the one place
-that picks it, by a table of the back ends, so a new back end adds a line here."""
+"""INSERT ... ON CONFLICT, which SQLAlchemy builds with each dialect's own insert(): the back end
+of the dialect named builds it (app.storage.backends)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy.dialects import postgresql, sqlite
-
-_INSERTS: dict[str, Callable[[Any], postgresql.Insert | sqlite.Insert]] = {
-    "postgresql": postgresql.insert,
-    "sqlite": sqlite.insert,
-}
+from app.storage.backends import UpsertInsert, backend_for
 
 
-def upsert_into(dialect_name: str, table: Any) -> postgresql.Insert | sqlite.Insert:
+def upsert_into(dialect_name: str, table: Any) -> UpsertInsert:
     """An INSERT into `table` that takes ON CONFLICT clauses, for the dialect named."""
-    return _INSERTS[dialect_name](table)
+    return backend_for(dialect_name).insert(table)

@@ -1,0 +1,460 @@
+"""The PostgreSQL back end: a server's database, shared by every worker. Templates and sandboxes
+are schemas of it; a copy-on-write sandbox's search path puts its own schema before its
+template's, set per transaction, so one pool serves every sandbox.
+
+Text compares case-insensitively as citext (installed in a schema of its own); the search index
+is a GIN expression index over a weighted tsvector; a write transaction takes an advisory lock
+named after its sandbox.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    ColumnElement,
+    Connection,
+    Engine,
+    Float,
+    Index,
+    MetaData,
+    Select,
+    Table,
+    Text,
+    bindparam,
+    cast,
+    column,
+    create_engine,
+    event,
+    func,
+    literal,
+    literal_column,
+    make_url,
+    select,
+    table,
+    text,
+)
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects.postgresql import CITEXT
+from sqlalchemy.types import TypeEngine
+
+from app.storage.backends.common import (
+    OVERLAY_OPTION,
+    OWN_TABLES,
+    SEARCH_PATH_OPTION,
+    SERIAL_COLUMNS,
+    DateField,
+    Overlay,
+    clone_name,
+)
+from app.storage.search_spec import FieldGroup, SearchSpec
+
+# The extensions (citext) live in this schema, which holds no tables.
+EXTENSION_SCHEMA = "localforce_ext"
+
+
+# -- connections and transactions ------------------------------------------------------------
+
+
+def _on_connect(dbapi_connection: Any, connection_record: Any) -> None:
+    # Extensions live in a schema of their own (no tables), appended to every connection's
+    # path: citext's operators must resolve wherever a sandbox's tables live.
+    cursor = dbapi_connection.cursor()
+    cursor.execute(
+        "SELECT set_config('search_path', current_setting('search_path') || %s, false)",
+        (f", {EXTENSION_SCHEMA}",),
+    )
+    cursor.close()
+    dbapi_connection.commit()
+
+
+def _begin(conn: Connection) -> None:
+    path = conn.get_execution_options().get(SEARCH_PATH_OPTION)
+    if path:
+        # The sandbox of this transaction: its schema, then its template's (one shared pool
+        # serves every sandbox, so the path is set per transaction).
+        conn.exec_driver_sql(f"SET LOCAL search_path TO {path}, {EXTENSION_SCHEMA}")
+
+
+def _engine(url: str, **pool: Any) -> Engine:
+    engine = create_engine(url, pool_pre_ping=True, **pool)
+    event.listen(engine, "connect", _on_connect)
+    event.listen(engine, "begin", _begin)
+    return engine
+
+
+def _ensure_extensions(connection: Connection) -> None:
+    """citext in EXTENSION_SCHEMA (moved there if an earlier version installed it elsewhere)."""
+    schema = EXTENSION_SCHEMA
+    connection.execute(text(f"CREATE SCHEMA IF NOT EXISTS {schema}"))
+    current = connection.execute(
+        text(
+            "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
+            " WHERE e.extname = 'citext'"
+        )
+    ).scalar_one_or_none()
+    if current is None:
+        connection.execute(text(f"CREATE EXTENSION IF NOT EXISTS citext WITH SCHEMA {schema}"))
+    elif current != schema:
+        connection.execute(text(f"ALTER EXTENSION citext SET SCHEMA {schema}"))
+
+
+# -- SOQL functions --------------------------------------------------------------------------
+
+_EXTRACT = {
+    DateField.YEAR: "YEAR",
+    DateField.MONTH: "MONTH",
+    DateField.DAY: "DAY",
+    DateField.DAY_OF_YEAR: "DOY",
+    DateField.HOUR: "HOUR",
+    DateField.DAY_OF_WEEK: "DOW",
+}
+
+
+# -- the search index: a weighted tsvector -------------------------------------------------------
+
+TS_CONFIG = "english"
+# Every run of characters that is not a letter or a digit separates two words (PostgreSQL's
+# parser would keep e-mail addresses and hyphenated words whole otherwise).
+_SEPARATORS_RE = "[^[:alnum:]]+"
+# The tsvector weight of each search group (ts_rank's defaults weigh A to D 1.0 to 0.1).
+_WEIGHTS = {
+    FieldGroup.NAME: "A",
+    FieldGroup.EMAIL: "B",
+    FieldGroup.PHONE: "C",
+    FieldGroup.OTHER: "D",
+}
+
+
+def _index_name(spec: SearchSpec) -> str:
+    return f"ix_{spec.table}_search"
+
+
+def _field_vector(value: ColumnElement[Any], weight: str) -> ColumnElement[Any]:
+    words = func.regexp_replace(
+        func.coalesce(cast(value, Text), literal_column("''")),
+        literal_column(f"'{_SEPARATORS_RE}'"),
+        literal_column("' '"),
+        literal_column("'g'"),
+    )
+    vector = func.to_tsvector(literal_column(f"'{TS_CONFIG}'::regconfig"), words)
+    return func.setweight(vector, literal_column(f"'{weight}'"))
+
+
+def _search_vector(
+    spec: SearchSpec, columns: Mapping[str, ColumnElement[Any]]
+) -> ColumnElement[Any]:
+    """The weighted tsvector of one row: the indexed expression, and what queries match on.
+
+    Constants are inline literals, not bound parameters, so that a query's expression is the
+    index's expression and PostgreSQL can use the index.
+    """
+    vectors = [_field_vector(columns[f.name], _WEIGHTS[f.group]) for f in spec.fields]
+    combined = vectors[0]
+    for vector in vectors[1:]:
+        combined = combined.op("||")(vector)
+    return combined
+
+
+def _ts_query(match: ColumnElement[Any]) -> ColumnElement[Any]:
+    """`to_tsquery` with the index's configuration over a query text."""
+    return func.to_tsquery(literal_column(f"'{TS_CONFIG}'::regconfig"), match)
+
+
+def _index(spec: SearchSpec) -> Index:
+    """The GIN index, on a stand-alone copy of the table so the org's MetaData never sees it."""
+    shadow = Table(spec.table, MetaData(), *(Column(name, Text) for name in spec.names()))
+    vector = _search_vector(spec, {name: shadow.c[name] for name in spec.names()})
+    return Index(_index_name(spec), vector, postgresql_using="gin", _table=shadow)
+
+
+class TsquerySyntax:
+    """A to_tsquery text: `<->` between a phrase's words, `&`, `|` and `& !`, and the weights
+    of the searched groups on every word when the search is limited to some fields."""
+
+    def __init__(self, weights: str) -> None:
+        self.weights = weights
+
+    def phrase(self, words: Sequence[str]) -> str:
+        suffix = f":{self.weights}" if self.weights else ""
+        spelled = [f"'{word}'{suffix}" for word in words]
+        return spelled[0] if len(spelled) == 1 else "(" + " <-> ".join(spelled) + ")"
+
+    def all_of(self, parts: Sequence[str]) -> str:
+        return "(" + " & ".join(parts) + ")"
+
+    def any_of(self, parts: Sequence[str]) -> str:
+        return "(" + " | ".join(parts) + ")"
+
+    def but_not(self, left: str, right: str) -> str:
+        return f"({left} & !{right})"
+
+    def query(self, body: str) -> str:
+        return body
+
+
+def word_pattern(words: Sequence[str]) -> str:
+    """A regular expression for a word (or phrase) with wildcards (`?` one letter or digit, `*`
+    any run of them), at word boundaries. PostgreSQL's regex engine does not backtrack
+    exponentially, so a pattern a client wrote is safe to run."""
+    letter, separator = "[[:alnum:]]", "[^[:alnum:]]+"
+    spelled = []
+    for word in words:
+        parts = []
+        for char in word:
+            if char == "*":
+                parts.append(letter + "*")
+            elif char == "?":
+                parts.append(letter)
+            else:
+                parts.append(re.escape(char))
+        spelled.append("".join(parts))
+    return "(^|[^[:alnum:]])" + separator.join(spelled) + "($|[^[:alnum:]])"
+
+
+# -- copy-on-write sandboxes -------------------------------------------------------------------
+
+
+def _quote(conn: Connection, name: str) -> str:
+    return conn.dialect.identifier_preparer.quote(name)
+
+
+def _copy_table(conn: Connection, overlay: Overlay, table: Table) -> None:
+    local = f"{_quote(conn, overlay.local)}.{_quote(conn, table.name)}"
+    source = f"{_quote(conn, overlay.template)}.{_quote(conn, table.name)}"
+    # LIKE ... INCLUDING ALL brings the indexes, the search index's GIN expression included.
+    conn.exec_driver_sql(f"CREATE TABLE {local} (LIKE {source} INCLUDING ALL)")
+    # The insert recomputes the search index's vectors: most of the copy's cost on text-heavy
+    # objects. No ANALYZE here (it would compute them once more): autovacuum analyzes the
+    # table soon, and until then the planner estimates from its size.
+    conn.exec_driver_sql(f"INSERT INTO {local} SELECT * FROM {source}")
+
+
+_UNSAFE = re.compile(r"[^a-z0-9_]")
+# The connection option that sets a PostgreSQL session's search path.
+_PATH_OPTION = "-csearch_path="
+
+
+class PostgresCopies:
+    """Templates and clones are schemas of the server's database, named after it with a suffix
+    (a URL names one in its `options`); a clone's search path puts its own schema before its
+    template's (`app.storage.overlay`).
+    Every clone runs on one shared engine: its connections serve whichever sandbox a request
+    is for, so they are bounded by the requests in flight, not by the number of sandboxes."""
+
+    def __init__(self, base_url: str, *, pool_size: int = 8, max_overflow: int = 12) -> None:
+        self.base = make_url(base_url)
+        name = _UNSAFE.sub("_", (self.base.database or "localforce").lower())
+        self.prefix = name[:30]
+        self.engine = _engine(
+            self.base.render_as_string(hide_password=False),
+            pool_size=pool_size,
+            max_overflow=max_overflow,
+            # A server-side prepared statement keeps the tables its names resolved to when
+            # prepared, even after a table of the same name is copied into an earlier schema
+            # on the path: prepare none here.
+            connect_args={"prepare_threshold": None},
+        )
+
+    def _url(self, schema: str) -> str:
+        path = _PATH_OPTION + schema
+        return self.base.update_query_dict({"options": path}).render_as_string(hide_password=False)
+
+    @staticmethod
+    def _schemas(url: str) -> list[str]:
+        options = make_url(url).query.get("options", "")
+        if not isinstance(options, str) or not options.startswith(_PATH_OPTION):
+            return []  # the server's own database
+        return options.removeprefix(_PATH_OPTION).split(",")
+
+    def _schemas_named(self, prefix: str) -> list[str]:
+        with self.engine.connect() as conn:
+            names = conn.execute(
+                text("SELECT nspname FROM pg_namespace WHERE starts_with(nspname, :prefix)"),
+                {"prefix": prefix},
+            ).scalars()
+            return sorted(names)
+
+    def template_url(self, key: str) -> str:
+        return self._url(_UNSAFE.sub("_", f"{self.prefix}_tpl_{key}".lower())[:63])
+
+    def list_templates(self) -> list[str]:
+        return [self._url(name) for name in self._schemas_named(f"{self.prefix}_tpl_")]
+
+    def list_clones(self) -> list[str]:
+        """Clones by the schema name alone: `drop` and `exists` need nothing more."""
+        return [self._url(name) for name in self._schemas_named(f"{self.prefix}_sb_")]
+
+    def exists(self, url: str) -> bool:
+        with self.engine.connect() as conn:
+            found = conn.execute(
+                text("SELECT 1 FROM pg_namespace WHERE nspname = :name"),
+                {"name": self._schemas(url)[0]},
+            ).first()
+        return found is not None
+
+    def create_empty(self, url: str) -> None:
+        with self.engine.begin() as conn:
+            conn.exec_driver_sql(f'CREATE SCHEMA "{self._schemas(url)[0]}"')
+
+    def clone(self, source_url: str) -> str:
+        template = self._schemas(source_url)[0]
+        name = f"{self.prefix}_sb_{clone_name().replace('-', '_')}"
+        # Identifiers cannot be bound parameters; every name here is made here, never by a client.
+        with self.engine.begin() as conn:
+            conn.exec_driver_sql(f'CREATE SCHEMA "{name}"')
+            for table_name in OWN_TABLES:
+                conn.exec_driver_sql(
+                    f'CREATE TABLE "{name}".{table_name} '
+                    f'(LIKE "{template}".{table_name} INCLUDING ALL)'
+                )
+            for table_name, serial in SERIAL_COLUMNS.items():
+                # LIKE copies a serial's default, which names the template's sequence.
+                sequence = f'"{name}".{table_name}_{serial}_seq'
+                conn.exec_driver_sql(
+                    f'CREATE SEQUENCE {sequence} OWNED BY "{name}".{table_name}.{serial}'
+                )
+                conn.exec_driver_sql(
+                    f'ALTER TABLE "{name}".{table_name} ALTER COLUMN {serial} '
+                    f"SET DEFAULT nextval('{sequence}')"
+                )
+            conn.exec_driver_sql(
+                f'INSERT INTO "{name}".lf_id_sequence SELECT * FROM "{template}".lf_id_sequence'
+            )
+        return self._url(name)
+
+    def drop(self, url: str) -> None:
+        with self.engine.begin() as conn:
+            conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{self._schemas(url)[0]}" CASCADE')
+
+    def storage_of(self, url: str) -> str:
+        """What a copy's URL names in the database: its own schema (the first on its path)."""
+        return (self._schemas(url) or [url])[0]
+
+    def engine_for(self, url: str, template: str) -> Engine:
+        if not template:  # the server's own database
+            return self.engine
+        own, shared = self.storage_of(url), self.storage_of(template)
+        return self.engine.execution_options(
+            **{
+                SEARCH_PATH_OPTION: f'"{own}", "{shared}"',
+                OVERLAY_OPTION: Overlay(local=own, template=shared),
+            }
+        )
+
+    def release(self, engine: Engine) -> None:
+        """Nothing: the engine is the shared one, seen through a sandbox's options."""
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+# -- the back end --------------------------------------------------------------------------------
+
+
+class PostgresBackend:
+    name = "postgresql"
+    # Row locks suffice for short platform writes: they need not queue for a write lock.
+    one_writer = False
+    # A long read (copying an org out) sees one state of the database throughout.
+    snapshot_isolation: str | None = "REPEATABLE READ"
+
+    def create_engine(
+        self, url: str, *, must_exist: bool = False, template: str | None = None, **pool: Any
+    ) -> Engine:
+        # A database on a server is never made by connecting to it, and a sandbox is a schema
+        # chosen per transaction (PostgresCopies), so `must_exist` and `template` change nothing.
+        return _engine(url, **pool)
+
+    def lock_writes(self, conn: Connection, key: str) -> None:
+        # Advisory locks are per database, and sandboxes share one: the key names the sandbox.
+        conn.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"), {"key": key})
+
+    def prepare_database(self, conn: Connection) -> None:
+        _ensure_extensions(conn)
+
+    def restrict_to_owner(self, engine: Engine) -> None:
+        """Nothing: the server keeps its own access rules."""
+
+    def settle_template(self, url: str) -> None:
+        """Nothing: a template schema is ready once its transaction commits."""
+
+    def case_insensitive_text(self) -> TypeEngine[str]:
+        return CITEXT()
+
+    def insert(self, table: Any) -> postgresql.Insert:
+        return postgresql.insert(table)
+
+    def date_field(self, field: DateField, value: str) -> str:
+        return f"CAST(EXTRACT({_EXTRACT[field]} FROM {value}) AS INTEGER)"
+
+    def modulo(self, dividend: str, divisor: str) -> str:
+        # Not the % operator: psycopg's placeholders use it.
+        return f"MOD({dividend}, {divisor})"
+
+    def day_only(self, value: str) -> str:
+        return f"CAST({value} AS DATE)"
+
+    def to_local(self, value: str, zone: str) -> str:
+        return f"timezone({zone}, timezone('UTC', {value}))"
+
+    def distance(self, lat1: str, lon1: str, lat2: str, lon2: str, radius: str) -> str:
+        chord = (
+            f"power(sin(radians({lat2} - {lat1}) / 2), 2) + cos(radians({lat1})) * "
+            f"cos(radians({lat2})) * power(sin(radians({lon2} - {lon1}) / 2), 2)"
+        )
+        # Rounding can push the chord a hair above 1; LEAST would also turn a null into 1.
+        return f"(2 * {radius} * asin(sqrt(CASE WHEN {chord} > 1 THEN 1 ELSE {chord} END)))"
+
+    def create_search_index(self, conn: Connection, spec: SearchSpec) -> None:
+        _index(spec).create(conn)
+
+    def drop_search_index(self, conn: Connection, spec: SearchSpec) -> None:
+        """Nothing: the index goes with its table."""
+
+    def rebuild_search_index(self, conn: Connection, spec: SearchSpec) -> None:
+        """Nothing: the index is of the rows' values, not of their addresses."""
+
+    def search_index_exists(self, conn: Connection, specs: Sequence[SearchSpec]) -> bool:
+        indexes = table("pg_indexes", column("indexname"), column("schemaname"))
+        wanted = [_index_name(spec) for spec in specs]
+        # Sandboxes' schemas share the database and the index names: look in this one only.
+        query = select(indexes.c.indexname).where(
+            indexes.c.indexname.in_(wanted), indexes.c.schemaname == func.current_schema()
+        )
+        return {row[0] for row in conn.execute(query)} >= set(wanted)
+
+    def match_syntax(self, spec: SearchSpec, groups: frozenset[FieldGroup] | None) -> TsquerySyntax:
+        return TsquerySyntax("" if groups is None else "".join(sorted(_WEIGHTS[g] for g in groups)))
+
+    def matches(self, spec: SearchSpec, table: Table, query: str, ranked: bool) -> Select[Any]:
+        # The query repeats the index's expression, so the planner can use the index.
+        vector = _search_vector(spec, {name: table.c[name] for name in spec.names()})
+        tsquery = _ts_query(bindparam(None, query))
+        columns: list[ColumnElement[Any]] = [table.c.Id.label("Id")]
+        if ranked:
+            # Normalization 1 divides by the log of the length: short texts rank higher.
+            relevance = func.ts_rank(vector, tsquery, literal_column("1"), type_=Float)
+            columns.append((literal(0.0) - relevance).label("rank"))
+        return select(*columns).where(vector.op("@@", return_type=Boolean)(tsquery))
+
+    def wildcard(self, column: ColumnElement[Any], words: Sequence[str]) -> ColumnElement[bool]:
+        return column.regexp_match(word_pattern(words), flags="i")
+
+    def is_local(self, conn: Connection, overlay: Overlay, name: str) -> bool:
+        statement = "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = :s AND tablename = :n"
+        return conn.execute(text(statement), {"s": overlay.local, "n": name}).first() is not None
+
+    def copy_table(self, conn: Connection, overlay: Overlay, table: Table) -> None:
+        _copy_table(conn, overlay, table)
+
+    def copies(self, url: str, data_dir: Path) -> PostgresCopies:
+        return PostgresCopies(url)
+
+
+POSTGRESQL = PostgresBackend()
