@@ -88,7 +88,7 @@ def create_record(conn: Connection, ctx: OrgContext, sobject: SObjectDef, body: 
     missing = missing_required(sobject, row)
     if missing:
         raise required_error(missing)
-    check_references(conn, ctx, values)
+    check_references(conn, ctx, sobject, values)
     number = next_record_number(conn, sobject.name)
     row.update(
         Id=make_id(sobject.key_prefix, number),
@@ -123,7 +123,7 @@ def update_record(
     missing = [name for name in missing_required(sobject, row) if name in values]
     if missing:
         raise required_error(missing)
-    check_references(conn, ctx, values)
+    check_references(conn, ctx, sobject, values)
     row.update(LastModifiedDate=ctx.now, LastModifiedById=ctx.user_id, SystemModstamp=ctx.now)
     _platform_rules(conn, ctx, sobject, row, before=before)
     apply_derived(sobject, row)

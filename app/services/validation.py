@@ -18,7 +18,7 @@ from app.metadata.values import parse_date, parse_datetime
 from app.services.context import OrgContext
 from app.services.json_body import JsonBody
 from app.storage.ids import normalize_id
-from app.storage.records import fetch_row
+from app.storage.records import deleted_flags
 
 # Key prefixes of standard objects outside the org's registry that lookups may point at.
 EXTERNAL_KEY_PREFIXES = {
@@ -171,28 +171,47 @@ def _check_value(ctx: OrgContext, field: FieldDef, value: Any) -> Any:
     return value
 
 
-def check_references(conn: Connection, ctx: OrgContext, values: dict[str, Any]) -> None:
-    """Every lookup in `values` that points into the org must name a live record."""
-    sobject_by_prefix = {o.key_prefix: o for o in ctx.registry}
-    for value in values.values():
-        ids = value if isinstance(value, list) else [value]
-        for candidate in ids:
-            if not isinstance(candidate, str) or len(candidate) != 18:
-                continue
-            target = sobject_by_prefix.get(candidate[:3])
-            if target is None:
-                continue
-            row = fetch_row(conn, ctx.tables[target.name], candidate)
-            if row is None:
-                raise SalesforceError(
-                    "invalid cross reference id",
-                    error_code="INVALID_CROSS_REFERENCE_KEY",
-                    fields=[],
-                )
-            if row["IsDeleted"]:
-                error = EntityIsDeleted()
-                error.status_code = 400
-                raise error
+def check_references(
+    conn: Connection, ctx: OrgContext, sobject: SObjectDef, values: dict[str, Any]
+) -> None:
+    """Every id in a lookup or id-list field of `values` that points into the org must name a
+    live record: one query per object pointed at. Text that looks like an id is text."""
+    by_prefix = {o.key_prefix: o for o in ctx.registry}
+    wanted: list[tuple[str, SObjectDef]] = []
+    for name, value in values.items():
+        field = sobject.field(name)
+        if field is None or field.type not in _REFERENCE_TYPES:
+            continue
+        for candidate in value if isinstance(value, list) else [value]:
+            target = by_prefix.get(candidate[:3]) if _looks_like_id(candidate) else None
+            if target is not None:
+                wanted.append((candidate, target))
+    found: dict[str, bool] = {}
+    for target in {target.name: target for _, target in wanted}.values():
+        ids = [candidate for candidate, owner in wanted if owner is target]
+        found.update(deleted_flags(conn, ctx.tables[target.name], ids))
+    for candidate, _ in wanted:
+        _check_found(found.get(candidate))
+
+
+# The fields whose values are record ids: lookups, and id lists (EmailMessage.ToIds).
+_REFERENCE_TYPES = frozenset({FieldType.REFERENCE, FieldType.JUNCTIONIDLIST})
+
+
+def _looks_like_id(value: Any) -> bool:
+    return isinstance(value, str) and len(value) == 18
+
+
+def _check_found(deleted: bool | None) -> None:
+    """None: no such record; True: the record is in the recycle bin."""
+    if deleted is None:
+        raise SalesforceError(
+            "invalid cross reference id", error_code="INVALID_CROSS_REFERENCE_KEY", fields=[]
+        )
+    if deleted:
+        error = EntityIsDeleted()
+        error.status_code = 400
+        raise error
 
 
 def validate_body(

@@ -71,6 +71,15 @@ def ids_exist(conn: Connection, table: Table, record_ids: Iterable[str]) -> set[
     return {row[0] for row in rows}
 
 
+def deleted_flags(conn: Connection, table: Table, record_ids: Iterable[str]) -> dict[str, bool]:
+    """Each of `record_ids` that names a row of `table`, and whether that row is deleted."""
+    wanted = list(record_ids)
+    if not wanted:
+        return {}
+    rows = conn.execute(select(table.c.Id, table.c.IsDeleted).where(table.c.Id.in_(wanted)))
+    return {row[0]: bool(row[1]) for row in rows}
+
+
 def child_ids(conn: Connection, table: Table, field: str, parent_ids: list[str]) -> list[str]:
     rows = conn.execute(
         select(table.c.Id).where(table.c[field].in_(parent_ids), table.c.IsDeleted.is_(False))
