@@ -97,15 +97,8 @@ def _owned_by_user(ctx: BindContext, root: SObjectDef, query: ast.Query) -> bool
     scope = query.scope.lower()
     if scope not in _SCOPES:
         raise ctx.malformed(f"Invalid scope: {query.scope}", None)
-    if scope not in _OWNED_SCOPES:
-        return False
-    if root.field("OwnerId") is None:
-        raise malformed(
-            f"USING SCOPE {query.scope} needs an object with an owner; {root.name} has none",
-            query=ctx.text,
-            pos=None,
-        )
-    return True
+    # On an object no one owns (User, for one) a real org takes `mine` too: it filters nothing.
+    return scope in _OWNED_SCOPES and root.field("OwnerId") is not None
 
 
 def bind_query(ctx: BindContext, root: SObjectDef, query: ast.Query, depth: int = 0) -> BoundQuery:

@@ -41,6 +41,7 @@ from app.soql.ast import (
 )
 from app.soql.errors import SoqlError, malformed
 from app.soql.literals import DATE_LITERALS, N_DATE_LITERALS
+from app.soql.relationship_aliases import expand_paths, full_path
 from app.soql.tokens import Token, TokenType, lexical_error, scan
 
 # Salesforce's reserved words ("Alias Notation"): never an alias, and no field path starts with one.
@@ -185,12 +186,13 @@ class _Parser:
             self._advance()
             name += "." + self._expect_type(TokenType.IDENT).text
         alias = self._parse_alias()
+        relationship_aliases = self._parse_relationship_aliases()
         clauses = _Clauses()
         # Clauses come in this fixed order; one out of order is left for the caller to reject.
         for keyword, parse_clause in self._CLAUSES:
             if self._at(keyword):
                 parse_clause(self, clauses)
-        return Query(
+        query = Query(
             select=select,
             sobject=name,
             sobject_pos=sobject.pos,
@@ -204,6 +206,22 @@ class _Parser:
             scope=clauses.scope,
             data_categories=clauses.data_categories,
         )
+        return expand_paths(query, relationship_aliases)
+
+    def _parse_relationship_aliases(self) -> dict[str, tuple[str, ...]]:
+        """`, c.Account a, a.Owner o` after `FROM Contact c`: each alias (lower-cased) and the
+        whole path it names."""
+        aliases: dict[str, tuple[str, ...]] = {}
+        while self._tok.type is TokenType.COMMA:
+            self._advance()
+            path = self._parse_path()
+            if len(path.parts) < 2:
+                raise self._unexpected()
+            alias = self._parse_alias()
+            if alias is None:
+                raise self._unexpected()
+            aliases[alias.lower()] = full_path(path.parts, aliases)
+        return aliases
 
     def _parse_select_list(self) -> tuple[SelectItem, ...]:
         items = [self._parse_select_item()]
@@ -340,15 +358,43 @@ class _Parser:
         clauses.where = self._parse_condition()
 
     def _parse_with(self, clauses: _Clauses) -> None:
+        """One or more WITH clauses: DATA CATEGORY filters (once), and the modes and contexts
+        that change nothing in an org of one administrator (see the README)."""
+        while self._accept("WITH"):
+            if self._at("DATA") and not clauses.data_categories:
+                self._parse_data_category(clauses)
+            elif self._accept("RECORDVISIBILITYCONTEXT"):
+                self._parse_settings()
+            elif self._accept("USERID"):
+                self._expect_equals()
+                self._expect_type(TokenType.STRING)
+            else:
+                self._expect(*_WITH_MODES)
+
+    def _parse_data_category(self, clauses: _Clauses) -> None:
+        self._expect("DATA")
+        self._expect("CATEGORY")
+        filters = [self._parse_category_filter()]
+        while self._accept("AND"):
+            filters.append(self._parse_category_filter())
+        clauses.data_categories = tuple(filters)
+
+    def _expect_equals(self) -> None:
+        if self._tok.type is not TokenType.OP or self._tok.text != "=":
+            raise self._unexpected()
         self._advance()
-        if self._accept("DATA"):
-            self._expect("CATEGORY")
-            filters = [self._parse_category_filter()]
-            while self._accept("AND"):
-                filters.append(self._parse_category_filter())
-            clauses.data_categories = tuple(filters)
-            return
-        self._expect(*_WITH_MODES)
+
+    def _parse_settings(self) -> None:
+        """`(name=value, ...)`, as RecordVisibilityContext takes."""
+        self._expect_type(TokenType.LPAREN)
+        while True:
+            self._expect_type(TokenType.IDENT)
+            self._expect_equals()
+            self._parse_value()
+            if self._tok.type is not TokenType.COMMA:
+                break
+            self._advance()
+        self._expect_type(TokenType.RPAREN)
 
     def _parse_category_filter(self) -> DataCategoryFilter:
         """`Geography__c AT usa__c` or `Geography__c BELOW (usa__c, uk__c)`."""
