@@ -219,8 +219,9 @@ def _reference_error(error: _Unresolved) -> Outcome:
     return _halted(message)
 
 
-def run_composite(conn: Connection, dispatch: Dispatch, data: dict[str, Any]) -> dict[str, Any]:
-    """`POST /composite`: subrequests in order, each seeing the results of those before."""
+def _composite_subrequests(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The compositeRequest list, each with a method, a url and a unique referenceId; or the
+    INVALID_INPUT that refuses the whole request before anything runs."""
     subrequests = _list(data, "compositeRequest")
     if not subrequests:
         raise invalid_input("compositeRequest must contain at least one subrequest")
@@ -243,6 +244,12 @@ def run_composite(conn: Connection, dispatch: Dispatch, data: dict[str, Any]) ->
         seen.add(reference_id)
         if not isinstance(sub.get("method"), str) or not isinstance(sub.get("url"), str):
             raise invalid_input(f"Subrequest {reference_id} needs a method and a url")
+    return subrequests
+
+
+def run_composite(conn: Connection, dispatch: Dispatch, data: dict[str, Any]) -> dict[str, Any]:
+    """`POST /composite`: subrequests in order, each seeing the results of those before."""
+    subrequests = _composite_subrequests(data)
     all_or_none = _flag(data, "allOrNone")
     _flag(data, "collateSubrequests")  # read for its type only: subrequests run in order
     whole = conn.begin_nested()
