@@ -1,4 +1,5 @@
-"""Dependencies: the request's transaction, its session, and the context services take."""
+"""Dependencies: the request's transaction, its session, and the context services take (a
+composite subrequest borrows those of its composite request: see Parent)."""
 
 from __future__ import annotations
 

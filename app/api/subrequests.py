@@ -45,8 +45,8 @@ from app.services.composite import Dispatch, Outcome
 
 T = TypeVar("T")
 
-# As many as the default pool's: composites never wait for a thread of that pool while holding
-# one, and up to this many run at once (the rest queue on the event loop).
+# How many composites may run at once (the rest queue on the event loop): as many as the
+# default pool has threads. Their threads are their own, never the default pool's.
 COMPOSITE_THREADS = 40
 _composite_threads: RunVar[CapacityLimiter] = RunVar("composite_threads")
 
