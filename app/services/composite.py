@@ -114,7 +114,10 @@ def _resource_url(url: str) -> str:
     """The subrequest's URL as `/services/data/vXX.X/...` (batch URLs may leave out
     `/services/data/`), or the error Salesforce answers for it: a URL outside the versioned API,
     or a resource it refuses inside composite."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # e.g. an unclosed `[` of an IPv6 host: no resource of ours
+        raise NotFound() from None
     match = _URL.match(parts.path)
     if match is None:
         raise NotFound()
