@@ -39,6 +39,7 @@ from app.api.deps import (
     SandboxDep,
     SessionDep,
 )
+from app.api.middleware import ControlCharacterPathMiddleware
 from app.api.routing import serves
 from app.errors import MethodNotAllowed, NotFound, SalesforceError
 from app.services.composite import Dispatch, Outcome
@@ -91,8 +92,10 @@ class Subrequests:
         """The outcome of `method url` with a JSON `body`, as the app's routes answer it."""
         scope = self._scope(method, url)
         sent = _Sent()
-        # The router, under the one middleware of FastAPI's own that its routes rely on.
-        router = AsyncExitStackMiddleware(self.request.app.router)
+        # The router, under the middleware that decides what a path names (a control
+        # character: none) and the one of FastAPI's own that its routes rely on; not under
+        # those that count, log or answer HEAD: the composite is the API call.
+        router = ControlCharacterPathMiddleware(AsyncExitStackMiddleware(self.request.app.router))
         try:
             await router(scope, _receive(body), sent.send)
         except HTTPException as error:  # the router's own: no route, or none for this method

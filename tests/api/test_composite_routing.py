@@ -175,3 +175,19 @@ def test_a_composite_is_one_call_in_the_log(api: TestClient) -> None:
     response = api.post(f"{API}/composite", json={"compositeRequest": subrequests}, headers=headers)
     assert response.status_code == 200, response.text
     assert logged_calls(api, "logged") == [("POST", f"{API}/composite")]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"{API}/sobjects/Account/describe%0A",  # a control character names no resource
+        f"{API}/widgets/x%00",
+        "//[",  # no URL at all: an unclosed IPv6 host
+    ],
+)
+def test_a_url_naming_no_resource_is_not_found(api: TestClient, url: str) -> None:
+    [answer] = composite(api, [sub("GET", url, "r")])
+    assert answer["httpStatusCode"] == 404
+    assert answer["body"] == [
+        {"errorCode": "NOT_FOUND", "message": "The requested resource does not exist"}
+    ]
