@@ -122,6 +122,7 @@ def _resource_url(url: str) -> str:
     if match is None:
         raise NotFound()
     version = parse_version(match.group(1))
+    # Empty segments are dropped (`sobjects//Account` is `sobjects/Account`, as it has been).
     segments = [segment for segment in (match.group(2) or "").split("/") if segment]
     if not segments:
         raise NotFound()
@@ -145,7 +146,7 @@ def _run(conn: Connection, dispatch: Dispatch, method: str, url: str, body: Any)
         raise
     if outcome.ok:
         savepoint.commit()
-    else:
+    else:  # an error a route answered without raising is undone all the same
         savepoint.rollback()
     return outcome
 
