@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from fastapi import Request
+from sqlalchemy import Connection
 
 from app.api import request_bodies as bodies
-from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep, StateDep
+from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep
 from app.api.openapi import CREATED, TREE_FAILURE, json_body, parameter, query_parameters
 from app.api.routing import SalesforceJSONResponse, SlashRouter
+from app.api.subrequests import SubrequestsDep
 from app.services import composite, records
+from app.services.composite import Dispatch
 from app.services.json_body import parse_object
 
 router = SlashRouter(prefix="/services/data/{version}/composite")
@@ -24,20 +29,30 @@ def _all_or_none(request: Request) -> bool:
     return request.query_params.get("allOrNone", "").lower() == "true"
 
 
+# /composite and /composite/batch are async only to run in a composite thread of their own,
+# from where their subrequests go through the app's routes (see subrequests.py).
 @router.post("", openapi_extra=json_body(bodies.COMPOSITE))
-def post_composite(
-    raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep, state: StateDep
+async def post_composite(
+    raw: JsonBodyDep, conn: ConnectionDep, subrequests: SubrequestsDep
 ) -> SalesforceJSONResponse:
+    return await subrequests.run(partial(_composite, raw, conn))
+
+
+def _composite(raw: bytes, conn: Connection, dispatch: Dispatch) -> SalesforceJSONResponse:
     data = parse_object(raw, "CompositeRequest").data
-    return SalesforceJSONResponse(composite.run_composite(conn, ctx, state.cursors, data))
+    return SalesforceJSONResponse(composite.run_composite(conn, dispatch, data))
 
 
 @router.post("/batch", openapi_extra=json_body(bodies.BATCH))
-def post_batch(
-    raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep, state: StateDep
+async def post_batch(
+    raw: JsonBodyDep, conn: ConnectionDep, subrequests: SubrequestsDep
 ) -> SalesforceJSONResponse:
+    return await subrequests.run(partial(_batch, raw, conn))
+
+
+def _batch(raw: bytes, conn: Connection, dispatch: Dispatch) -> SalesforceJSONResponse:
     data = parse_object(raw, "BatchRequest").data
-    return SalesforceJSONResponse(composite.run_batch(conn, ctx, state.cursors, data))
+    return SalesforceJSONResponse(composite.run_batch(conn, dispatch, data))
 
 
 @router.post(

@@ -1,9 +1,11 @@
-"""Dependencies: the request's transaction, its session, and the context services take."""
+"""Dependencies: the request's transaction, its session, and the context services take (a
+composite subrequest borrows those of its composite request: see Parent)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
+from dataclasses import dataclass, replace
 from typing import Annotated, cast
 
 from fastapi import Depends, Request
@@ -29,6 +31,27 @@ async def get_state(request: Request) -> AppState:
 
 
 StateDep = Annotated[AppState, Depends(get_state)]
+
+
+@dataclass(frozen=True)
+class Parent:
+    """What a composite subrequest borrows from the request that carries it: the session,
+    the sandbox (and its lease), the open transaction and the org context. The dependencies
+    below hand these out instead of their own, so a subrequest runs in the composite's
+    transaction and never commits it."""
+
+    session: Session
+    sandbox: Sandbox
+    conn: Connection
+    ctx: OrgContext
+
+
+PARENT = "localforce.parent"  # the scope key of a subrequest's Parent
+
+
+def parent_of(request: Request) -> Parent | None:
+    """The composite request this request is a subrequest of, if it is one."""
+    return cast(Parent | None, request.scope.get(PARENT))
 
 
 def bearer_token(request: Request) -> str | None:
@@ -62,6 +85,9 @@ async def get_session(request: Request, state: StateDep) -> Session:
     """The session a bearer token names, as the platform database says (cached for at most
     SESSION_CACHE_SECONDS, and forgotten at once here when this process revokes or deletes):
     a session ended through any worker ends everywhere within that time."""
+    parent = parent_of(request)
+    if parent is not None:
+        return parent.session
     token = bearer_token(request)
     if token is None:
         raise InvalidSession()
@@ -83,6 +109,10 @@ async def get_sandbox(
 ) -> AsyncIterator[Sandbox]:
     """The sandbox the token belongs to: a token never reaches another sandbox's data. The
     request holds a lease on it until the response is sent, so a delete waits for it."""
+    parent = parent_of(request)
+    if parent is not None:  # the composite holds the lease, and its call is the one logged
+        yield parent.sandbox
+        return
     sandbox: Sandbox | None = request.state.resolved_sandbox
     if sandbox is None or not sandbox.lease():
         raise InvalidSession()
@@ -103,6 +133,10 @@ async def get_connection(request: Request, sandbox: SandboxDep) -> AsyncIterator
     """One connection and transaction per request, on the request's sandbox: committed on
     success, rolled back on error. Requests that may write hold the sandbox's write lock for
     their transaction; reads see one consistent snapshot and never wait."""
+    parent = parent_of(request)
+    if parent is not None:  # the composite's transaction: its own dependency ends it
+        yield parent.conn
+        return
     async with AsyncExitStack() as stack:
         opening = (
             contextmanager_in_threadpool(sandbox.engine.begin())
@@ -130,8 +164,15 @@ ApiVersionDep = Annotated[str, Depends(get_api_version)]
 
 
 async def get_org_context(
-    state: StateDep, session: SessionDep, sandbox: SandboxDep, api_version: ApiVersionDep
+    request: Request,
+    state: StateDep,
+    session: SessionDep,
+    sandbox: SandboxDep,
+    api_version: ApiVersionDep,
 ) -> OrgContext:
+    parent = parent_of(request)
+    if parent is not None:  # the composite's clock reading, at the subrequest's API version
+        return replace(parent.ctx, base_path=f"/services/data/v{api_version}")
     now = sandbox.clock.now()
     settings = state.settings
     return OrgContext(

@@ -1,8 +1,10 @@
 """The composite family: /composite, /composite/batch, /composite/tree and sObject Collections.
 
-Subrequests run through the same services as single calls (records.create_record and so on),
-inside the request's one transaction. Each subrequest (or record) runs in its own SAVEPOINT, so
-a failure undoes only its own writes; allOrNone rolls back a SAVEPOINT around the whole request.
+Subrequests of /composite and /composite/batch are answered by the application's own routes
+(the `Dispatch` the API layer gives), inside the request's one transaction; tree and collection
+records go through the same services as single calls (records.create_record and so on). Each
+subrequest (or record) runs in its own SAVEPOINT, so a failure undoes only its own writes;
+allOrNone rolls back a SAVEPOINT around the whole request.
 """
 
 from __future__ import annotations
@@ -10,27 +12,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
 from sqlalchemy import Connection
 
-from app.errors import (
-    FeatureNotSupported,
-    JsonParserError,
-    MethodNotAllowed,
-    NotFound,
-    SalesforceError,
-)
-from app.metadata.describe import describe_global, describe_sobject, global_entry
+from app.errors import FeatureNotSupported, JsonParserError, NotFound, SalesforceError
 from app.metadata.model import SObjectDef
 from app.services import records
 from app.services.context import OrgContext
-from app.services.cursors import CursorStore
 from app.services.json_body import JsonBody
 from app.services.org import parse_version
-from app.services.query import DEFAULT_BATCH_SIZE, query_more, run_query
 from app.storage.ids import normalize_id
 
 MAX_COMPOSITE_SUBREQUESTS = 25
@@ -42,7 +35,7 @@ PROCESSING_HALTED = "PROCESSING_HALTED"
 ROLLED_BACK_MESSAGE = (
     "The transaction was rolled back since another operation in the same transaction failed."
 )
-# Resources that exist on the REST API but cannot be a subrequest here.
+# Resources that Salesforce refuses as a subrequest: a 501 here, before any route is tried.
 _UNSUPPORTED_IN_SUBREQUESTS = {
     "search",
     "parameterizedSearch",
@@ -111,142 +104,51 @@ def _flag(data: dict[str, Any], key: str, default: bool = False) -> bool:
 
 # ---------------------------------------------------------------- one subrequest
 
+# Answers one REST call, given as its method, its URL under /services/data/vXX.X/ and its JSON
+# body, as the application's own routes answer it, in the caller's transaction. The API layer
+# provides it: it knows the routes, this layer does not.
+Dispatch = Callable[[str, str, Any], Outcome]
 
-class Dispatcher:
-    """Runs one REST call given as method, URL and body, the way the routers would."""
 
-    def __init__(self, conn: Connection, ctx: OrgContext, cursors: CursorStore) -> None:
-        self.conn = conn
-        self.ctx = ctx
-        self.cursors = cursors
-
-    def run(self, method: str, url: str, body: Any) -> Outcome:
-        """The outcome of the call, inside its own SAVEPOINT (undone when it fails)."""
-        savepoint = self.conn.begin_nested()
-        try:
-            outcome = self._route(method.upper(), url, body)
-        except SalesforceError as error:
-            savepoint.rollback()
-            return _failure(error)
-        except BaseException:
-            savepoint.rollback()
-            raise
-        savepoint.commit()
-        return outcome
-
-    def _route(self, method: str, url: str, body: Any) -> Outcome:
+def _resource_url(url: str) -> str:
+    """The subrequest's URL as `/services/data/vXX.X/...` (batch URLs may leave out
+    `/services/data/`), or the error Salesforce answers for it: a URL outside the versioned API,
+    or a resource it refuses inside composite."""
+    try:
         parts = urlsplit(url)
-        match = _URL.match(parts.path)
-        if match is None:
-            raise NotFound()
-        ctx = replace(self.ctx, base_path=f"/services/data/v{parse_version(match.group(1))}")
-        segments = [unquote(s) for s in (match.group(2) or "").split("/") if s]
-        params = {key: values[-1] for key, values in parse_qs(parts.query).items()}
-        if not segments:
-            raise NotFound()
-        resource = segments[0]
-        if resource == "sobjects":
-            return self._sobjects(ctx, method, segments[1:], params, body)
-        if resource in {"query", "queryAll"}:
-            self._allow(method, {"GET"})
-            if len(segments) == 2:
-                return Outcome(200, query_more(ctx, self.cursors, segments[1]), {})
-            if len(segments) == 1:
-                result = run_query(
-                    self.conn,
-                    ctx,
-                    self.cursors,
-                    params.get("q"),
-                    include_deleted=resource == "queryAll",
-                    batch_size=DEFAULT_BATCH_SIZE,
-                )
-                return Outcome(200, result, {})
-        if resource in _UNSUPPORTED_IN_SUBREQUESTS:
-            raise FeatureNotSupported(f"/{resource} as a composite subrequest")
+    except ValueError:  # e.g. an unclosed `[` of an IPv6 host: no resource of ours
+        raise NotFound() from None
+    match = _URL.match(parts.path)
+    if match is None:
         raise NotFound()
-
-    @staticmethod
-    def _allow(method: str, allowed: set[str]) -> None:
-        if method not in allowed:
-            order = [m for m in ("GET", "POST", "PATCH", "DELETE") if m in allowed]
-            raise MethodNotAllowed(
-                f"HTTP Method '{method}' not allowed. Allowed are {','.join(order)}"
-            )
-
-    def _body(self, body: Any, sobject: SObjectDef) -> JsonBody:
-        if not isinstance(body, dict):
-            raise SalesforceError(
-                f"Cannot deserialize instance of {sobject.name.lower()} from the request body",
-                error_code="JSON_PARSER_ERROR",
-            )
-        return _as_body(body)
-
-    def _sobjects(
-        self,
-        ctx: OrgContext,
-        method: str,
-        segments: list[str],
-        params: dict[str, str],
-        body: Any,
-    ) -> Outcome:
-        conn = self.conn
-        if not segments:
-            self._allow(method, {"GET"})
-            return Outcome(200, describe_global(list(ctx.registry), ctx.base_path), {})
-        sobject = records.resolve_sobject(ctx, segments[0])
-        field_names = records.field_list(params.get("fields"))
-        if len(segments) == 1 or (len(segments) == 2 and segments[1] == "Id" and method == "POST"):
-            self._allow(method, {"GET", "POST"})
-            if method == "GET":
-                info = {"objectDescribe": global_entry(sobject, ctx.base_path), "recentItems": []}
-                return Outcome(200, info, {})
-            record_id = records.create_record(conn, ctx, sobject, self._body(body, sobject))
-            return Outcome(
-                201,
-                {"id": record_id, "success": True, "errors": []},
-                {"Location": ctx.record_url(sobject, record_id)},
-            )
-        if len(segments) == 2:
-            second = segments[1]
-            if second == "describe":
-                self._allow(method, {"GET"})
-                return Outcome(200, describe_sobject(sobject, ctx.base_path), {})
-            if second in {"updated", "deleted"}:
-                self._allow(method, {"GET"})
-                window = records.updated_ids if second == "updated" else records.deleted_records
-                return Outcome(
-                    200, window(conn, ctx, sobject, params.get("start"), params.get("end")), {}
-                )
-            self._allow(method, {"GET", "PATCH", "DELETE"})
-            if method == "GET":
-                return Outcome(200, records.get_record(conn, ctx, sobject, second, field_names), {})
-            if method == "PATCH":
-                records.update_record(conn, ctx, sobject, second, self._body(body, sobject))
-            else:
-                records.delete_record(conn, ctx, sobject, second)
-            return Outcome(204, None, {})
-        if len(segments) == 3:
-            field, value = segments[1], segments[2]
-            self._allow(method, {"GET", "PATCH", "DELETE"})
-            if method == "GET":
-                record = records.get_by_external_id(conn, ctx, sobject, field, value, field_names)
-                return Outcome(200, record, {})
-            if method == "DELETE":
-                records.delete_by_external_id(conn, ctx, sobject, field, value)
-                return Outcome(204, None, {})
-            record_id, created = records.upsert_record(
-                conn,
-                ctx,
-                sobject,
-                field,
-                value,
-                self._body(body, sobject),
-                update_only=records.update_only(params.get("updateOnly")),
-            )
-            status, result = records.upsert_answer(ctx, record_id, created)
-            headers = {"Location": ctx.record_url(sobject, record_id)} if created else {}
-            return Outcome(status, result, headers)
+    version = parse_version(match.group(1))
+    # Empty segments are dropped (`sobjects//Account` is `sobjects/Account`, as it has been).
+    segments = [segment for segment in (match.group(2) or "").split("/") if segment]
+    if not segments:
         raise NotFound()
+    resource = unquote(segments[0])
+    if resource in _UNSUPPORTED_IN_SUBREQUESTS:
+        raise FeatureNotSupported(f"/{resource} as a composite subrequest")
+    path = f"/services/data/v{version}/{'/'.join(segments)}"
+    return f"{path}?{parts.query}" if parts.query else path
+
+
+def _run(conn: Connection, dispatch: Dispatch, method: str, url: str, body: Any) -> Outcome:
+    """The outcome of one subrequest, inside its own SAVEPOINT: undone when it failed."""
+    savepoint = conn.begin_nested()
+    try:
+        outcome = dispatch(method.upper(), _resource_url(url), body)
+    except SalesforceError as error:
+        savepoint.rollback()
+        return _failure(error)
+    except BaseException:
+        savepoint.rollback()
+        raise
+    if outcome.ok:
+        savepoint.commit()
+    else:  # an error a route answered without raising is undone all the same
+        savepoint.rollback()
+    return outcome
 
 
 # ---------------------------------------------------------------- /composite
@@ -321,10 +223,9 @@ def _reference_error(error: _Unresolved) -> Outcome:
     return _halted(message)
 
 
-def run_composite(
-    conn: Connection, ctx: OrgContext, cursors: CursorStore, data: dict[str, Any]
-) -> dict[str, Any]:
-    """`POST /composite`: subrequests in order, each seeing the results of those before."""
+def _composite_subrequests(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The compositeRequest list, each with a method, a url and a unique referenceId; or the
+    INVALID_INPUT that refuses the whole request before anything runs."""
     subrequests = _list(data, "compositeRequest")
     if not subrequests:
         raise invalid_input("compositeRequest must contain at least one subrequest")
@@ -347,10 +248,15 @@ def run_composite(
         seen.add(reference_id)
         if not isinstance(sub.get("method"), str) or not isinstance(sub.get("url"), str):
             raise invalid_input(f"Subrequest {reference_id} needs a method and a url")
+    return subrequests
+
+
+def run_composite(conn: Connection, dispatch: Dispatch, data: dict[str, Any]) -> dict[str, Any]:
+    """`POST /composite`: subrequests in order, each seeing the results of those before."""
+    subrequests = _composite_subrequests(data)
     all_or_none = _flag(data, "allOrNone")
     _flag(data, "collateSubrequests")  # read for its type only: subrequests run in order
     whole = conn.begin_nested()
-    dispatcher = Dispatcher(conn, ctx, cursors)
     results: dict[str, Outcome] = {}
     answers: list[tuple[str, Outcome]] = []
     failed = False
@@ -365,7 +271,7 @@ def run_composite(
         except _Unresolved as error:
             outcome = _reference_error(error)
         else:
-            outcome = dispatcher.run(sub["method"], url, body)
+            outcome = _run(conn, dispatch, sub["method"], url, body)
         results[reference_id] = outcome
         answers.append((reference_id, outcome))
         failed = failed or not outcome.ok
@@ -397,9 +303,7 @@ BATCH_HALTED = [
 ]
 
 
-def run_batch(
-    conn: Connection, ctx: OrgContext, cursors: CursorStore, data: dict[str, Any]
-) -> dict[str, Any]:
+def run_batch(conn: Connection, dispatch: Dispatch, data: dict[str, Any]) -> dict[str, Any]:
     """`POST /composite/batch`: independent subrequests; haltOnError stops after a failure."""
     subrequests = _list(data, "batchRequests")
     if len(subrequests) > MAX_COMPOSITE_SUBREQUESTS:
@@ -412,14 +316,13 @@ def run_batch(
         if not isinstance(sub.get("method"), str) or not isinstance(sub.get("url"), str):
             raise invalid_input("Each batch subrequest needs a method and a url")
     halt = _flag(data, "haltOnError")
-    dispatcher = Dispatcher(conn, ctx, cursors)
     results: list[dict[str, Any]] = []
     has_errors = False
     for sub in subrequests:
         if has_errors and halt:
             results.append({"statusCode": 412, "result": BATCH_HALTED})
             continue
-        outcome = dispatcher.run(sub["method"], sub["url"], sub.get("richInput"))
+        outcome = _run(conn, dispatch, sub["method"], sub["url"], sub.get("richInput"))
         has_errors = has_errors or not outcome.ok
         results.append({"statusCode": outcome.status, "result": outcome.body})
     return {"hasErrors": has_errors, "results": results}
