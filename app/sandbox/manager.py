@@ -233,6 +233,9 @@ class SandboxManager:
         self._stopping = False
         self._last_reclaim = 0.0
         self._calls = CallBuffer()
+        # Held from taking calls to committing them, so that a log read that flushes first
+        # waits for a flush already under way instead of reading before its commit.
+        self._flushing = threading.Lock()
         self._last_expiry = 0.0
         # Templates seen ready lately (monotonic time), so a create need not ask again.
         self._ready: dict[str, float] = {}
@@ -696,10 +699,11 @@ class SandboxManager:
         return len(self._calls) > 0
 
     def flush_calls(self) -> None:
-        pending = self._calls.take()
-        if pending:
-            with platform_transaction(self.platform) as conn:
-                add_calls(conn, pending, self.settings.call_log_retention)
+        with self._flushing:
+            pending = self._calls.take()
+            if pending:
+                with platform_transaction(self.platform) as conn:
+                    add_calls(conn, pending, self.settings.call_log_retention)
 
     def call_log(self, sandbox_id: str) -> list[dict[str, object]]:
         sandbox = self.get(sandbox_id)
