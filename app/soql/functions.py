@@ -87,6 +87,14 @@ class to_local_time(FunctionElement[Any]):
         super().__init__(expression, bindparam(None, zone))
 
 
+class text_sort_key(FunctionElement[Any]):
+    """How Salesforce sorts text: by the upper-cased value, character by character (so `_`
+    sorts after letters, as in the English locale's upper case)."""
+
+    inherit_cache = True
+    name = "text_sort_key"
+
+
 def _args(element: FunctionElement[Any], compiler: SQLCompiler, **kw: Any) -> list[str]:
     return [compiler.process(clause, **kw) for clause in element.clauses]
 
@@ -131,6 +139,11 @@ def _date_part(element: DatePart, compiler: SQLCompiler, **kw: Any) -> str:
 @compiles(day_only)
 def _day_only(element: day_only, compiler: SQLCompiler, **kw: Any) -> str:
     return _backend(compiler, element).day_only(_args(element, compiler, **kw)[0])
+
+
+@compiles(text_sort_key)
+def _text_sort_key(element: text_sort_key, compiler: SQLCompiler, **kw: Any) -> str:
+    return _backend(compiler, element).text_sort_key(_args(element, compiler, **kw)[0])
 
 
 @compiles(to_local_time)

@@ -18,7 +18,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.sql.expression import FromClause
 
-from app.metadata.model import SObjectDef
+from app.metadata.model import FieldDef, FieldType, SObjectDef
 from app.soql.bound import (
     BoundAggregate,
     BoundDistance,
@@ -30,7 +30,7 @@ from app.soql.bound import (
     Target,
 )
 from app.soql.function_spec import AggregateFunction
-from app.soql.functions import EARTH_RADIUS, GeoDistance, to_local_time
+from app.soql.functions import EARTH_RADIUS, GeoDistance, text_sort_key, to_local_time
 from app.soql.name_entity import TYPE_FIELD
 from app.storage.tables import TableSet
 
@@ -198,7 +198,30 @@ def target_column(joins: Columns, target: Target) -> ColumnElement[Any]:
 def order_keys(joins: Columns, bound: BoundQuery) -> list[ColumnElement[Any]]:
     keys: list[ColumnElement[Any]] = []
     for order in bound.order_by:
-        column = target_column(joins, order.target)
-        key = column.desc() if order.descending else column.asc()
-        keys.append(key.nulls_first() if order.nulls_first else key.nulls_last())
+        for value in sort_values(order.target, target_column(joins, order.target)):
+            key = value.desc() if order.descending else value.asc()
+            keys.append(key.nulls_first() if order.nulls_first else key.nulls_last())
     return keys
+
+
+def sort_values(target: Target, column: ColumnElement[Any]) -> list[ColumnElement[Any]]:
+    """What ORDER BY sorts a target by, as Salesforce sorts: a picklist by the order of its
+    values (a value it does not list after them, by text), text by its upper-cased value."""
+    field = _sorted_field(target)
+    if field is None or not field.is_text:
+        return [column]
+    if isinstance(target, BoundPath) and field.type is FieldType.PICKLIST and field.picklist:
+        ranks = [(column == entry.value, index) for index, entry in enumerate(field.picklist)]
+        rank = case((column.is_(None), null()), *ranks, else_=len(field.picklist))
+        return [rank, text_sort_key(column)]
+    return [text_sort_key(column)]
+
+
+def _sorted_field(target: Target) -> FieldDef | None:
+    """The field whose values a target sorts: itself, or the field of MIN() or MAX()."""
+    if isinstance(target, BoundPath):
+        return target.field
+    ordered = (AggregateFunction.MIN, AggregateFunction.MAX)
+    if isinstance(target, BoundAggregate) and target.function in ordered and target.path:
+        return target.path.field
+    return None

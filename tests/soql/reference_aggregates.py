@@ -53,6 +53,7 @@ from tests.soql.reference_model import (
     leaf_matches_value,
     matches,
     soql_number,
+    sort_value,
 )
 
 COUNTS = ("COUNT", "COUNT_DISTINCT")
@@ -376,7 +377,7 @@ def sort_groups(spec: AggregateSpec, groups: list[Group]) -> list[Group]:
 
         def sort_key(group: Group, key: OrderKey = key, null_flag: int = null_flag) -> Any:
             value = spec.value(group, key.target)
-            return (null_flag, 0) if value is None else (1, value)
+            return (null_flag, 0) if value is None else (1, sortable(key.target, value))
 
         result.sort(key=sort_key, reverse=key.descending)
     return result
@@ -398,10 +399,19 @@ def _not_after(spec: AggregateSpec, first: Group, second: Group) -> bool:
             return (a is None) == null_first
         if isinstance(a, Fraction) and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6):
             continue
+        a, b = sortable(key.target, a), sortable(key.target, b)
         if a == b:
             continue
         return bool(a < b) != key.descending
     return True
+
+
+def sortable(target: Target, value: Any) -> Any:
+    """A value as ORDER BY sorts it: text by its upper case; a grouped picklist by its values'
+    order (MIN and MAX of a picklist sort as text)."""
+    if isinstance(target, Aggregate):
+        return value.upper() if isinstance(value, str) else value
+    return sort_value(target.field, value)
 
 
 def group_json(spec: AggregateSpec, group: Group) -> dict[str, Any]:

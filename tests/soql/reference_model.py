@@ -392,6 +392,17 @@ def fold(kind: str | None, value: Any) -> Any:
     return value
 
 
+def sort_value(field: FieldDef, folded: Any) -> Any:
+    """A folded value as Salesforce sorts it: text by its upper case (so `_` comes after
+    letters), a picklist by the order of its values, then by text."""
+    if not isinstance(folded, str) or not field.is_text:
+        return folded  # ids sort as stored
+    if field.type is not FieldType.PICKLIST:
+        return folded.upper()
+    order = [entry.value.lower() for entry in field.picklist]
+    return (order.index(folded) if folded in order else len(order), folded.upper())
+
+
 def like_regex(pattern: str) -> re.Pattern[str]:
     """SOQL LIKE: % any text, _ one character, \\%, \\_ and \\\\ literal, ignoring case."""
     out, index = [], 0
@@ -696,7 +707,7 @@ def sort_rows(rows: list[Row], keys: Sequence[OrderKey]) -> list[Row]:
 
         def sort_key(row: Row, key: OrderKey = key, null_flag: int = null_flag) -> Any:
             value = fold(key.column.kind, key.column.value(row))
-            return (null_flag, 0) if value is None else (1, value)
+            return (null_flag, 0) if value is None else (1, sort_value(key.column.field, value))
 
         result.sort(key=sort_key, reverse=key.descending)
     return result

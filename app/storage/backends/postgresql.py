@@ -400,6 +400,10 @@ class PostgresBackend:
     def day_only(self, value: str) -> str:
         return f"CAST({value} AS DATE)"
 
+    def text_sort_key(self, value: str) -> str:
+        # By code point whatever the database's collation (a locale's ignores punctuation).
+        return f'upper(CAST({value} AS TEXT)) COLLATE "C"'
+
     def to_local(self, value: str, zone: str) -> str:
         return f"timezone({zone}, timezone('UTC', {value}))"
 

@@ -424,6 +424,10 @@ class SqliteBackend:
     def day_only(self, value: str) -> str:
         return f"date({value})"
 
+    def text_sort_key(self, value: str) -> str:
+        # A function's result has no collation: it sorts by code point, as upper-cased text.
+        return f"upper({value})"
+
     def to_local(self, value: str, zone: str) -> str:
         return f"{TO_LOCAL_FUNCTION}({value}, {zone})"
 
