@@ -10,7 +10,6 @@ import re
 from pathlib import Path
 
 import pytest
-from radon.complexity import cc_visit
 
 from app.storage.backends import (
     Backend,
@@ -28,7 +27,6 @@ BACKENDS = APP / "storage" / "backends"
 # back end the org is loaded into.
 NAMES_BACKENDS = {APP / "config.py", APP / "seeding" / "dump_reader.py"}
 _BACKEND_NAME = re.compile(r"\b(sqlite|postgresql|postgres)\b")
-MAX_COMPLEXITY = 15
 
 
 def _protocol_methods() -> dict[str, inspect.Signature]:
@@ -149,13 +147,3 @@ def test_the_checks_see_a_branch_and_a_name() -> None:
     assert _branches(branch) == [1, 3]
     assert _names(branch) == [1]
     assert _names(ast.parse('"""Runs on sqlite."""\nx = "sqlite_master"')) == []
-
-
-def test_no_backend_function_is_over_the_complexity_bound() -> None:
-    over = [
-        f"{path.name}:{block.lineno} {block.fullname} ({block.complexity})"
-        for path in sorted(BACKENDS.glob("*.py"))
-        for block in cc_visit(path.read_text(encoding="utf-8"))
-        if block.complexity > MAX_COMPLEXITY
-    ]
-    assert over == []
