@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from datetime import date, datetime
 from typing import Any
 
+from app.config import REPO_ROOT
 from app.metadata.model import FieldType
 from app.metadata.registry import SchemaRegistry
 from app.storage.ids import make_id, normalize_id
@@ -52,6 +53,19 @@ PRO_UNPUBLISHED_COUNTS = {
     "UserTerritory2Association": (150, 150),
 }
 PRO_ORGS = ("b2b", "b2c")  # the column order of the Pro counts
+
+
+# What every org holds besides its generator's records: its Organization and the standard
+# profiles; the other standard objects it has (Group, Campaign, Opportunity in the original
+# org, ...) hold no records.
+STANDARD_COUNTS = {"Organization": 1, "Profile": 4}
+
+
+def served_counts(org: str) -> dict[str, int]:
+    """Every object of the served org `org` and its record count, those with none included."""
+    registry = SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / org / "objects")
+    generated = CRMARENA_COUNTS if org == "original" else pro_counts(org)
+    return {sobject.name: 0 for sobject in registry} | STANDARD_COUNTS | generated
 
 
 def pro_counts(org: str) -> dict[str, int]:

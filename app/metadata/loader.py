@@ -1,7 +1,10 @@
 """Reads an org's object definitions (seed/orgs/<org>/objects/*.yaml) into frozen SObjectDefs.
 
 The YAML holds only what differs between objects; the loader adds the system fields every
-object has (Id, IsDeleted and the audit fields) and fills in describe defaults.
+object has (Id, IsDeleted and the audit fields) and fills in describe defaults. Every org also
+has the standard objects of `standard_objects/` (Organization, Group, Profile, the sales
+objects, ...) and their standard fields: an org's own definition of one adds to it and wins
+where both define a field.
 """
 
 from __future__ import annotations
@@ -199,6 +202,9 @@ def load_object(raw: dict[str, Any]) -> SObjectDef:
         fields=tuple(_system_fields_before() + declared + _system_fields_after()),
         # Salesforce's SOSL index leaves some objects out (price book entries, order products).
         searchable=bool(raw.get("searchable", True)),
+        createable=bool(raw.get("createable", True)),
+        updateable=bool(raw.get("updateable", True)),
+        deletable=bool(raw.get("deletable", True)),
         compound_name=(
             CompoundName(parts=tuple(compound["parts"]), always=bool(compound["always"]))
             if compound
@@ -207,9 +213,30 @@ def load_object(raw: dict[str, Any]) -> SObjectDef:
     )
 
 
+STANDARD_OBJECTS_DIR = Path(__file__).parent / "standard_objects"
+
+
+def _read_definitions(directory: Path) -> dict[str, dict[str, Any]]:
+    definitions = (
+        yaml.safe_load(path.read_text(encoding="utf-8"))
+        for path in sorted(directory.glob("*.yaml"))
+    )
+    return {raw["name"]: raw for raw in definitions}
+
+
+def with_standard(own: dict[str, Any], standard: dict[str, Any] | None) -> dict[str, Any]:
+    """An org's definition of an object over the standard one: the org's keys and fields win,
+    and the standard fields it does not define follow its own."""
+    if standard is None:
+        return own
+    extra = {k: v for k, v in standard["fields"].items() if k not in own["fields"]}
+    return {**standard, **own, "fields": {**own["fields"], **extra}}
+
+
 def load_org(objects_dir: Path) -> list[SObjectDef]:
-    """Every object definition in `objects_dir`, in file-name order."""
-    return [
-        load_object(yaml.safe_load(path.read_text(encoding="utf-8")))
-        for path in sorted(objects_dir.glob("*.yaml"))
-    ]
+    """The standard objects and every object definition in `objects_dir`, by name."""
+    standard = _read_definitions(STANDARD_OBJECTS_DIR)
+    own = _read_definitions(objects_dir)
+    merged = {name: with_standard(raw, standard.get(name)) for name, raw in own.items()}
+    merged.update({name: raw for name, raw in standard.items() if name not in own})
+    return [load_object(merged[name]) for name in sorted(merged)]

@@ -46,6 +46,7 @@ from app.seeding.conversion import BadValue, convert, converter
 from app.seeding.dump_reader import Dump, DumpError, open_dump
 from app.seeding.loading import OrgStamp, ProgressCallback, Rows, replace_org_data
 from app.seeding.pipeline import complete_record, content_hash
+from app.seeding.standard_records import standard_records
 from app.storage.ids import BASE62, POD
 from app.storage.platform import IMPORTED_SOURCE_PREFIX
 from app.storage.tables import TableSet
@@ -400,7 +401,8 @@ def read_dump(
             report = ObjectReport(sobject=sobject.name, table=table)
             reports.append(report)
             if table is None:
-                records[sobject.name] = []
+                # A dump without the Organization (or the profiles) still gets the org's own.
+                records[sobject.name] = standard_records(org).get(sobject.name, [])
                 present[sobject.name] = set()
                 continue
 

@@ -21,6 +21,7 @@ from app.metadata.registry import SchemaRegistry
 from app.seeding.generate import generate_original_org
 from app.seeding.loading import ORG_INFO, OrgStamp, ProgressCallback, Rows, replace_org_data
 from app.seeding.pro import generate_b2b_org, generate_b2c_org
+from app.seeding.standard_records import standard_records
 from app.storage.derived import apply_auto_numbers, apply_derived
 from app.storage.tables import TableSet
 
@@ -84,7 +85,7 @@ def content_hash(registry: SchemaRegistry, rows: Rows) -> str:
 
 def build_rows(registry: SchemaRegistry, org: str, seed: int) -> Rows:
     """Generate the org and complete every record; no database involved."""
-    generated = GENERATORS[org](seed)
+    generated = {**standard_records(org), **GENERATORS[org](seed)}
     users = generated.get("User", [])
     admin_id = users[0]["Id"] if users else ""
     rows: Rows = {}

@@ -18,11 +18,11 @@ from datetime import datetime, timedelta
 from sqlalchemy import Connection, delete, func, insert, select, update
 
 from app.errors import SalesforceError
-from app.storage.ids import make_id
+from app.storage.ids import ORGANIZATION_ID, make_id
 from app.storage.platform import AuthSession
 from app.storage.tables import TableSet
 
-ORG_ID = make_id("00D", 1)
+ORG_ID = ORGANIZATION_ID
 _TOKEN_ALPHABET = string.ascii_letters + string.digits
 SESSIONS = AuthSession.__table__  # type: ignore[attr-defined]
 

@@ -38,6 +38,19 @@ def resolve_sobject(ctx: OrgContext, name: str) -> SObjectDef:
     return sobject
 
 
+# The DML an object's describe forbids (Organization is never inserted or deleted), by operation.
+_REFUSED_OPERATIONS = {"createable": "inserted", "updateable": "updated", "deletable": "deleted"}
+
+
+def require_operation(sobject: SObjectDef, flag: str) -> None:
+    """Salesforce's refusal of an insert, update or delete that the object does not allow."""
+    if not getattr(sobject, flag):
+        raise SalesforceError(
+            f"entity type cannot be {_REFUSED_OPERATIONS[flag]}: {sobject.label}",
+            error_code="INVALID_TYPE_FOR_OPERATION",
+        )
+
+
 def _live_row(
     conn: Connection, ctx: OrgContext, sobject: SObjectDef, raw_id: str
 ) -> dict[str, Any]:
@@ -74,6 +87,7 @@ def _platform_rules(
 
 def create_record(conn: Connection, ctx: OrgContext, sobject: SObjectDef, body: JsonBody) -> str:
     """Insert a record from a REST body; returns its 18-character id."""
+    require_operation(sobject, "createable")
     if "Id" in body.data or "id" in body.data:
         raise FieldError(
             "INVALID_FIELD_FOR_INSERT_UPDATE",
@@ -110,6 +124,7 @@ def create_record(conn: Connection, ctx: OrgContext, sobject: SObjectDef, body: 
 def update_record(
     conn: Connection, ctx: OrgContext, sobject: SObjectDef, raw_id: str, body: JsonBody
 ) -> None:
+    require_operation(sobject, "updateable")
     row = _live_row(conn, ctx, sobject, raw_id)
     original = dict(row)
     body_id = body.data.get("Id", body.data.get("id"))
@@ -133,11 +148,8 @@ def update_record(
 
 def delete_record(conn: Connection, ctx: OrgContext, sobject: SObjectDef, raw_id: str) -> None:
     """Move a record (and the children that cascade with it) to the recycle bin."""
+    require_operation(sobject, "deletable")
     row = _live_row(conn, ctx, sobject, raw_id)
-    if not sobject.deletable:
-        raise SalesforceError(
-            "insufficient access rights on object id", error_code="INSUFFICIENT_ACCESS_OR_READONLY"
-        )
     _soft_delete(conn, ctx, sobject, [row["Id"]])
 
 

@@ -19,6 +19,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
 from app.storage.backends import Backend, DateField, UnknownBackend, backend_for
+from app.storage.types import CaseInsensitiveText
 
 # The SOQL functions that are one date field as it is.
 _PLAIN_PARTS = {
@@ -93,6 +94,18 @@ class text_sort_key(FunctionElement[Any]):
 
     inherit_cache = True
     name = "text_sort_key"
+
+
+class case_insensitive(FunctionElement[Any]):
+    """Text that compares case-insensitively, as its columns do, though built from several."""
+
+    inherit_cache = True
+    name = "case_insensitive"
+
+    def __init__(self, expression: ColumnElement[Any]):
+        # Typed as a text column is, so what it is compared with binds as such (citext).
+        self.type = CaseInsensitiveText()
+        super().__init__(expression)
 
 
 def _args(element: FunctionElement[Any], compiler: SQLCompiler, **kw: Any) -> list[str]:
@@ -182,3 +195,8 @@ class GeoDistance(FunctionElement[float]):
 def _distance(element: GeoDistance, compiler: SQLCompiler, **kw: Any) -> str:
     lat1, lon1, lat2, lon2, radius = _args(element, compiler, **kw)
     return _backend(compiler, element).distance(lat1, lon1, lat2, lon2, radius)
+
+
+@compiles(case_insensitive)
+def _case_insensitive(element: case_insensitive, compiler: SQLCompiler, **kw: Any) -> str:
+    return _backend(compiler, element).case_insensitive(_args(element, compiler, **kw)[0])

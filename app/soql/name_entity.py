@@ -12,8 +12,12 @@ NAME_FIELDS = (
     "IsActive", "ProfileId", "RecordTypeId", "UserRoleId", "LastReferencedDate", "LastViewedDate",
 )
 # fmt: on
+# What a parent record read through a polymorphic lookup says it is (`attributes.type`).
+NAME_ENTITY = "Name"
 BY_LOWER_NAME = {name.lower(): name for name in NAME_FIELDS}
-# `What.Type`: the API name of the object the lookup points at.
+# `What.Type`: the API name of the object the lookup points at, but for a queue (a Group owns
+# records only as a queue), whose `Owner.Type` is 'Queue'.
+NAME_TYPES = {"Group": "Queue"}
 TYPE_FIELD = FieldDef(name="Type", type=FieldType.STRING, label="Type", length=40)
 
 

@@ -27,6 +27,7 @@ from app.soql.compiler import ChildQuery, CompiledQuery, TypeOfColumns
 from app.soql.execute import Children, ResultRows
 from app.soql.formatting import format_value, to_label
 from app.soql.function_spec import AggregateFunction, Transform
+from app.soql.name_entity import NAME_ENTITY
 
 # The type of an aggregate of numbers: written as a double.
 _DOUBLE = FieldDef(name="expr", type=FieldType.DOUBLE, label="expr", scale=2)
@@ -143,6 +144,15 @@ def _attributes(sobject_name: str, record_id: Any, base_path: str) -> dict[str, 
     return {"type": sobject_name, "url": f"{base_path}/sobjects/{sobject_name}/{record_id}"}
 
 
+def _parent_attributes(hop: Hop, record_id: str, base_path: str) -> dict[str, Any]:
+    """A parent record's attributes: through a polymorphic lookup it is the Name entity, whose
+    url still names the object the record is."""
+    attributes = _attributes(hop.type_of(record_id), record_id, base_path)
+    if hop.alternatives:
+        attributes["type"] = NAME_ENTITY
+    return attributes
+
+
 def _typeof_value(columns: TypeOfColumns, row: Sequence[Any], base_path: str) -> Any:
     for branch, id_index, indexes in columns.branches:
         record_id = row[id_index]
@@ -176,7 +186,7 @@ def _shape(
                 container[hop.name] = (
                     None
                     if parent_id is None
-                    else {"attributes": _attributes(hop.type_of(parent_id), parent_id, base_path)}
+                    else {"attributes": _parent_attributes(hop, parent_id, base_path)}
                 )
             container = container[hop.name]
             if container is None:

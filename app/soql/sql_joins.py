@@ -30,8 +30,14 @@ from app.soql.bound import (
     Target,
 )
 from app.soql.function_spec import AggregateFunction
-from app.soql.functions import EARTH_RADIUS, GeoDistance, text_sort_key, to_local_time
-from app.soql.name_entity import TYPE_FIELD
+from app.soql.functions import (
+    EARTH_RADIUS,
+    GeoDistance,
+    case_insensitive,
+    text_sort_key,
+    to_local_time,
+)
+from app.soql.name_entity import NAME_TYPES, TYPE_FIELD
 from app.storage.tables import TableSet
 
 
@@ -97,9 +103,15 @@ class Joins:
         """A Name entity field read through a polymorphic lookup."""
         tables = self._alternative_tables(path.hops)
         if path.field is TYPE_FIELD:
-            return case(
-                *((table.c.Id.is_not(None), literal(target.name)) for target, table in tables),
-                else_=null(),
+            # Compared as text is (`Owner.Type = 'queue'`), so case-insensitively.
+            return case_insensitive(
+                case(
+                    *(
+                        (table.c.Id.is_not(None), literal(NAME_TYPES.get(target.name, target.name)))
+                        for target, table in tables
+                    ),
+                    else_=null(),
+                )
             )
         found = []
         for target, table in tables:
@@ -109,7 +121,10 @@ class Joins:
                 found.append(table.c[name])
         if not found:
             return null()
-        return func.coalesce(*found) if len(found) > 1 else found[0]
+        if len(found) == 1:
+            return found[0]
+        merged = func.coalesce(*found)
+        return case_insensitive(merged) if path.field.is_text else merged
 
     def parent_id(self, hops: tuple[Hop, ...]) -> ColumnElement[Any]:
         """The Id of the record the path `hops` leads to (null when the lookup is empty)."""

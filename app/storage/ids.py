@@ -85,3 +85,8 @@ def record_number(record_id: str) -> int:
 
 def key_prefix_of(record_id: str) -> str:
     return record_id[:3]
+
+
+# The org's own id: every org here is one Organization record, and sessions and identity URLs
+# name it.
+ORGANIZATION_ID = make_id("00D", 1)

@@ -8,12 +8,38 @@ from app.metadata.registry import SchemaRegistry
 REGISTRY = SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original" / "objects")
 
 
-def test_the_original_org_has_its_16_objects() -> None:
+def test_the_original_org_has_its_16_objects_and_the_standard_ones() -> None:
     assert [o.name for o in REGISTRY] == [
-        "Account", "Case", "CaseHistory__c", "Contact", "EmailMessage", "Issue__c",
-        "Knowledge__kav", "LiveChatTranscript", "Order", "OrderItem", "Pricebook2",
-        "PricebookEntry", "Product2", "ProductCategory", "ProductCategoryProduct", "User",
+        "Account", "Campaign", "Case", "CaseHistory__c", "Contact", "EmailMessage", "Event",
+        "Group", "Issue__c", "Knowledge__kav", "Lead", "LiveChatTranscript", "Opportunity",
+        "Order", "OrderItem", "Organization", "Pricebook2", "PricebookEntry", "Product2",
+        "ProductCategory", "ProductCategoryProduct", "Profile", "RecordType", "Task", "User",
+        "UserRole",
     ]  # fmt: skip
+
+
+def test_an_org_definition_adds_to_the_standard_one_and_wins() -> None:
+    account = REGISTRY.get("Account")
+    assert account is not None
+    names = [f.name for f in account.fields if not f.system]
+    # The org's own fields first, in its order; then the standard fields it does not define.
+    assert names[:3] == ["Name", "FirstName", "LastName"]
+    assert {"BillingState", "NumberOfEmployees", "Industry", "ParentId"} <= set(names)
+    own = account.field("ShippingState")
+    assert own is not None and own.length == 80
+    assert names.count("Description") == 1
+
+
+def test_object_flags_come_from_the_definition() -> None:
+    organization = REGISTRY.get("Organization")
+    assert organization is not None
+    assert (organization.createable, organization.updateable, organization.deletable) == (
+        False,
+        True,
+        False,
+    )
+    account = REGISTRY.get("Account")
+    assert account is not None and account.createable and account.deletable
 
 
 def test_every_object_has_the_system_fields() -> None:
@@ -58,4 +84,14 @@ def test_labels_come_from_names() -> None:
 
 def test_objects_sosl_leaves_out_are_not_searchable() -> None:
     unsearchable = {o.name for o in REGISTRY if not o.searchable}
-    assert unsearchable == {"PricebookEntry", "OrderItem", "ProductCategoryProduct"}
+    assert unsearchable == {
+        "PricebookEntry",
+        "OrderItem",
+        "ProductCategoryProduct",
+        # standard objects of the platform, not of the org's business
+        "Organization",
+        "Group",
+        "Profile",
+        "UserRole",
+        "RecordType",
+    }

@@ -302,10 +302,14 @@ def test_a_sandbox_can_hold_another_org(client: TestClient) -> None:
     assert counts == {
         "sObjects": [{"count": 1170, "name": "Opportunity"}, {"count": 153, "name": "Case"}]
     }
-    described = sf.get(f"{API}/sobjects/Account/describe").json()
-    assert "Industry" in {field["name"] for field in described["fields"]}
+    described = sf.get(f"{API}/sobjects/Opportunity/describe").json()
+    assert "ContractID__c" in {field["name"] for field in described["fields"]}
     default = as_token(client, create(client, id="beside-b2b")["access_token"])
+    # The original org has the standard Opportunity too, but none of its records and none of
+    # the Pro org's custom fields.
     response = default.get(f"{API}/query", params={"q": "SELECT Id FROM Opportunity"})
+    assert response.json() == {"totalSize": 0, "done": True, "records": []}
+    response = default.get(f"{API}/query", params={"q": "SELECT ContractID__c FROM Opportunity"})
     assert response.status_code == 400
-    assert response.json()[0]["errorCode"] == "INVALID_TYPE"
+    assert response.json()[0]["errorCode"] == "INVALID_FIELD"
     assert client.delete(f"{CONTROL}/pro-b2b").status_code == 204

@@ -37,6 +37,7 @@ from app.storage.ids import POD, to_18
 from app.storage.platform import IMPORTED_SOURCE_PREFIX
 from app.storage.records import insert_rows
 from tests.conftest import API, login, make_settings, open_client
+from tests.crmarena import STANDARD_COUNTS
 from tests.databases import DatabaseFactory
 from tests.seeding.dumps import (
     ACCOUNT_1,
@@ -146,9 +147,10 @@ def test_reading_converts_every_stored_value_to_its_field_type(tmp_path: Path) -
 def test_the_report_counts_loaded_converted_and_filled_values(tmp_path: Path) -> None:
     contents = read_dump(dump_file(tmp_path), REGISTRY, org="original")
     reports = {report.sobject: report for report in contents.reports}
-    assert {name: report.loaded for name, report in reports.items()} == {
-        name: len(table.rows) for name, table in original_dump().items()
-    }
+    dumped = {name: len(table.rows) for name, table in original_dump().items()}
+    # Objects the dump lacks load empty, but for the org's own Organization and profiles.
+    absent = {sobject.name: 0 for sobject in REGISTRY} | STANDARD_COUNTS
+    assert {name: report.loaded for name, report in reports.items()} == absent | dumped
     assert reports["User"].converted["Phone"] == 1  # the other phone is null
     assert reports["OrderItem"].converted["Quantity"] == 2
     assert reports["Product2"].converted["IsActive"] == 2
@@ -465,7 +467,8 @@ def test_the_import_command_loads_and_prints_the_report(
     assert f"sha256: {sha256}" in result.output
     assert "Import report" in result.output
     assert "PublishStatus filled in 2 rows" in result.output
-    assert "Imported" in result.output and "30 records" in result.output
+    # the dump's 30 records, then the org's Organization and 4 profiles
+    assert "Imported" in result.output and "35 records" in result.output
     bad = original_dump()
     bad["Case"].add_column("Resolution__c", "TEXT", ["x", "y"])
     args[1] = str(dump_file(tmp_path, bad, "bad.db"))

@@ -11,7 +11,7 @@ from app.cli import cli
 from app.config import REPO_ROOT
 from app.metadata.registry import SchemaRegistry
 from app.seeding.pipeline import build_rows, content_hash
-from tests.crmarena import pro_counts
+from tests.crmarena import STANDARD_COUNTS, pro_counts
 
 
 @pytest.mark.parametrize("org", ["b2b", "b2c"])
@@ -27,7 +27,7 @@ def test_seed_builds_the_org_asked_for(
     registry = SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / org / "objects")
     expected = content_hash(registry, build_rows(registry, org, 7))
     assert f"content hash: {expected}" in result.output
-    total = sum(pro_counts(org).values())
+    total = sum(pro_counts(org).values()) + sum(STANDARD_COUNTS.values())
     assert f"Seeded org {org} with seed 7: {total:,} records" in result.output
 
 

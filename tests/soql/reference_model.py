@@ -104,12 +104,10 @@ class Column:
 
 
 def lookup_target(lookup: FieldDef) -> SObjectDef | None:
-    """The object a lookup leads to: the first of its targets the org has (as the binder picks)."""
-    for name in lookup.reference_to:
-        target = REGISTRY.get(name)
-        if target is not None:
-            return target
-    return None
+    """The object a lookup leads to, when the org has exactly one of its targets. A polymorphic
+    lookup (Case.Owner: a User or a queue) reads the Name entity, which the corpus covers."""
+    targets = [target for name in lookup.reference_to if (target := REGISTRY.get(name))]
+    return targets[0] if len(targets) == 1 else None
 
 
 def columns_of(sobject: SObjectDef) -> list[Column]:

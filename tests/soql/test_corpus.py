@@ -106,7 +106,8 @@ class Org:
         return _REF.sub(self.ref, text)
 
     def expand(self, value: Any) -> Any:
-        """An expected value with ids substituted and `attributes: [Type, $ref]` spelled out."""
+        """An expected value with ids substituted and `attributes: [Type, $ref]` spelled out
+        (`[Name, Type, $ref]`: the Name entity of a polymorphic lookup, its url of Type)."""
         if isinstance(value, str):
             return self.substitute(value)
         if isinstance(value, list):
@@ -115,9 +116,9 @@ class Org:
             out = {}
             for key, item in value.items():
                 if key == "attributes" and isinstance(item, list):
-                    sobject, ref = item
+                    *entity, sobject, ref = item
                     url = f"{API}/sobjects/{sobject}/{self.substitute(ref)}"
-                    out[key] = {"type": sobject, "url": url}
+                    out[key] = {"type": entity[0] if entity else sobject, "url": url}
                 else:
                     out[key] = self.expand(item)
             return out

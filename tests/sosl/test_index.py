@@ -32,13 +32,20 @@ def groups(name: str) -> dict[str, FieldGroup]:
 
 
 def test_searched_fields_follow_salesforce() -> None:
-    assert groups("Contact") == {
+    contact = groups("Contact")
+    assert {name: contact[name] for name in ("FirstName", "LastName", "Name")} == {
         "FirstName": FieldGroup.NAME,
         "LastName": FieldGroup.NAME,
         "Name": FieldGroup.NAME,
-        "Email": FieldGroup.EMAIL,
-        "Phone": FieldGroup.PHONE,
     }
+    assert (contact["Email"], contact["Phone"], contact["MobilePhone"]) == (
+        FieldGroup.EMAIL,
+        FieldGroup.PHONE,
+        FieldGroup.PHONE,
+    )
+    # Other text is searched IN ALL FIELDS; picklists (Salutation, LeadSource) are not.
+    assert contact["MailingCity"] is contact["Description"] is FieldGroup.OTHER
+    assert not {"Salutation", "LeadSource", "Birthdate", "DoNotCall"} & set(contact)
     knowledge = groups("Knowledge__kav")
     assert knowledge["Title"] is FieldGroup.NAME
     assert knowledge["FAQ_Answer__c"] is FieldGroup.OTHER

@@ -404,6 +404,11 @@ class PostgresBackend:
         # By code point whatever the database's collation (a locale's ignores punctuation).
         return f'upper(CAST({value} AS TEXT)) COLLATE "C"'
 
+    def case_insensitive(self, value: str) -> str:
+        # A coalesce of citext columns is citext, but a literal (a polymorphic lookup's type)
+        # is text.
+        return f"CAST({value} AS CITEXT)"
+
     def to_local(self, value: str, zone: str) -> str:
         return f"timezone({zone}, timezone('UTC', {value}))"
 

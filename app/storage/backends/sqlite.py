@@ -428,6 +428,10 @@ class SqliteBackend:
         # A function's result has no collation: it sorts by code point, as upper-cased text.
         return f"upper({value})"
 
+    def case_insensitive(self, value: str) -> str:
+        # A function's result (a coalesce of several objects' columns) drops their collation.
+        return f"({value}) COLLATE NOCASE"
+
     def to_local(self, value: str, zone: str) -> str:
         return f"{TO_LOCAL_FUNCTION}({value}, {zone})"
 
