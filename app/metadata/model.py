@@ -58,6 +58,9 @@ class PicklistValue:
 LONG_TEXT_LENGTH = 255
 # What describe says no query may ORDER BY or GROUP BY, whatever its length.
 UNSORTABLE_TYPES = frozenset({FieldType.MULTIPICKLIST, FieldType.LOCATION})
+# What no aggregate function takes, COUNT() of the field included (Salesforce's table of field
+# types in aggregate functions: boolean and time are "No" in every column).
+UNAGGREGATABLE_TYPES = frozenset({FieldType.BOOLEAN, FieldType.TIME})
 UNGROUPABLE_TYPES = frozenset(
     {
         FieldType.DOUBLE,
@@ -125,7 +128,7 @@ class FieldDef:
 
     @property
     def aggregatable(self) -> bool:
-        return not self.is_long_text and self.type is not FieldType.BOOLEAN
+        return not self.is_long_text and self.type not in UNAGGREGATABLE_TYPES
 
     def allows_picklist_value(self, value: str) -> bool:
         return any(entry.value == value for entry in self.picklist)

@@ -108,6 +108,13 @@ class Conditions:
                 raise ctx.error(
                     "INVALID_QUERY_FILTER_OPERATOR", "invalid operator on id field", node.pos
                 )
+            if field.type is FieldType.MULTIPICKLIST:
+                # A multi-select picklist is matched by INCLUDES and EXCLUDES, never by pattern.
+                raise ctx.error(
+                    "INVALID_QUERY_FILTER_OPERATOR",
+                    "invalid operator on multipicklist field",
+                    node.pos,
+                )
             if not field.is_text:
                 raise ctx.error(
                     "INVALID_FIELD",

@@ -42,13 +42,10 @@ def bind_aggregate(
         raise ctx.malformed(f"{upper}() takes exactly one field", call.pos)
     path = bind_path(ctx, root, alias, call.args[0])
     numeric_only = function in {AggregateFunction.SUM, AggregateFunction.AVG}
-    # MIN and MAX order values; a checkbox has no order (PostgreSQL has no max(boolean)).
-    unordered = function in {AggregateFunction.MIN, AggregateFunction.MAX} and (
-        path.field.type is FieldType.BOOLEAN
-    )
-    # A long text area is never aggregated.
-    refused = path.field.is_long_text or (numeric_only and path.field.type not in NUMBER_TYPES)
-    if refused or unordered:
+    # What describe says is not aggregatable (a long text area, a checkbox, a time) takes no
+    # aggregate at all, COUNT and COUNT_DISTINCT included; SUM and AVG take numbers only.
+    refused = not path.field.aggregatable or (numeric_only and path.field.type not in NUMBER_TYPES)
+    if refused:
         raise ctx.error(
             "MALFORMED_QUERY",
             f"field {path.field.name} does not support aggregate operator {upper}",

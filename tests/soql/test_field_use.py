@@ -24,6 +24,8 @@ SURVEYS = SchemaRegistry(
                     "Ratio__c": {"type": "percent", "precision": 5, "scale": 2},
                     "Score__c": {"type": "int", "digits": 9},
                     "Notes__c": {"type": "textarea", "length": 131072},
+                    "Opens__c": {"type": "time"},
+                    "Done__c": {"type": "boolean"},
                 },
             }
         )
@@ -61,6 +63,21 @@ def test_the_binder_refuses_what_describe_refuses(query: str, reason: str) -> No
 
 
 @pytest.mark.parametrize(
+    ("query", "field", "function"),
+    [
+        ("SELECT COUNT(Opens__c) FROM Zq_Survey__c", "Opens__c", "COUNT"),
+        ("SELECT MAX(Opens__c) FROM Zq_Survey__c", "Opens__c", "MAX"),
+        ("SELECT COUNT_DISTINCT(Done__c) FROM Zq_Survey__c", "Done__c", "COUNT_DISTINCT"),
+    ],
+)
+def test_no_aggregate_takes_a_time_or_a_checkbox(query: str, field: str, function: str) -> None:
+    with pytest.raises(SoqlError) as caught:
+        bind(SURVEYS, query, parse(query))
+    assert caught.value.error_code == "MALFORMED_QUERY"
+    assert caught.value.reason == f"field {field} does not support aggregate operator {function}"
+
+
+@pytest.mark.parametrize(
     "query",
     [
         "SELECT Id FROM Zq_Survey__c WHERE Colors__c INCLUDES ('Red') ORDER BY Score__c",
@@ -87,3 +104,6 @@ def test_describe_and_the_binder_read_the_same_flags() -> None:
         "Score__c": {"filterable": True, "sortable": True, "groupable": True},
         "Notes__c": {"filterable": False, "sortable": False, "groupable": False},
     }
+    # Salesforce's table of field types in aggregate functions: no boolean or time field.
+    refused = {field.name for field in SURVEY.fields if not describe_field(field)["aggregatable"]}
+    assert refused == {"Notes__c", "Opens__c", "Done__c", "IsDeleted"}
