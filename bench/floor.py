@@ -3,12 +3,15 @@ its httptools protocol, the same worker count and log level) that answers the SQ
 compiles for a SOQL query, from the same database, in Salesforce-shaped pages, and checks nothing.
 
 It parses no SOQL on the hot path: a query text is compiled once (by localforce's own
-`prepare`) and its statement kept; each request executes it (and its child subqueries, as the
-server's execute step does), names the columns by the statement's labels, and returns
-`records` with `attributes`, `totalSize`, `done` and, past 2,000 records, a `nextRecordsUrl`
-that a client follows as it follows Salesforce's. The rest of the result waits in this
-process's memory (a keep-alive connection stays on one worker, so a client following its
-locators finds them). `GET /hello` is the trivial request: no session, a small JSON body.
+`prepare`) and its statement rendered once to the driver's SQL text, with its (constant)
+parameters as literals; each request runs that text on the driver's cursor (no result
+processing: SQLite hands dates back as text), then child subqueries as the server's execute
+step runs them, names the columns by the statement's labels, and returns `records` with
+`attributes`, `totalSize`, `done` and, past 2,000 records, a `nextRecordsUrl` that a client
+follows as it follows Salesforce's. The rest of the result waits in this process's memory as
+rows, shaped a page at a time, until its last page is read (a keep-alive connection stays on
+one worker, so a client following its locators finds them). `GET /hello` is the trivial
+request: no session, a small JSON body.
 
 Run alone: `python -m bench.floor [--workers N] [--port P]`, with the LOCALFORCE_* variables a
 `localforce serve` of the same data would get (LOCALFORCE_DATA_DIR, LOCALFORCE_DATABASE_URL).
@@ -30,7 +33,7 @@ from typing import Any
 import orjson
 import uvicorn
 from fastapi import FastAPI, Response
-from sqlalchemy import Connection, Engine, Select
+from sqlalchemy import Connection, Dialect, Engine, Select
 
 from app.config import Settings
 from app.main import Schemas
@@ -135,38 +138,61 @@ class Floor:
         self.engine = engine
         self.registry = schema_registry
         self.tables = tables
-        self.compiled: dict[str, tuple[CompiledQuery, Shape]] = {}
-        self.open: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+        self.compiled: dict[str, tuple[CompiledQuery, Shape, str | None]] = {}
+        self.open: OrderedDict[str, tuple[Shape, ResultRows]] = OrderedDict()
         self.numbers = itertools.count(1)
         self.lock = threading.Lock()
 
-    def statement(self, soql: str) -> tuple[CompiledQuery, Shape]:
+    def statement(self, soql: str) -> tuple[CompiledQuery, Shape, str | None]:
         found = self.compiled.get(soql)
         if found is None:
             compiled = prepare(self.registry, self.tables, soql, False)
-            found = self.compiled[soql] = (compiled, shape_of(compiled))
+            found = (compiled, shape_of(compiled), driver_sql(compiled, self.engine.dialect))
+            self.compiled[soql] = found
         return found
 
     def first_page(self, soql: str) -> dict[str, Any]:
-        compiled, shape = self.statement(soql)
+        compiled, shape, sql = self.statement(soql)
         with self.engine.connect() as conn:
-            rows = conn.execute(compiled.statement, {USER_PARAM: ""}).all()
+            if sql is None:
+                rows: Sequence[Sequence[Any]] = conn.execute(
+                    compiled.statement, {USER_PARAM: ""}
+                ).all()
+            else:
+                cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+                cursor.execute(sql)
+                rows = cursor.fetchall()
+                cursor.close()
             result = execute(compiled, rows, _fetcher(conn))
-        shaped = records(shape, result)
+        total = len(result)
         locator = None
-        if len(shaped) > PAGE_SIZE:
+        if total > PAGE_SIZE:
             with self.lock:
                 locator = f"01g{next(self.numbers):015d}"
-                self.open[locator] = shaped
+                self.open[locator] = (shape, result)
                 while len(self.open) > OPEN_RESULTS:
                     self.open.popitem(last=False)
-        return page(shaped[:PAGE_SIZE], 0, len(shaped), locator)
+        return page(records(shape, result.window(0, PAGE_SIZE)), 0, total, locator)
 
     def next_page(self, locator: str, start: int) -> dict[str, Any] | None:
-        shaped = self.open.get(locator)
-        if shaped is None:
+        found = self.open.get(locator)
+        if found is None:
             return None
-        return page(shaped[start : start + PAGE_SIZE], start, len(shaped), locator)
+        shape, result = found
+        if start + PAGE_SIZE >= len(result):
+            self.open.pop(locator, None)  # the last page: the client is done with it
+        rows = records(shape, result.window(start, start + PAGE_SIZE))
+        return page(rows, start, len(result), locator)
+
+
+def driver_sql(compiled: CompiledQuery, dialect: Dialect) -> str | None:
+    """The statement as the driver's SQL text, its parameters rendered as literals; None when
+    a value has no literal form (then the floor executes the statement through SQLAlchemy)."""
+    statement = compiled.statement.params({USER_PARAM: ""})
+    try:
+        return str(statement.compile(dialect=dialect, compile_kwargs={"literal_binds": True}))
+    except Exception:
+        return None
 
 
 def _fetcher(conn: Connection) -> Any:
