@@ -8,7 +8,8 @@ Each client sends a first request, waits until every client has had its first an
 sandboxes' first requests and connection set-up stay out of the figures), then cycles through
 its own requests, one at a time, for `warmup` and then `seconds`; every response's latency in
 the window is recorded, and the throughput is completed requests over the window. An answer
-that takes longer than REQUEST_TIMEOUT counts as an error, and the client reconnects.
+that takes longer than REQUEST_TIMEOUT counts as an error, and the client reconnects; requests
+still unanswered GRACE seconds after the window are counted and abandoned.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import httptools
 import uvloop
 
 REQUEST_TIMEOUT = 10.0  # an answer later than this counts as an error (status 0)
+GRACE = 2.0  # how long past the window the answers in flight are awaited
 
 
 def raw_request(
@@ -54,6 +56,7 @@ class Load:
 class Measured:
     completed: int = 0
     errors: int = 0
+    unanswered: int = 0  # requests still waiting GRACE seconds after the window closed
     first_error: str = ""
     seconds: float = 0.0
     latencies_ms: list[float] = field(default_factory=list)
@@ -102,14 +105,16 @@ async def _client(
 ) -> None:
     """One connection: a first request (a new sandbox's first costs more), then, once every
     client has had its first, requests back to back until the window closes."""
-    reader, writer = await asyncio.open_connection(load.host, load.port)
     try:
-        try:
-            await asyncio.wait_for(_exchange(reader, writer, requests[0]), REQUEST_TIMEOUT)
-        except TimeoutError:
-            writer.close()
-            reader, writer = await asyncio.open_connection(load.host, load.port)
-        await ready.arrive()
+        reader, writer = await asyncio.open_connection(load.host, load.port)
+        await asyncio.wait_for(_exchange(reader, writer, requests[0]), REQUEST_TIMEOUT)
+    except (OSError, TimeoutError) as error:
+        out.errors += 1
+        out.first_error = out.first_error or f"the first request: {error!r}"
+        ready.arrive_nowait()
+        return
+    await ready.arrive()
+    try:
         at = 1
         while True:
             now = time.perf_counter()
@@ -146,12 +151,15 @@ class _Ready:
         self.clock = clock
         self.event = asyncio.Event()
 
-    async def arrive(self) -> None:
+    def arrive_nowait(self) -> None:
         self.waiting -= 1
         if self.waiting == 0:
             start = time.perf_counter() + self.load.warmup
             self.clock.update(start=start, stop=start + self.load.seconds)
             self.event.set()
+
+    async def arrive(self) -> None:
+        self.arrive_nowait()
         await self.event.wait()
 
 
@@ -159,9 +167,17 @@ async def _run(load: Load) -> Measured:
     out = Measured()
     clock = {"start": float("inf"), "stop": float("inf")}
     ready = _Ready(len(load.requests), load, clock)
-    await asyncio.gather(
-        *(_client(load, requests, ready, clock, out) for requests in load.requests)
-    )
+    clients = [
+        asyncio.ensure_future(_client(load, requests, ready, clock, out))
+        for requests in load.requests
+    ]
+    await ready.event.wait()
+    # Wait for the answers in flight when the window closes, but not for a stalled server.
+    _, pending = await asyncio.wait(clients, timeout=load.warmup + load.seconds + GRACE)
+    for client in pending:
+        client.cancel()
+    out.unanswered = len(pending)
+    await asyncio.gather(*clients, return_exceptions=True)
     out.seconds = load.seconds
     return out
 

@@ -106,6 +106,7 @@ class Row:
 def print_row(row: Row) -> None:
     m = row.measured
     errors = f" errors {m.errors}: {m.first_error}" if m.errors else ""
+    errors += f" unanswered {m.unanswered}" if m.unanswered else ""
     print(
         f"{row.backend:10} {row.workers:>2} {row.server:10} {row.scenario:40} {row.sandboxes:4} "
         f"{row.concurrency:>3} {m.per_second:>8.0f} {m.percentile(50):>7.2f} "
@@ -143,7 +144,7 @@ def floor_process(deploy: Deployment, workers: int) -> Iterator[ServerProcess]:
             time.sleep(0.2)
         yield server
     finally:
-        server.stop(signal.SIGTERM)
+        stop(server)
 
 
 def make_clients(base: str, count: int, shared: bool) -> list[Client]:
@@ -232,7 +233,15 @@ def running_server(deploy: Deployment, workers: int) -> Iterator[ServerProcess]:
     try:
         yield server
     finally:
-        server.stop()
+        stop(server)
+
+
+def stop(server: ServerProcess) -> None:
+    """SIGTERM, and SIGKILL if the server is still draining stalled requests after 60 s."""
+    try:
+        server.stop(signal.SIGTERM)
+    except subprocess.TimeoutExpired:
+        server.stop(signal.SIGKILL)
 
 
 def summary(rows: list[Row]) -> None:
