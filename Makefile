@@ -49,10 +49,14 @@ unit: $(STAMP) $(JS_STAMP)
 
 test: lint typecheck unit
 
+# Every figure is a ratio to a floor measured in the same run (bench/floor.py: a bare app on
+# the same stack and data); PostgreSQL parts run when a server is reachable on 127.0.0.1:5432.
+# `python -m bench.throughput --quick` is the short throughput run.
 bench: $(STAMP)
 	$(BIN)/python -m bench.query_latency
 	$(BIN)/python -m bench.search_latency
 	$(BIN)/python -m bench.sandbox_bench
+	$(BIN)/python -m bench.throughput
 
 # A long mixed load against a server process, watching its memory (outside the gate).
 soak: $(STAMP)

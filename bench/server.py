@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from app.api.state import AppState
 from app.config import Settings
@@ -19,11 +19,14 @@ from app.main import build_state, create_app
 from app.seeding.bootstrap import ensure_database
 from tests.servers import serve_in_thread
 
+API = "/services/data/v59.0"
 
-def seeded_data_dir(workdir: Path) -> Path:
-    """A data directory under `workdir` holding the seeded org, for a server process."""
+
+def seeded_data_dir(workdir: Path, database_url: str = "") -> Path:
+    """A data directory under `workdir` holding the seeded org (or, with `database_url`, that
+    database seeded), for a server process."""
     data_dir = workdir / "data"
-    settings = Settings(data_dir=data_dir)
+    settings = Settings(data_dir=data_dir, database_url=database_url)
     state = build_state(settings)
     ensure_database(state.engine, state.registry, state.tables, settings)
     state.engine.dispose()
@@ -34,9 +37,12 @@ class HttpClient:
     """A logged-in keep-alive HTTP/1.1 connection: the lightest client, so the figures are the
     server's, not a client library's."""
 
-    def __init__(self, base_url: str) -> None:
+    def __init__(self, base_url: str, *, login: bool = True) -> None:
         parts = urlsplit(base_url)
         self.connection = http.client.HTTPConnection(parts.hostname or "", parts.port)
+        self.headers: dict[str, str] = {}
+        if not login:  # the floor checks no session
+            return
         token = self.request(
             "POST",
             "/services/oauth2/token",
@@ -89,6 +95,18 @@ def running_org(data_dir: Path, seed: int = 42, **overrides: Any) -> Iterator[Ru
     app = create_app(settings)
     with serve_in_thread(app) as port:
         yield RunningOrg(base_url=f"http://127.0.0.1:{port}", state=app.state.localforce)
+
+
+def query_all(client: HttpClient, soql: str, token: str | None = None) -> int:
+    """Run `soql` over HTTP and follow `nextRecordsUrl` to the end, as a client's `query_all`
+    does; returns the number of records read."""
+    headers = {"Authorization": f"Bearer {token}"} if token else client.headers
+    body = client.request("GET", f"{API}/query?" + urlencode({"q": soql}), headers=headers)
+    read = len(body["records"])
+    while not body["done"]:
+        body = client.request("GET", body["nextRecordsUrl"], headers=headers)
+        read += len(body["records"])
+    return read
 
 
 def median_ms(action: Callable[[], object], repeat: int) -> float:
