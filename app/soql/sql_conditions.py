@@ -1,9 +1,11 @@
-"""WHERE and HAVING as SQL, with Salesforce's semantics rather than SQL's: `!=` and NOT IN match
-nulls, an empty string is null, `= null` on a checkbox means false, NOT of an unknown is true.
+"""WHERE and HAVING as SQL, with Salesforce's semantics rather than SQL's: text compares by its
+key, letter case ignored (app.storage.text); `!=` and NOT IN match nulls, an empty string is
+null, `= null` on a checkbox means false, NOT of an unknown is true.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import (
@@ -11,7 +13,6 @@ from sqlalchemy import (
     and_,
     bindparam,
     false,
-    func,
     literal,
     not_,
     or_,
@@ -34,7 +35,8 @@ from app.soql.bound import (
     DateSpan,
 )
 from app.soql.data_categories import category_condition
-from app.soql.sql_joins import Columns, Joins, target_column
+from app.soql.sql_joins import Columns, Joins, target_column, text_field
+from app.storage.text import key_of, text_key
 
 # The bound parameter of the querying user (USING SCOPE mine).
 USER_PARAM = "lf_user_id"
@@ -161,10 +163,10 @@ def _semi_join(
 
 
 def _includes(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnElement[bool]:
-    wrapped = func.lower(literal(";") + column + literal(";"))
+    wrapped = text_key(literal(";") + column + literal(";"))
     alternatives = []
     for value in condition.value:
-        parts = [part.strip().lower() for part in str(value).split(";") if part.strip()]
+        parts = [key_of(part.strip()) for part in str(value).split(";") if part.strip()]
         # A value is matched whole: `%` and `_` in it are literal, not LIKE wildcards.
         alternatives.append(
             and_(*(wrapped.like(f"%;{_like_literal(part)};%", escape="\\") for part in parts))
@@ -173,6 +175,30 @@ def _includes(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnEl
     if condition.kind is ConditionKind.INCLUDES:
         return matched
     return or_(not_(matched), column.is_(None))
+
+
+# The conditions that compare a text target's key with the keys of values (INCLUDES and
+# EXCLUDES key the parts of a multi-select value themselves).
+_KEYED = (ConditionKind.COMPARE, ConditionKind.IN, ConditionKind.NOT_IN)
+
+
+def _compares_text(condition: BoundCondition) -> bool:
+    return (
+        condition.kind in _KEYED
+        and not isinstance(condition.value, BoundSemiJoin)
+        and text_field(condition.target) is not None
+    )
+
+
+def _keyed(condition: BoundCondition) -> BoundCondition:
+    """The condition with its text values replaced by their keys."""
+
+    def key(value: Any) -> Any:
+        return key_of(value) if isinstance(value, str) else value
+
+    if condition.kind is ConditionKind.COMPARE:
+        return replace(condition, value=key(condition.value))
+    return replace(condition, value=tuple(key(value) for value in condition.value))
 
 
 # SQLite parses `a AND b AND ...` as a chain and refuses one deeper than 1000; longer AND/OR
@@ -200,6 +226,8 @@ def condition_sql(joins: Columns, expr: BoundExpr, negated: bool = False) -> Col
         operands = [condition_sql(joins, operand, negated) for operand in expr.operands]
         return _joined("AND" if isinstance(expr, BoundAnd) != negated else "OR", operands)
     column = target_column(joins, expr.target)
+    if _compares_text(expr):
+        column, expr = text_key(column), _keyed(expr)
     if isinstance(expr.value, BoundSemiJoin):
         assert isinstance(joins, Joins)  # HAVING, the only union condition, has no sub-selects
         leaf = _semi_join(joins, expr, column)

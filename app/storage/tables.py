@@ -10,6 +10,7 @@ from sqlalchemy import Column, Index, MetaData, Table
 
 from app.metadata.model import FieldType, SObjectDef
 from app.metadata.registry import SchemaRegistry
+from app.storage.text import text_key
 from app.storage.types import column_type
 
 NAMING_CONVENTION = {"ix": "ix_%(table_name)s_%(column_0_name)s"}
@@ -33,7 +34,11 @@ def _table(sobject: SObjectDef, metadata: MetaData) -> Table:
     table = Table(table_name(sobject), metadata, *columns)
     for field in sobject.fields:
         # Lookups are joined and filtered on; index them like Salesforce indexes foreign keys.
-        if field.type is FieldType.REFERENCE or field.external_id or field.unique:
+        if not (field.type is FieldType.REFERENCE or field.external_id or field.unique):
+            continue
+        if field.is_text:  # text is filtered by its key (app.storage.text)
+            Index(f"ix_{table.name}_{field.name}_key", text_key(table.c[field.name]))
+        else:
             Index(None, table.c[field.name])
     return table
 

@@ -1,9 +1,11 @@
 """The SQLite back end: the embedded default. A database is a file; a copy-on-write sandbox is
 a small file of its own tables with its template's file attached read-only.
 
-Text compares case-insensitively by the NOCASE collation; the functions SQLite lacks (time
-zones, trigonometry, wildcard words) are Python functions registered on every connection; the
-search index is FTS5; a write transaction takes the file's write lock when it begins.
+Text compares ignoring case by its key (text_key.py): SQLite's upper() for ASCII text, else a
+Python function. The functions SQLite lacks (the key of other text, time zones, trigonometry,
+wildcard words) are Python functions registered on every connection, so an index on a text key
+can only be written through such a connection; the search index is FTS5; a write transaction
+takes the file's write lock when it begins.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from app.storage.backends.python_functions import (
     to_local_time,
     wildcard_match,
 )
+from app.storage.backends.text_key import sql_text_key
 from app.storage.search_spec import FieldGroup, SearchSpec
 
 # What a copy-on-write sandbox calls its attached template.
@@ -58,6 +61,7 @@ TEMPLATE_ALIAS = "tpl"
 TO_LOCAL_FUNCTION = "lf_to_local"
 DISTANCE_FUNCTION = "lf_distance"
 WILDCARD_FUNCTION = "lf_sosl_wildcard"
+TEXT_KEY_FUNCTION = "lf_text_key"
 # A database file's companions (SQLite creates them with the database file's mode).
 _COMPANIONS = ("", "-wal", "-shm", "-journal")
 
@@ -71,6 +75,7 @@ def _on_connect(dbapi_connection: Any, connection_record: Any) -> None:
         DISTANCE_FUNCTION, 5, great_circle_distance, deterministic=True
     )
     dbapi_connection.create_function(WILDCARD_FUNCTION, 2, wildcard_match, deterministic=True)
+    dbapi_connection.create_function(TEXT_KEY_FUNCTION, 1, sql_text_key, deterministic=True)
     cursor = dbapi_connection.cursor()
     # WAL lets readers run while a request writes; NORMAL sync is safe with WAL.
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -424,9 +429,14 @@ class SqliteBackend:
     def day_only(self, value: str) -> str:
         return f"date({value})"
 
-    def text_sort_key(self, value: str) -> str:
-        # A function's result has no collation: it sorts by code point, as upper-cased text.
-        return f"upper({value})"
+    def text_key(self, value: str) -> str:
+        # ASCII text (as many bytes as characters) is keyed by SQLite itself, without a call
+        # into Python. A function's result has no collation: it sorts by code point.
+        ascii_only = f"length(CAST({value} AS BLOB)) = length({value})"
+        return f"CASE WHEN {ascii_only} THEN upper({value}) ELSE {TEXT_KEY_FUNCTION}({value}) END"
+
+    def text_position(self, text: str, part: str) -> str:
+        return f"instr({text}, {part})"
 
     def case_insensitive(self, value: str) -> str:
         # A function's result (a coalesce of several objects' columns) drops their collation.

@@ -1,0 +1,86 @@
+"""Text compared as Salesforce compares it, ignoring letter case: through its key
+(app.storage.backends.text_key), as SQL every back end spells.
+
+A column is compared by `text_key(column)`, a value by its key computed here in Python
+(`key_of`), so a value never goes through the database's function. The key sorts by code point
+on every back end. MIN() and MAX() of text pick by the key too, and answer one of the values
+themselves (`text_extreme`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import ColumnElement, String, Text, cast, func, literal
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.functions import FunctionElement
+
+from app.storage.backends import UnknownBackend, backend_for
+from app.storage.backends.text_key import text_key as key_of
+
+__all__ = ["key_of", "keys_equal", "text_extreme", "text_key", "text_position"]
+
+
+class text_key(FunctionElement[str]):
+    """The key of a text expression: each character upper-cased, compared by code point."""
+
+    type = Text()
+    inherit_cache = True
+    name = "text_key"
+
+
+class text_position(FunctionElement[int]):
+    """Where `part` first starts in `text`, from 1 (0: nowhere)."""
+
+    inherit_cache = True
+    name = "text_position"
+
+
+def _args(element: FunctionElement[Any], compiler: SQLCompiler, **kw: Any) -> list[str]:
+    return [compiler.process(clause, **kw) for clause in element.clauses]
+
+
+@compiles(text_key)
+def _text_key(element: text_key, compiler: SQLCompiler, **kw: Any) -> str:
+    (value,) = _args(element, compiler, **kw)
+    try:
+        return backend_for(compiler.dialect.name).text_key(value)
+    except UnknownBackend:  # str() of a statement: SQLAlchemy's default dialect
+        return f"text_key({value})"
+
+
+@compiles(text_position)
+def _text_position(element: text_position, compiler: SQLCompiler, **kw: Any) -> str:
+    text, part = _args(element, compiler, **kw)
+    try:
+        return backend_for(compiler.dialect.name).text_position(text, part)
+    except UnknownBackend:
+        return f"text_position({text}, {part})"
+
+
+def keys_equal(column: ColumnElement[Any], value: str) -> ColumnElement[bool]:
+    """`column` equals `value`, letter case ignored."""
+    return text_key(column) == key_of(value)
+
+
+# The extreme's encoding (see text_extreme): a mark that sorts below every other character.
+_MARK = "\x01"
+
+
+def text_extreme(
+    column: ColumnElement[Any], aggregate: Callable[[ColumnElement[Any]], ColumnElement[Any]]
+) -> ColumnElement[Any]:
+    """MIN() or MAX() (`aggregate`) of text by its key, as one of the values whose key it is.
+
+    The aggregate runs over `key || MARK MARK || value`, the key with each MARK in it written
+    MARK followed by \\x02: so two MARKs end the key, and a key that is the start of another
+    sorts first, as the key alone would. What follows the first pair of MARKs is the value.
+    """
+    mark, escape = literal(_MARK, String), literal(_MARK + "\x02", String)
+    escaped = func.replace(text_key(column), mark, escape, type_=Text)
+    encoded = escaped + literal(_MARK * 2, String) + cast(column, Text)
+    extreme = aggregate(encoded)
+    start = text_position(extreme, literal(_MARK * 2, String)) + 2
+    return func.substr(extreme, start, type_=Text)
