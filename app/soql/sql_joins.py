@@ -173,9 +173,10 @@ class Joins:
         return text_key(value) if is_text_target(target) else value
 
     def group_value(self, target: BoundPath | BoundFunction) -> ColumnElement[Any]:
-        """A grouped target as selected: for text, one of the group's values."""
+        """A grouped target as selected: for text, one of the group's values, the same on every
+        back end (the first by code point)."""
         value = self.expression(target)
-        return func.min(value) if is_text_target(target) else value
+        return text_extreme(value, func.min) if is_text_target(target) else value
 
     def row_function(self, function: BoundFunction) -> ColumnElement[Any]:
         """A row function's SQL, built once per query for each distinct use."""

@@ -72,7 +72,8 @@ _MARK = "\x01"
 def text_extreme(
     column: ColumnElement[Any], aggregate: Callable[[ColumnElement[Any]], ColumnElement[Any]]
 ) -> ColumnElement[Any]:
-    """MIN() or MAX() (`aggregate`) of text by its key, as one of the values whose key it is.
+    """MIN() or MAX() (`aggregate`) of text by its key, as one of the values whose key it is:
+    the first of them by code point (MIN) or the last (MAX), the same on every back end.
 
     The aggregate runs over `key || MARK MARK || value`, the key with each MARK in it written
     MARK followed by \\x02: so two MARKs end the key, and a key that is the start of another

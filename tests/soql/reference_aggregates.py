@@ -407,10 +407,10 @@ def _not_after(spec: AggregateSpec, first: Group, second: Group) -> bool:
 
 
 def sortable(target: Target, value: Any) -> Any:
-    """A value as ORDER BY sorts it: text by its upper case; a grouped picklist by its values'
-    order (MIN and MAX of a picklist sort as text)."""
+    """A value as ORDER BY sorts it: text by its case key (MIN and MAX are keys already); a
+    grouped picklist by its values' order (MIN and MAX of a picklist sort as text)."""
     if isinstance(target, Aggregate):
-        return value.upper() if isinstance(value, str) else value
+        return value
     return sort_value(target.field, value)
 
 
