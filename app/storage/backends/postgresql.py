@@ -227,9 +227,19 @@ def _index_name(spec: SearchSpec) -> str:
     return f"ix_{spec.table}_search"
 
 
+def _key(value: ColumnElement[Any]) -> ColumnElement[str]:
+    """The key of a text value (lf_text_key), in the database's collation: its character
+    classes say what a letter is (the "C" the key sorts by knows ASCII letters only)."""
+    spell = getattr(getattr(func, EXTENSION_SCHEMA), TEXT_KEY_FUNCTION)
+    key: ColumnElement[str] = spell(cast(value, Text), type_=Text)
+    return key
+
+
 def _field_vector(value: ColumnElement[Any], weight: str) -> ColumnElement[Any]:
+    # The words of the key, which the dictionary lower-cases: so letters that share a key
+    # (final and medial sigma) are one word, as the query's words are (text_key.search_word).
     words = func.regexp_replace(
-        func.coalesce(cast(value, Text), literal_column("''")),
+        func.coalesce(_key(value), literal_column("''")),
         literal_column(f"'{_SEPARATORS_RE}'"),
         literal_column("' '"),
         literal_column("'g'"),
@@ -549,11 +559,8 @@ class PostgresBackend:
         return select(*columns).where(vector.op("@@", return_type=Boolean)(tsquery))
 
     def wildcard(self, column: ColumnElement[Any], words: Sequence[str]) -> ColumnElement[bool]:
-        # Keys against keys, letter case ignored as everywhere; in the database's collation,
-        # whose classes say what a letter is (the key's own, "C", knows ASCII letters only).
-        spell = getattr(getattr(func, EXTENSION_SCHEMA), TEXT_KEY_FUNCTION)
-        key: ColumnElement[str] = spell(cast(column, Text), type_=Text)
-        return key.regexp_match(word_pattern([text_key(word) for word in words]))
+        # Keys against keys, letter case ignored as everywhere.
+        return _key(column).regexp_match(word_pattern([text_key(word) for word in words]))
 
     def is_local(self, conn: Connection, overlay: Overlay, name: str) -> bool:
         statement = "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = :s AND tablename = :n"
