@@ -124,7 +124,7 @@ def spellings(draw: st.DrawFn) -> str:
 texts = st.text(
     alphabet=st.one_of(
         st.sampled_from(TRICKY),
-        st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+        st.characters(exclude_categories=["Cs"], exclude_characters="\x00"),
     ),
     min_size=1,
     max_size=8,

@@ -16,6 +16,7 @@ for text that is not ASCII); PostgreSQL with `upper()` under a collation checked
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 # No character above this has a case (the last cased script, Adlam, ends at U+1E94B).
@@ -33,22 +34,17 @@ def upper_char(char: str) -> str:
     return title if len(title) == 1 else char
 
 
-class _UpperTable(dict[int, int]):
-    """str.translate's table of the simple uppercase mapping, filled as characters come."""
-
-    def __missing__(self, code: int) -> int:
-        mapped = self[code] = ord(upper_char(chr(code)))
-        return mapped
-
-
-_UPPER = _UpperTable()
+@functools.cache
+def _upper_table() -> dict[int, int]:
+    """str.translate's table of the key: the code points it changes (about 1,450)."""
+    return changed_code_points()
 
 
 def text_key(value: str) -> str:
     """The key text compares and sorts by: each character upper-cased (simple mapping)."""
     if value.isascii():
         return value.upper()
-    return value.translate(_UPPER)
+    return value.translate(_upper_table())
 
 
 def search_word(word: str) -> str:
