@@ -20,7 +20,7 @@ from app.storage.backends.text_key import LAST_CASED_CODE_POINT, text_key
 from app.storage.database import create_db_engine, migrate_platform
 from app.storage.tables import TableSet
 from app.storage.text import text_key as sql_text_key
-from tests.databases import DatabaseFactory, postgres_admin_url
+from tests.databases import DatabaseFactory, postgres_admin_url, require_postgres
 from tests.soql.reference_text import case_key
 
 REGISTRY = SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original" / "objects")
@@ -83,10 +83,9 @@ def test_equality_on_an_indexed_field_uses_its_index(engine: Engine, soql: str, 
 
 
 @pytest.fixture
-def c_locale_database(backend: str) -> Iterator[str]:
+def c_locale_database() -> Iterator[str]:
     """A PostgreSQL database whose own locale is C: its upper() knows ASCII letters only."""
-    if backend != "postgres":
-        pytest.skip("a PostgreSQL database's locale")
+    require_postgres()
     name = f"lf_test_{uuid.uuid4().hex[:12]}"
     admin = create_engine(postgres_admin_url(), isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
@@ -116,9 +115,9 @@ def test_a_c_locale_database_keys_text_as_any_other(c_locale_database: str) -> N
     assert key == case_key(EVERY_CASED)
 
 
-def test_without_a_unicode_collation_the_key_is_spelt_out(engine: Engine, backend: str) -> None:
-    if backend != "postgres":
-        pytest.skip("PostgreSQL's fallback")
+def test_without_a_unicode_collation_the_key_is_spelt_out() -> None:
+    require_postgres()
+    engine = create_engine(postgres_admin_url())
     with engine.connect() as conn:
         conn.execute(
             text(
@@ -129,3 +128,4 @@ def test_without_a_unicode_collation_the_key_is_spelt_out(engine: Engine, backen
         for value in (EVERY_CASED, "plain ASCII"):
             key = conn.execute(text("SELECT pg_temp.spelt_out(:v)"), {"v": value}).scalar_one()
             assert key == case_key(value)
+    engine.dispose()
