@@ -38,7 +38,7 @@ from app.soql.functions import (
 )
 from app.soql.name_entity import NAME_TYPES, TYPE_FIELD
 from app.storage.tables import TableSet
-from app.storage.text import key_of, text_extreme, text_key
+from app.storage.text import group_spelling, key_of, text_extreme, text_key
 
 
 class Joins:
@@ -176,7 +176,7 @@ class Joins:
         """A grouped target as selected: for text, one of the group's values, the same on every
         back end (the first by code point)."""
         value = self.expression(target)
-        return text_extreme(value, func.min) if is_text_target(target) else value
+        return group_spelling(value) if is_text_target(target) else value
 
     def row_function(self, function: BoundFunction) -> ColumnElement[Any]:
         """A row function's SQL, built once per query for each distinct use."""

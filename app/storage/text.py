@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import ColumnElement, String, Text, cast, func, literal
+from sqlalchemy import ColumnElement, String, Text, bindparam, cast, func
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
@@ -20,7 +20,15 @@ from sqlalchemy.sql.functions import FunctionElement
 from app.storage.backends import UnknownBackend, backend_for
 from app.storage.backends.text_key import text_key as key_of
 
-__all__ = ["key_of", "keys_equal", "text_extreme", "text_key", "text_position"]
+__all__ = [
+    "code_point_order",
+    "group_spelling",
+    "key_of",
+    "keys_equal",
+    "text_extreme",
+    "text_key",
+    "text_position",
+]
 
 
 class text_key(FunctionElement[str]):
@@ -29,6 +37,14 @@ class text_key(FunctionElement[str]):
     type = Text()
     inherit_cache = True
     name = "text_key"
+
+
+class code_point_order(FunctionElement[str]):
+    """A text expression as it is, compared by code point (no collation of its column's)."""
+
+    type = Text()
+    inherit_cache = True
+    name = "code_point_order"
 
 
 class text_position(FunctionElement[int]):
@@ -51,6 +67,15 @@ def _text_key(element: text_key, compiler: SQLCompiler, **kw: Any) -> str:
         return f"text_key({value})"
 
 
+@compiles(code_point_order)
+def _code_point_order(element: code_point_order, compiler: SQLCompiler, **kw: Any) -> str:
+    (value,) = _args(element, compiler, **kw)
+    try:
+        return backend_for(compiler.dialect.name).code_point_order(value)
+    except UnknownBackend:
+        return value
+
+
 @compiles(text_position)
 def _text_position(element: text_position, compiler: SQLCompiler, **kw: Any) -> str:
     text, part = _args(element, compiler, **kw)
@@ -65,8 +90,10 @@ def keys_equal(column: ColumnElement[Any], value: str) -> ColumnElement[bool]:
     return text_key(column) == key_of(value)
 
 
-# The extreme's encoding (see text_extreme): a mark that sorts below every other character.
+# The extreme's encoding (see text_extreme): a mark that sorts below every other character, how
+# a mark in the key is written, and the end of the key.
 _MARK = "\x01"
+_MARKS = (_MARK, _MARK + "\x02", _MARK * 2)
 
 
 def text_extreme(
@@ -79,9 +106,17 @@ def text_extreme(
     MARK followed by \\x02: so two MARKs end the key, and a key that is the start of another
     sorts first, as the key alone would. What follows the first pair of MARKs is the value.
     """
-    mark, escape = literal(_MARK, String), literal(_MARK + "\x02", String)
+    # The marks are written into the SQL, not bound: the aggregate, written twice below, is then
+    # one expression, which the database computes once.
+    mark, escape, end = (bindparam(None, text, String, literal_execute=True) for text in _MARKS)
     escaped = func.replace(text_key(column), mark, escape, type_=Text)
-    encoded = escaped + literal(_MARK * 2, String) + cast(column, Text)
+    encoded = escaped + end + cast(column, Text)
     extreme = aggregate(encoded)
-    start = text_position(extreme, literal(_MARK * 2, String)) + 2
+    start = text_position(extreme, end) + 2
     return func.substr(extreme, start, type_=Text)
+
+
+def group_spelling(column: ColumnElement[Any]) -> ColumnElement[Any]:
+    """The value a group of text shows, its values sharing one key: the first of them by code
+    point, the same on every back end (what text_extreme(column, MIN) gives, for less)."""
+    return func.min(code_point_order(column), type_=Text)

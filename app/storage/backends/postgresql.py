@@ -515,6 +515,9 @@ class PostgresBackend:
         # is text.
         return f"CAST({value} AS CITEXT)"
 
+    def code_point_order(self, value: str) -> str:
+        return f'CAST({value} AS TEXT) COLLATE "C"'
+
     def to_local(self, value: str, zone: str) -> str:
         return f"timezone({zone}, timezone('UTC', {value}))"
 

@@ -442,6 +442,9 @@ class SqliteBackend:
         # A function's result (a coalesce of several objects' columns) drops their collation.
         return f"({value}) COLLATE NOCASE"
 
+    def code_point_order(self, value: str) -> str:
+        return f"{value} COLLATE BINARY"  # UTF-8 bytes sort as their code points
+
     def to_local(self, value: str, zone: str) -> str:
         return f"{TO_LOCAL_FUNCTION}({value}, {zone})"
 
