@@ -86,7 +86,7 @@ def login_user(conn: Connection, tables: TableSet, username: str) -> tuple[str, 
     users = tables["User"]
     row = conn.execute(
         select(users.c.Id, users.c.Username).where(
-            keys_equal(users.c.Username, username), users.c.IsDeleted.is_(False)
+            keys_equal(users.c.Username, username, indexed=True), users.c.IsDeleted.is_(False)
         )
     ).first()
     if row is None:

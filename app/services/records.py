@@ -29,6 +29,7 @@ from app.storage.records import (
     next_record_number,
     update_row,
 )
+from app.storage.tables import is_key_indexed
 from app.storage.text import keys_equal
 
 
@@ -248,7 +249,7 @@ def find_by_external_id(
             return []
         condition = column == record_id
     elif field.is_text:
-        condition = keys_equal(column, value)
+        condition = keys_equal(column, value, indexed=is_key_indexed(field))
     else:
         condition = column == value
     rows = conn.execute(

@@ -36,7 +36,8 @@ from app.soql.bound import (
 )
 from app.soql.data_categories import category_condition
 from app.soql.sql_joins import Columns, Joins, target_column, text_field
-from app.storage.text import key_of, text_key
+from app.storage.tables import is_key_indexed
+from app.storage.text import key_of, keys_among, text_key
 
 # The bound parameter of the querying user (USING SCOPE mine).
 USER_PARAM = "lf_user_id"
@@ -190,15 +191,25 @@ def _compares_text(condition: BoundCondition) -> bool:
     )
 
 
-def _keyed(condition: BoundCondition) -> BoundCondition:
-    """The condition with its text values replaced by their keys."""
-
-    def key(value: Any) -> Any:
-        return key_of(value) if isinstance(value, str) else value
-
-    if condition.kind is ConditionKind.COMPARE:
-        return replace(condition, value=key(condition.value))
-    return replace(condition, value=tuple(key(value) for value in condition.value))
+def _text_leaf(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnElement[bool]:
+    """A condition on text, by keys: `=`, `!=`, IN and NOT IN through keys_among (which a back
+    end may spell as its index is, or test cheaply first), the others on the column's key."""
+    if condition.kind is ConditionKind.COMPARE and condition.op not in (Operator.EQ, Operator.NE):
+        value = condition.value
+        keyed = replace(condition, value=key_of(value) if isinstance(value, str) else value)
+        return _compare(keyed, text_key(column))
+    values = (condition.value,) if condition.kind is ConditionKind.COMPARE else condition.value
+    present = [str(value) for value in values if not _is_null_value(condition, value)]
+    has_null = len(present) != len(values)
+    target = condition.target
+    indexed = isinstance(target, BoundPath) and is_key_indexed(target.field)
+    inside = keys_among(column, present, indexed=indexed) if present else false()
+    key = text_key(column)  # null when the value is; grouped where the value is (HAVING)
+    if condition.op is Operator.EQ or condition.kind is ConditionKind.IN:
+        return or_(inside, key.is_(None)) if has_null else inside
+    # `!=` and NOT IN match nulls, unless null is what they leave out.
+    outside = inside.is_not(True)
+    return and_(outside, key.is_not(None)) if has_null else outside
 
 
 # SQLite parses `a AND b AND ...` as a chain and refuses one deeper than 1000; longer AND/OR
@@ -227,8 +238,8 @@ def condition_sql(joins: Columns, expr: BoundExpr, negated: bool = False) -> Col
         return _joined("AND" if isinstance(expr, BoundAnd) != negated else "OR", operands)
     column = target_column(joins, expr.target)
     if _compares_text(expr):
-        column, expr = text_key(column), _keyed(expr)
-    if isinstance(expr.value, BoundSemiJoin):
+        leaf = _text_leaf(expr, column)
+    elif isinstance(expr.value, BoundSemiJoin):
         assert isinstance(joins, Joins)  # HAVING, the only union condition, has no sub-selects
         leaf = _semi_join(joins, expr, column)
     elif expr.kind is ConditionKind.COMPARE:

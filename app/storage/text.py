@@ -9,10 +9,10 @@ themselves (`text_extreme`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, String, Text, bindparam, cast, func
+from sqlalchemy import Boolean, ColumnElement, String, Text, bindparam, cast, func
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
@@ -23,7 +23,10 @@ from app.storage.backends.text_key import text_key as key_of
 __all__ = [
     "code_point_order",
     "group_spelling",
+    "indexed_key_in",
+    "key_in",
     "key_of",
+    "keys_among",
     "keys_equal",
     "text_extreme",
     "text_key",
@@ -45,6 +48,26 @@ class code_point_order(FunctionElement[str]):
     type = Text()
     inherit_cache = True
     name = "code_point_order"
+
+
+class key_in(FunctionElement[bool]):
+    """`key_in(value, key, ...)`: the key of a text expression is one of these keys (computed
+    by key_of). A back end may test a cheaper condition first (SQLite compares the column itself
+    ignoring ASCII case), so that most rows need no key."""
+
+    type = Boolean()
+    inherit_cache = True
+    name = "key_in"
+    indexed = False
+    _is_implicitly_boolean = True  # a condition as it is, never `... = 1`
+
+
+class indexed_key_in(key_in):
+    """key_in on a column indexed by its key: spelt as the index is, so that it serves."""
+
+    inherit_cache = True
+    name = "indexed_key_in"
+    indexed = True
 
 
 class text_position(FunctionElement[int]):
@@ -76,6 +99,15 @@ def _code_point_order(element: code_point_order, compiler: SQLCompiler, **kw: An
         return value
 
 
+@compiles(key_in)
+def _key_in(element: key_in, compiler: SQLCompiler, **kw: Any) -> str:
+    value, *keys = _args(element, compiler, **kw)
+    try:
+        return backend_for(compiler.dialect.name).key_in(value, keys, element.indexed)
+    except UnknownBackend:
+        return f"{element.name}({value}, {', '.join(keys)})"
+
+
 @compiles(text_position)
 def _text_position(element: text_position, compiler: SQLCompiler, **kw: Any) -> str:
     text, part = _args(element, compiler, **kw)
@@ -85,9 +117,20 @@ def _text_position(element: text_position, compiler: SQLCompiler, **kw: Any) -> 
         return f"text_position({text}, {part})"
 
 
-def keys_equal(column: ColumnElement[Any], value: str) -> ColumnElement[bool]:
-    """`column` equals `value`, letter case ignored."""
-    return text_key(column) == key_of(value)
+def keys_equal(
+    column: ColumnElement[Any], value: str, *, indexed: bool = False
+) -> ColumnElement[bool]:
+    """`column` equals `value`, letter case ignored (`indexed`: the column has an index of its
+    key)."""
+    return keys_among(column, [value], indexed=indexed)
+
+
+def keys_among(
+    column: ColumnElement[Any], values: Sequence[str], *, indexed: bool = False
+) -> ColumnElement[bool]:
+    """`column` equals one of `values` (at least one), letter case ignored."""
+    keys = [bindparam(None, key_of(value), String) for value in values]
+    return (indexed_key_in if indexed else key_in)(column, *keys)
 
 
 # The extreme's encoding (see text_extreme): a mark that sorts below every other character, how

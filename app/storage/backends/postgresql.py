@@ -515,6 +515,9 @@ class PostgresBackend:
         # is text.
         return f"CAST({value} AS CITEXT)"
 
+    def key_in(self, value: str, keys: Sequence[str], indexed: bool) -> str:
+        return f"{self.text_key(value)} IN ({', '.join(keys)})"
+
     def code_point_order(self, value: str) -> str:
         return f'CAST({value} AS TEXT) COLLATE "C"'
 

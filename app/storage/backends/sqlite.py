@@ -442,6 +442,17 @@ class SqliteBackend:
         # A function's result (a coalesce of several objects' columns) drops their collation.
         return f"({value}) COLLATE NOCASE"
 
+    def key_in(self, value: str, keys: Sequence[str], indexed: bool) -> str:
+        key, listed = self.text_key(value), ", ".join(keys)
+        if indexed:  # an index on an expression serves `=`, not IN of one value
+            return f"{key} = {keys[0]}" if len(keys) == 1 else f"{key} IN ({listed})"
+        # The column's own NOCASE comparison with a key finds the values whose key it is but
+        # those with a letter beyond ASCII, which have the key's length (a key has as many
+        # characters as its value): most rows need neither the key nor a call into Python.
+        lengths = ", ".join(f"length({each})" for each in keys)
+        beyond_ascii = f"length({value}) IN ({lengths}) AND {key} IN ({listed})"
+        return f"({value} IN ({listed}) OR ({beyond_ascii}))"
+
     def code_point_order(self, value: str) -> str:
         return f"{value} COLLATE BINARY"  # UTF-8 bytes sort as their code points
 
