@@ -2,7 +2,8 @@
 reference (reference_text.case_key): `=`, `!=`, IN, NOT IN, LIKE, `<`..., ORDER BY, GROUP BY,
 COUNT_DISTINCT, MIN and MAX answer exactly what the reference computes.
 
-The module's org holds a fixed set of Issue__c records named `Xuni <random text>`, several
+The module's org holds a fixed set of Issue__c records named `Xuni <random text>` (and as many
+Knowledge__kav articles with those URL names, a field indexed by its key), several
 spellings of each (the case variants of a text: every character replaced by another with the
 same key), drawn from the whole of Unicode and from characters whose case is tricky (sharp s
 and its capital, the dotted capital and dotless small i, the long s, the Kelvin sign, final
@@ -84,18 +85,29 @@ NAMES = stored_names()
 IN_ORG = f"Name LIKE {quoted(PREFIX + '%')}"
 
 
-@pytest.fixture(scope="module")
-def records(api: TestClient) -> dict[str, str]:
-    """The module's records, created once per back end: their names by id."""
+def create(api: TestClient, sobject: str, field: str, extra: dict[str, str]) -> dict[str, str]:
+    """A record of `sobject` per name, its `field` that name: the names by id."""
     body = {
         "allOrNone": True,
-        "records": [{"attributes": {"type": "Issue__c"}, "Name": name} for name in NAMES],
+        "records": [{"attributes": {"type": sobject}, field: name, **extra} for name in NAMES],
     }
     response = api.post(f"{API}/composite/sobjects", json=body)
     assert response.status_code == 200, response.text
     results = response.json()
     assert all(result["success"] for result in results), results
     return {result["id"]: name for result, name in zip(results, NAMES, strict=True)}
+
+
+@pytest.fixture(scope="module")
+def records(api: TestClient) -> dict[str, str]:
+    """The module's issues, created once per back end: their names by id."""
+    return create(api, "Issue__c", "Name", {})
+
+
+@pytest.fixture(scope="module")
+def articles(api: TestClient) -> dict[str, str]:
+    """The module's articles, named by URL name: a unique field, indexed by its key."""
+    return create(api, "Knowledge__kav", "UrlName", {"Title": "Xuni article"})
 
 
 def query(api: TestClient, soql: str) -> list[dict[str, Any]]:
@@ -106,9 +118,11 @@ def query(api: TestClient, soql: str) -> list[dict[str, Any]]:
     return [{k: v for k, v in row.items() if k != "attributes"} for row in body["records"]]
 
 
-def ids(api: TestClient, where: str) -> set[str]:
+def ids(api: TestClient, where: str, sobject: str = "Issue__c", field: str = "Name") -> set[str]:
     note(where)
-    return {row["Id"] for row in query(api, f"SELECT Id FROM Issue__c WHERE {IN_ORG} AND {where}")}
+    in_org = f"{field} LIKE {quoted(PREFIX + '%')}"
+    soql = f"SELECT Id FROM {sobject} WHERE {in_org} AND {where}"
+    return {row["Id"] for row in query(api, soql)}
 
 
 # -- what Hypothesis draws -------------------------------------------------------------------------
@@ -154,14 +168,31 @@ def expected_ids(records: dict[str, str], test: Any) -> set[str]:
 def test_equality_and_membership_follow_the_reference(
     api: TestClient, records: dict[str, str], op: str, wanted: list[str]
 ) -> None:
-    keys = {case_key(value) for value in wanted}
+    assert_membership(api, "Issue__c", "Name", records, op, wanted)
+
+
+@property_settings()
+@given(
+    op=st.sampled_from(["=", "!=", "IN", "NOT IN"]), wanted=st.lists(values, min_size=1, max_size=3)
+)
+def test_equality_on_a_field_indexed_by_its_key_follows_the_reference(
+    api: TestClient, articles: dict[str, str], op: str, wanted: list[str]
+) -> None:
+    assert_membership(api, "Knowledge__kav", "UrlName", articles, op, wanted)
+
+
+def assert_membership(
+    api: TestClient, sobject: str, field: str, records: dict[str, str], op: str, wanted: list[str]
+) -> None:
     if op in ("=", "!="):
-        wanted, keys = wanted[:1], {case_key(wanted[0])}
-        where = f"Name {op} {quoted(wanted[0])}"
+        wanted = wanted[:1]
+        where = f"{field} {op} {quoted(wanted[0])}"
     else:
-        where = f"Name {op} ({', '.join(quoted(value) for value in wanted)})"
+        where = f"{field} {op} ({', '.join(quoted(value) for value in wanted)})"
+    keys = {case_key(value) for value in wanted}
     inside = op in ("=", "IN")
-    assert ids(api, where) == expected_ids(records, lambda key: (key in keys) == inside)
+    expected = expected_ids(records, lambda key: (key in keys) == inside)
+    assert ids(api, where, sobject, field) == expected
 
 
 @property_settings()
