@@ -37,7 +37,7 @@ from app.soql.bound import (
 from app.soql.data_categories import category_condition
 from app.soql.sql_joins import Columns, Joins, target_column, text_field
 from app.storage.tables import is_key_indexed
-from app.storage.text import key_of, keys_among, text_key
+from app.storage.text import key_of, keys_among, text_is_null, text_key
 
 # The bound parameter of the querying user (USING SCOPE mine).
 USER_PARAM = "lf_user_id"
@@ -203,13 +203,16 @@ def _text_leaf(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnE
     has_null = len(present) != len(values)
     target = condition.target
     indexed = isinstance(target, BoundPath) and is_key_indexed(target.field)
-    inside = keys_among(column, present, indexed=indexed) if present else false()
-    key = text_key(column)  # null when the value is; grouped where the value is (HAVING)
-    if condition.op is Operator.EQ or condition.kind is ConditionKind.IN:
-        return or_(inside, key.is_(None)) if has_null else inside
+    is_null = text_is_null(column)  # also where GROUP BY groups on the key (HAVING)
+    positive = condition.op is Operator.EQ or condition.kind is ConditionKind.IN
+    if not present:  # `= null`, `!= null`
+        return is_null if positive else not_(is_null)
+    inside = keys_among(column, present, indexed=indexed)
+    if positive:
+        return or_(inside, is_null) if has_null else inside
     # `!=` and NOT IN match nulls, unless null is what they leave out.
     outside = inside.is_not(True)
-    return and_(outside, key.is_not(None)) if has_null else outside
+    return and_(outside, not_(is_null)) if has_null else outside
 
 
 # SQLite parses `a AND b AND ...` as a chain and refuses one deeper than 1000; longer AND/OR

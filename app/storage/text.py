@@ -29,6 +29,7 @@ __all__ = [
     "keys_among",
     "keys_equal",
     "text_extreme",
+    "text_is_null",
     "text_key",
     "text_position",
 ]
@@ -70,6 +71,16 @@ class indexed_key_in(key_in):
     indexed = True
 
 
+class text_is_null(FunctionElement[bool]):
+    """A text expression is null: tested on its key where GROUP BY groups on the key
+    (PostgreSQL), on the value itself where that is cheaper and as good (SQLite)."""
+
+    type = Boolean()
+    inherit_cache = True
+    name = "text_is_null"
+    _is_implicitly_boolean = True
+
+
 class text_position(FunctionElement[int]):
     """Where `part` first starts in `text`, from 1 (0: nowhere)."""
 
@@ -106,6 +117,15 @@ def _key_in(element: key_in, compiler: SQLCompiler, **kw: Any) -> str:
         return backend_for(compiler.dialect.name).key_in(value, keys, element.indexed)
     except UnknownBackend:
         return f"{element.name}({value}, {', '.join(keys)})"
+
+
+@compiles(text_is_null)
+def _text_is_null(element: text_is_null, compiler: SQLCompiler, **kw: Any) -> str:
+    (value,) = _args(element, compiler, **kw)
+    try:
+        return backend_for(compiler.dialect.name).text_is_null(value)
+    except UnknownBackend:
+        return f"{value} IS NULL"
 
 
 @compiles(text_position)

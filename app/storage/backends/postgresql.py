@@ -518,6 +518,9 @@ class PostgresBackend:
     def key_in(self, value: str, keys: Sequence[str], indexed: bool) -> str:
         return f"{self.text_key(value)} IN ({', '.join(keys)})"
 
+    def text_is_null(self, value: str) -> str:
+        return f"{self.text_key(value)} IS NULL"  # the grouped expression, in HAVING
+
     def code_point_order(self, value: str) -> str:
         return f'CAST({value} AS TEXT) COLLATE "C"'
 

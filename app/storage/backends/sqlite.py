@@ -446,12 +446,16 @@ class SqliteBackend:
         key, listed = self.text_key(value), ", ".join(keys)
         if indexed:  # an index on an expression serves `=`, not IN of one value
             return f"{key} = {keys[0]}" if len(keys) == 1 else f"{key} IN ({listed})"
-        # The column's own NOCASE comparison with a key finds the values whose key it is but
-        # those with a letter beyond ASCII, which have the key's length (a key has as many
-        # characters as its value): most rows need neither the key nor a call into Python.
-        lengths = ", ".join(f"length({each})" for each in keys)
-        beyond_ascii = f"length({value}) IN ({lengths}) AND {key} IN ({listed})"
-        return f"({value} IN ({listed}) OR ({beyond_ascii}))"
+        # NOCASE (a text column's own collation) compared with a key finds the values whose key
+        # it is but those with a character beyond ASCII, which NOCASE leaves as it is: only
+        # those need the key, and a call into Python.
+        beyond_ascii = f"length(CAST({value} AS BLOB)) > length({value})"
+        keyed = f"{TEXT_KEY_FUNCTION}({value}) IN ({listed})"
+        return f"({value} COLLATE NOCASE IN ({listed}) OR ({beyond_ascii} AND {keyed}))"
+
+    def text_is_null(self, value: str) -> str:
+        # A group whose key is null holds only nulls: any of its values says so.
+        return f"{value} IS NULL"
 
     def code_point_order(self, value: str) -> str:
         return f"{value} COLLATE BINARY"  # UTF-8 bytes sort as their code points
