@@ -15,12 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy import Connection, delete, insert, select, update
 
 from app.errors import SalesforceError
 from app.storage.ids import ORGANIZATION_ID, make_id
 from app.storage.platform import AuthSession
 from app.storage.tables import TableSet
+from app.storage.text import keys_equal
 
 ORG_ID = ORGANIZATION_ID
 _TOKEN_ALPHABET = string.ascii_letters + string.digits
@@ -85,7 +86,7 @@ def login_user(conn: Connection, tables: TableSet, username: str) -> tuple[str, 
     users = tables["User"]
     row = conn.execute(
         select(users.c.Id, users.c.Username).where(
-            func.lower(users.c.Username) == username.lower(), users.c.IsDeleted.is_(False)
+            keys_equal(users.c.Username, username, indexed=True), users.c.IsDeleted.is_(False)
         )
     ).first()
     if row is None:

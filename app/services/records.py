@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, select
+from sqlalchemy import Connection, and_, select
 
 from app.errors import EntityIsDeleted, FieldError, NotFound, SalesforceError
 from app.metadata.model import FieldDef, SObjectDef
@@ -29,6 +29,8 @@ from app.storage.records import (
     next_record_number,
     update_row,
 )
+from app.storage.tables import is_key_indexed
+from app.storage.text import keys_equal
 
 
 def resolve_sobject(ctx: OrgContext, name: str) -> SObjectDef:
@@ -247,7 +249,7 @@ def find_by_external_id(
             return []
         condition = column == record_id
     elif field.is_text:
-        condition = func.lower(column) == value.lower()
+        condition = keys_equal(column, value, indexed=is_key_indexed(field))
     else:
         condition = column == value
     rows = conn.execute(

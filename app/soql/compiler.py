@@ -2,8 +2,8 @@
 child subquery, run per batch of parent rows).
 
 The parts: sql_joins (FROM and expressions), sql_conditions (WHERE and HAVING with Salesforce's
-semantics), subtotals (ROLLUP and CUBE). Case-insensitive text comes from the column types
-(NOCASE on SQLite, citext on PostgreSQL).
+semantics), subtotals (ROLLUP and CUBE). Text compares, groups and sorts by its key, letter case
+ignored (app.storage.text).
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def compile_query(bound: BoundQuery, tables: TableSet, *, include_deleted: bool)
     if bound.is_aggregate:
         columns = _aggregate_columns(joins, bound)
         statement = select(*columns).where(*filters)
-        statement = statement.group_by(*(joins.expression(key) for key in bound.group_by))
+        statement = statement.group_by(*(joins.group_key(key) for key in bound.group_by))
         if bound.having is not None:
             statement = statement.having(condition_sql(joins, bound.having))
         statement = statement.order_by(*order_keys(joins, bound))
@@ -128,7 +128,7 @@ def _aggregate_columns(joins: Joins, bound: BoundQuery) -> list[ColumnElement[An
         if isinstance(item, BoundAggregate):
             columns.append(joins.aggregate(item))
         elif isinstance(item, BoundColumn):
-            columns.append(joins.expression(item.path))
+            columns.append(joins.group_value(item.path))
         else:
             assert isinstance(item, BoundFunction)
             columns.append(joins.expression(item))

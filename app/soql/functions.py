@@ -88,14 +88,6 @@ class to_local_time(FunctionElement[Any]):
         super().__init__(expression, bindparam(None, zone))
 
 
-class text_sort_key(FunctionElement[Any]):
-    """How Salesforce sorts text: by the upper-cased value, character by character (so `_`
-    sorts after letters, as in the English locale's upper case)."""
-
-    inherit_cache = True
-    name = "text_sort_key"
-
-
 class case_insensitive(FunctionElement[Any]):
     """Text that compares case-insensitively, as its columns do, though built from several."""
 
@@ -152,11 +144,6 @@ def _date_part(element: DatePart, compiler: SQLCompiler, **kw: Any) -> str:
 @compiles(day_only)
 def _day_only(element: day_only, compiler: SQLCompiler, **kw: Any) -> str:
     return _backend(compiler, element).day_only(_args(element, compiler, **kw)[0])
-
-
-@compiles(text_sort_key)
-def _text_sort_key(element: text_sort_key, compiler: SQLCompiler, **kw: Any) -> str:
-    return _backend(compiler, element).text_sort_key(_args(element, compiler, **kw)[0])
 
 
 @compiles(to_local_time)

@@ -1,9 +1,11 @@
-"""WHERE and HAVING as SQL, with Salesforce's semantics rather than SQL's: `!=` and NOT IN match
-nulls, an empty string is null, `= null` on a checkbox means false, NOT of an unknown is true.
+"""WHERE and HAVING as SQL, with Salesforce's semantics rather than SQL's: text compares by its
+key, letter case ignored (app.storage.text); `!=` and NOT IN match nulls, an empty string is
+null, `= null` on a checkbox means false, NOT of an unknown is true.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import (
@@ -11,7 +13,6 @@ from sqlalchemy import (
     and_,
     bindparam,
     false,
-    func,
     literal,
     not_,
     or_,
@@ -34,7 +35,9 @@ from app.soql.bound import (
     DateSpan,
 )
 from app.soql.data_categories import category_condition
-from app.soql.sql_joins import Columns, Joins, target_column
+from app.soql.sql_joins import Columns, Joins, target_column, text_field
+from app.storage.tables import is_key_indexed
+from app.storage.text import key_of, keys_among, text_is_null, text_key
 
 # The bound parameter of the querying user (USING SCOPE mine).
 USER_PARAM = "lf_user_id"
@@ -161,10 +164,10 @@ def _semi_join(
 
 
 def _includes(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnElement[bool]:
-    wrapped = func.lower(literal(";") + column + literal(";"))
+    wrapped = text_key(literal(";") + column + literal(";"))
     alternatives = []
     for value in condition.value:
-        parts = [part.strip().lower() for part in str(value).split(";") if part.strip()]
+        parts = [key_of(part.strip()) for part in str(value).split(";") if part.strip()]
         # A value is matched whole: `%` and `_` in it are literal, not LIKE wildcards.
         alternatives.append(
             and_(*(wrapped.like(f"%;{_like_literal(part)};%", escape="\\") for part in parts))
@@ -173,6 +176,43 @@ def _includes(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnEl
     if condition.kind is ConditionKind.INCLUDES:
         return matched
     return or_(not_(matched), column.is_(None))
+
+
+# The conditions that compare a text target's key with the keys of values (INCLUDES and
+# EXCLUDES key the parts of a multi-select value themselves).
+_KEYED = (ConditionKind.COMPARE, ConditionKind.IN, ConditionKind.NOT_IN)
+
+
+def _compares_text(condition: BoundCondition) -> bool:
+    return (
+        condition.kind in _KEYED
+        and not isinstance(condition.value, BoundSemiJoin)
+        and text_field(condition.target) is not None
+    )
+
+
+def _text_leaf(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnElement[bool]:
+    """A condition on text, by keys: `=`, `!=`, IN and NOT IN through keys_among (which a back
+    end may spell as its index is, or test cheaply first), the others on the column's key."""
+    if condition.kind is ConditionKind.COMPARE and condition.op not in (Operator.EQ, Operator.NE):
+        value = condition.value
+        keyed = replace(condition, value=key_of(value) if isinstance(value, str) else value)
+        return _compare(keyed, text_key(column))
+    values = (condition.value,) if condition.kind is ConditionKind.COMPARE else condition.value
+    present = [str(value) for value in values if not _is_null_value(condition, value)]
+    has_null = len(present) != len(values)
+    target = condition.target
+    indexed = isinstance(target, BoundPath) and is_key_indexed(target.field)
+    is_null = text_is_null(column)  # also where GROUP BY groups on the key (HAVING)
+    positive = condition.op is Operator.EQ or condition.kind is ConditionKind.IN
+    if not present:  # `= null`, `!= null`
+        return is_null if positive else not_(is_null)
+    inside = keys_among(column, present, indexed=indexed)
+    if positive:
+        return or_(inside, is_null) if has_null else inside
+    # `!=` and NOT IN match nulls, unless null is what they leave out.
+    outside = inside.is_not(True)
+    return and_(outside, not_(is_null)) if has_null else outside
 
 
 # SQLite parses `a AND b AND ...` as a chain and refuses one deeper than 1000; longer AND/OR
@@ -200,7 +240,9 @@ def condition_sql(joins: Columns, expr: BoundExpr, negated: bool = False) -> Col
         operands = [condition_sql(joins, operand, negated) for operand in expr.operands]
         return _joined("AND" if isinstance(expr, BoundAnd) != negated else "OR", operands)
     column = target_column(joins, expr.target)
-    if isinstance(expr.value, BoundSemiJoin):
+    if _compares_text(expr):
+        leaf = _text_leaf(expr, column)
+    elif isinstance(expr.value, BoundSemiJoin):
         assert isinstance(joins, Joins)  # HAVING, the only union condition, has no sub-selects
         leaf = _semi_join(joins, expr, column)
     elif expr.kind is ConditionKind.COMPARE:

@@ -34,11 +34,11 @@ from app.soql.functions import (
     EARTH_RADIUS,
     GeoDistance,
     case_insensitive,
-    text_sort_key,
     to_local_time,
 )
 from app.soql.name_entity import NAME_TYPES, TYPE_FIELD
 from app.storage.tables import TableSet
+from app.storage.text import group_spelling, key_of, text_extreme, text_key
 
 
 class Joins:
@@ -151,19 +151,32 @@ class Joins:
         if aggregate.path is None:
             return func.count()
         column = self.column(aggregate.path)
+        is_text = aggregate.path.field.is_text  # compared by its key, letter case ignored
         match aggregate.function:
             case AggregateFunction.COUNT:
                 return func.count(column)
             case AggregateFunction.COUNT_DISTINCT:
-                return func.count(distinct(column))
+                return func.count(distinct(text_key(column) if is_text else column))
             case AggregateFunction.SUM:
                 return func.sum(column)
             case AggregateFunction.AVG:
                 return func.avg(column)
             case AggregateFunction.MIN:
-                return func.min(column)
+                return text_extreme(column, func.min) if is_text else func.min(column)
             case AggregateFunction.MAX:
-                return func.max(column)
+                return text_extreme(column, func.max) if is_text else func.max(column)
+
+    def group_key(self, target: BoundPath | BoundFunction) -> ColumnElement[Any]:
+        """What GROUP BY groups a target on: text by its key (values that differ only in letter
+        case are one group, as in Salesforce)."""
+        value = self.expression(target)
+        return text_key(value) if is_text_target(target) else value
+
+    def group_value(self, target: BoundPath | BoundFunction) -> ColumnElement[Any]:
+        """A grouped target as selected: for text, one of the group's values, the same on every
+        back end (the first by code point)."""
+        value = self.expression(target)
+        return group_spelling(value) if is_text_target(target) else value
 
     def row_function(self, function: BoundFunction) -> ColumnElement[Any]:
         """A row function's SQL, built once per query for each distinct use."""
@@ -221,15 +234,27 @@ def order_keys(joins: Columns, bound: BoundQuery) -> list[ColumnElement[Any]]:
 
 def sort_values(target: Target, column: ColumnElement[Any]) -> list[ColumnElement[Any]]:
     """What ORDER BY sorts a target by, as Salesforce sorts: a picklist by the order of its
-    values (a value it does not list after them, by text), text by its upper-cased value."""
-    field = _sorted_field(target)
-    if field is None or not field.is_text:
+    values (a value it does not list after them, by text), text by its key (upper-cased, by
+    code point)."""
+    field = text_field(target)
+    if field is None:
         return [column]
+    key = text_key(column)
     if isinstance(target, BoundPath) and field.type is FieldType.PICKLIST and field.picklist:
-        ranks = [(column == entry.value, index) for index, entry in enumerate(field.picklist)]
-        rank = case((column.is_(None), null()), *ranks, else_=len(field.picklist))
-        return [rank, text_sort_key(column)]
-    return [text_sort_key(column)]
+        ranks = [(key == key_of(entry.value), index) for index, entry in enumerate(field.picklist)]
+        rank = case((key.is_(None), null()), *ranks, else_=len(field.picklist))
+        return [rank, key]
+    return [key]
+
+
+def is_text_target(target: Target) -> bool:
+    return text_field(target) is not None
+
+
+def text_field(target: Target) -> FieldDef | None:
+    """The text field whose values a target has: itself, or the field of MIN() or MAX()."""
+    field = _sorted_field(target)
+    return field if field is not None and field.is_text else None
 
 
 def _sorted_field(target: Target) -> FieldDef | None:

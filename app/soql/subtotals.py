@@ -26,8 +26,9 @@ from app.soql.bound import (
     BoundQuery,
 )
 from app.soql.sql_conditions import condition_sql, record_filters
-from app.soql.sql_joins import Joins, order_keys
+from app.soql.sql_joins import Joins, is_text_target, order_keys
 from app.storage.tables import TableSet
+from app.storage.text import text_key
 
 
 class UnionColumns:
@@ -86,7 +87,9 @@ def subtotals_statement(bound: BoundQuery, tables: TableSet, include_deleted: bo
     order = order_keys(outputs, bound)
     for index in range(len(keys)):
         order.append(outputs.grouping_flag(index).asc())
-        order.append(outputs.expression(bound.group_by[index]).asc().nulls_first())
+        key = bound.group_by[index]
+        value = outputs.expression(key)
+        order.append((text_key(value) if is_text_target(key) else value).asc().nulls_first())
     statement = statement.order_by(*order).limit(bound.limit).offset(bound.offset)
     return statement
 
@@ -112,10 +115,10 @@ def _grouping_set_select(
             key = item.path if isinstance(item, BoundColumn) else item
             assert isinstance(key, BoundPath | BoundFunction)
             is_active = keys.index(group_key(key)) in active
-            columns.append(joins.expression(key) if is_active else null())
+            columns.append(joins.group_value(key) if is_active else null())
     for index, key in enumerate(bound.group_by):
-        columns.append(joins.expression(key) if index in active else null())
+        columns.append(joins.group_value(key) if index in active else null())
     columns.extend(literal(int(index not in active)) for index in range(len(keys)))
     labelled = [column.label(f"c{position}") for position, column in enumerate(columns)]
     part = select(*labelled).where(*filters).select_from(joins.from_clause)
-    return part.group_by(*(joins.expression(bound.group_by[i]) for i in active))
+    return part.group_by(*(joins.group_key(bound.group_by[i]) for i in active))

@@ -28,6 +28,7 @@ from enum import StrEnum
 from app.sosl.ast import WILDCARDS, And, AndNot, Or, SearchTerm, Term, TermExpr
 from app.sosl.errors import malformed_search, term_too_short
 from app.sosl.stopwords import STOP_WORDS
+from app.storage.backends.text_key import search_word
 
 OPERATORS_DROPPED_AFTER = 4000
 NOTHING_FOUND_AFTER = 10000
@@ -61,7 +62,7 @@ def _words(chars: list[tuple[str, bool]]) -> tuple[str, ...]:
     current: list[str] = []
     for char, escaped in chars:
         if char.isalnum() or (char in WILDCARDS and not escaped):
-            current.append(char.lower())
+            current.append(search_word(char))
             continue
         if current:
             words.append("".join(current))

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from sqlalchemy import Column, Index, MetaData, Table
 
-from app.metadata.model import FieldType, SObjectDef
+from app.metadata.model import FieldDef, FieldType, SObjectDef
 from app.metadata.registry import SchemaRegistry
+from app.storage.text import text_key
 from app.storage.types import column_type
 
 NAMING_CONVENTION = {"ix": "ix_%(table_name)s_%(column_0_name)s"}
@@ -32,10 +33,18 @@ def _table(sobject: SObjectDef, metadata: MetaData) -> Table:
     ]
     table = Table(table_name(sobject), metadata, *columns)
     for field in sobject.fields:
-        # Lookups are joined and filtered on; index them like Salesforce indexes foreign keys.
-        if field.type is FieldType.REFERENCE or field.external_id or field.unique:
+        if is_key_indexed(field):  # text is filtered by its key (app.storage.text)
+            Index(f"ix_{table.name}_{field.name}_key", text_key(table.c[field.name]))
+        elif field.type is FieldType.REFERENCE or field.external_id or field.unique:
+            # Lookups are joined and filtered on; index them like Salesforce indexes foreign keys.
             Index(None, table.c[field.name])
     return table
+
+
+def is_key_indexed(field: FieldDef) -> bool:
+    """Whether a field has an index of its text key: unique and external id text fields, which
+    Salesforce indexes."""
+    return field.is_text and (field.external_id or field.unique)
 
 
 class TableSet:

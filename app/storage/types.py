@@ -1,7 +1,8 @@
 """Salesforce field type -> SQLAlchemy column type, the same on every back end.
 
-Text compares and sorts case-insensitively, as in Salesforce: each back end says how
-(NOCASE collation on SQLite, citext on PostgreSQL, which also makes LIKE case-insensitive there).
+Text columns are each back end's case-insensitive text (NOCASE on SQLite, citext on
+PostgreSQL); queries compare, group and sort text by its key instead (app.storage.text), the same
+on every back end for any Unicode text.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from app.storage.backends import UnknownBackend, backend_for
 
 
 class CaseInsensitiveText(TypeDecorator[str]):
-    """Text whose =, <, ORDER BY (and LIKE) ignore letter case."""
+    """Text, stored as the back end's case-insensitive text (queries compare it by its key)."""
 
     impl = Text
     cache_ok = True

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from datetime import date, datetime
 from decimal import Decimal
 from fractions import Fraction
 from functools import cached_property
@@ -407,10 +408,10 @@ def _not_after(spec: AggregateSpec, first: Group, second: Group) -> bool:
 
 
 def sortable(target: Target, value: Any) -> Any:
-    """A value as ORDER BY sorts it: text by its upper case; a grouped picklist by its values'
-    order (MIN and MAX of a picklist sort as text)."""
+    """A value as ORDER BY sorts it: text by its case key (MIN and MAX are keys already); a
+    grouped picklist by its values' order (MIN and MAX of a picklist sort as text)."""
     if isinstance(target, Aggregate):
-        return value.upper() if isinstance(value, str) else value
+        return value
     return sort_value(target.field, value)
 
 
@@ -554,8 +555,9 @@ def having_leaves(
         return Leaf(target, op, tuple(literals), "canonical")
     op = chance.choice(list(_COMPARE))
     groups = group_rows(ROWS[spec.sobject.name], spec.group, False)
-    values = [v for v in (g.aggregate(target) for g in groups) if v is not None] or [0]
-    value = chance.choice(values)
+    values = [v for v in (g.aggregate(target) for g in groups) if v is not None]
+    # No group has a value (a date never set): any literal of the column's kind will do.
+    value = chance.choice(values) if values else _ANY_VALUE.get(target.column.kind, 0)
     if target.function in COUNTS:
         return HavingLeaf(target, op, Literal(value, str(value + chance.choice([-1, 0, 0, 1]))))
     if target.function in SUMS:
@@ -574,6 +576,9 @@ def having_leaves(
     if kind == "date":
         return HavingLeaf(target, op, Literal(value, value.isoformat()))
     return HavingLeaf(target, op, Literal(value, value.strftime("%Y-%m-%dT%H:%M:%SZ")))
+
+
+_ANY_VALUE: dict[str | None, Any] = {"date": date(2020, 1, 1), "datetime": datetime(2020, 1, 1)}
 
 
 def _having_targets(spec: AggregateSpec, chance: Random) -> list[Target]:

@@ -25,6 +25,7 @@ from app.metadata.registry import SchemaRegistry
 from app.metadata.values import to_json
 from app.seeding.pipeline import build_rows
 from tests.conftest import API, TEST_SEED
+from tests.soql.reference_text import case_key
 
 REGISTRY = SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original" / "objects")
 ROWS = build_rows(REGISTRY, "original", TEST_SEED)
@@ -380,29 +381,30 @@ def _operand(condition: Condition) -> str:
 
 
 def fold(kind: str | None, value: Any) -> Any:
-    """The value as compared: text lower-cased, numbers as floats."""
+    """The value as compared: text by its case key, numbers as floats."""
     if value is None:
         return None
     if kind in ("text", "picklist"):
-        return str(value).lower()
+        return case_key(str(value))
     if kind == "number":
         return float(value)
     return value
 
 
 def sort_value(field: FieldDef, folded: Any) -> Any:
-    """A folded value as Salesforce sorts it: text by its upper case (so `_` comes after
+    """A folded value as Salesforce sorts it: text by its case key (so `_` comes after
     letters), a picklist by the order of its values, then by text."""
     if not isinstance(folded, str) or not field.is_text:
         return folded  # ids sort as stored
     if field.type is not FieldType.PICKLIST:
-        return folded.upper()
-    order = [entry.value.lower() for entry in field.picklist]
-    return (order.index(folded) if folded in order else len(order), folded.upper())
+        return folded
+    order = [case_key(entry.value) for entry in field.picklist]
+    return (order.index(folded) if folded in order else len(order), folded)
 
 
 def like_regex(pattern: str) -> re.Pattern[str]:
-    """SOQL LIKE: % any text, _ one character, \\%, \\_ and \\\\ literal, ignoring case."""
+    """SOQL LIKE: % any text, _ one character, \\%, \\_ and \\\\ literal, over case keys
+    (the pattern's and the value's)."""
     out, index = [], 0
     while index < len(pattern):
         char = pattern[index]
@@ -412,7 +414,7 @@ def like_regex(pattern: str) -> re.Pattern[str]:
             continue
         out.append(".*" if char == "%" else "." if char == "_" else re.escape(char))
         index += 1
-    return re.compile("".join(out), re.IGNORECASE | re.DOTALL)
+    return re.compile("".join(out), re.DOTALL)
 
 
 def leaf_matches(leaf: Leaf, row: Row) -> bool:
@@ -436,7 +438,7 @@ def leaf_matches_value(leaf: Leaf, stored: Any) -> bool:
         return (
             value is not None
             and literal is not None
-            and bool(like_regex(literal).fullmatch(str(stored)))
+            and bool(like_regex(case_key(literal)).fullmatch(case_key(str(stored))))
         )
     if literal is None:
         if kind == "boolean" and op in ("=", "!="):

@@ -2,13 +2,16 @@
 are schemas of it; a copy-on-write sandbox's search path puts its own schema before its
 template's, set per transaction, so one pool serves every sandbox.
 
-Text compares case-insensitively as citext (installed in a schema of its own); the search index
-is a GIN expression index over a weighted tsvector; a write transaction takes an advisory lock
-named after its sandbox.
+Text columns are citext (installed in a schema of its own), and compare ignoring case by their
+key (text_key.py): `lf_text_key()`, a SQL function made when the database is prepared, which
+upper-cases under a collation checked to give that key; the search index is a GIN expression
+index over a weighted tsvector; a write transaction takes an advisory lock named after its
+sandbox.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -52,10 +55,19 @@ from app.storage.backends.common import (
     Overlay,
     clone_name,
 )
+from app.storage.backends.text_key import (
+    LAST_CASED_CODE_POINT,
+    UNICODE_VERSION,
+    changed_code_points,
+    text_key,
+)
 from app.storage.search_spec import FieldGroup, SearchSpec
 
-# The extensions (citext) live in this schema, which holds no tables.
+logger = logging.getLogger(__name__)
+
+# The extensions (citext) live in this schema, which holds no tables, as do our functions.
 EXTENSION_SCHEMA = "localforce_ext"
+TEXT_KEY_FUNCTION = "lf_text_key"
 
 
 # -- connections and transactions ------------------------------------------------------------
@@ -104,6 +116,86 @@ def _ensure_extensions(connection: Connection) -> None:
         connection.execute(text(f"ALTER EXTENSION citext SET SCHEMA {schema}"))
 
 
+# -- the key of text --------------------------------------------------------------------------
+
+# The code points whose upper case under `collation` is not the key's: none for a collation
+# whose upper() is the key (surrogates aside, which no text holds).
+_KEY_PROBE = """
+SELECT count(*) FROM generate_series(1, :last) AS c(code)
+LEFT JOIN unnest(CAST(:codes AS integer[]), CAST(:uppers AS integer[])) AS m(code, upper)
+  ON m.code = c.code
+WHERE c.code NOT BETWEEN 55296 AND 57343
+  AND upper(chr(c.code) COLLATE {collation}) <> chr(coalesce(m.upper, c.code))
+"""
+# Collations worth probing besides the database's own: the C library's UTF-8 ones, C.UTF-8
+# (the same on every machine) first.
+_UTF8_COLLATIONS = """
+SELECT collname FROM pg_collation
+WHERE collprovider = 'c' AND collencoding IN (-1, pg_char_to_encoding('UTF8'))
+  AND collctype ~* 'utf-?8$'
+ORDER BY collctype !~* '^c[.]', collname LIMIT 2
+"""
+
+
+def _key_collation(conn: Connection) -> str | None:
+    """A collation (quoted) under which upper() gives the key of every character, or None."""
+    if conn.execute(text("SELECT getdatabaseencoding()")).scalar() != "UTF8":
+        return None
+    changed = changed_code_points()
+    params = {
+        "last": LAST_CASED_CODE_POINT,
+        "codes": list(changed),
+        "uppers": list(changed.values()),
+    }
+    names = conn.execute(text(_UTF8_COLLATIONS)).scalars()
+    for collation in ['"default"', *(_quote(conn, name) for name in names)]:
+        probe = text(_KEY_PROBE.format(collation=collation))
+        if conn.execute(probe, params).scalar() == 0:
+            return collation
+    return None
+
+
+def _key_body(collation: str | None) -> str:
+    """The SQL of the key of `value`: upper() under a collation that gives it, else (slowly,
+    but exactly) the mapping spelled out for translate(), ASCII text upper-cased as it is."""
+    if collation is not None:
+        return f"upper(value COLLATE {collation})"
+    changed = changed_code_points()
+    lowers = "".join(map(chr, changed)).replace("'", "''")
+    uppers = "".join(map(chr, changed.values())).replace("'", "''")
+    return (
+        'CASE WHEN octet_length(value) = length(value) THEN upper(value COLLATE "C") '
+        f"ELSE translate(value, '{lowers}', '{uppers}') END"
+    )
+
+
+def _ensure_text_key(conn: Connection) -> None:
+    """Make lf_text_key() once per database (an inlinable SQL function: as fast as upper())."""
+    conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('localforce_text_key'))"))
+    exists = conn.execute(
+        text(
+            "SELECT 1 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
+            " WHERE n.nspname = :schema AND p.proname = :name"
+        ),
+        {"schema": EXTENSION_SCHEMA, "name": TEXT_KEY_FUNCTION},
+    ).first()
+    if exists is not None:
+        return
+    collation = _key_collation(conn)
+    if collation is None:
+        logger.warning("no collation upper-cases text as the key does: keys are slow to compute")
+    name = f"{EXTENSION_SCHEMA}.{TEXT_KEY_FUNCTION}"
+    conn.execute(
+        text(
+            f"CREATE FUNCTION {name}(value text) RETURNS text LANGUAGE sql IMMUTABLE "
+            f"PARALLEL SAFE AS $$ SELECT {_key_body(collation)} $$"
+        )
+    )
+    how = f"upper() under {collation}" if collation else "translate()"
+    note = f"Unicode {UNICODE_VERSION} simple uppercase mapping, by {how}"
+    conn.execute(text(f"COMMENT ON FUNCTION {name}(text) IS '{note}'"))
+
+
 # -- SOQL functions --------------------------------------------------------------------------
 
 _EXTRACT = {
@@ -135,9 +227,19 @@ def _index_name(spec: SearchSpec) -> str:
     return f"ix_{spec.table}_search"
 
 
+def _key(value: ColumnElement[Any]) -> ColumnElement[str]:
+    """The key of a text value (lf_text_key), in the database's collation: its character
+    classes say what a letter is (the "C" the key sorts by knows ASCII letters only)."""
+    spell = getattr(getattr(func, EXTENSION_SCHEMA), TEXT_KEY_FUNCTION)
+    key: ColumnElement[str] = spell(cast(value, Text), type_=Text)
+    return key
+
+
 def _field_vector(value: ColumnElement[Any], weight: str) -> ColumnElement[Any]:
+    # The words of the key, which the dictionary lower-cases: so letters that share a key
+    # (final and medial sigma) are one word, as the query's words are (text_key.search_word).
     words = func.regexp_replace(
-        func.coalesce(cast(value, Text), literal_column("''")),
+        func.coalesce(_key(value), literal_column("''")),
         literal_column(f"'{_SEPARATORS_RE}'"),
         literal_column("' '"),
         literal_column("'g'"),
@@ -377,6 +479,7 @@ class PostgresBackend:
 
     def prepare_database(self, conn: Connection) -> None:
         _ensure_extensions(conn)
+        _ensure_text_key(conn)
 
     def restrict_to_owner(self, engine: Engine) -> None:
         """Nothing: the server keeps its own access rules."""
@@ -400,14 +503,26 @@ class PostgresBackend:
     def day_only(self, value: str) -> str:
         return f"CAST({value} AS DATE)"
 
-    def text_sort_key(self, value: str) -> str:
+    def text_key(self, value: str) -> str:
         # By code point whatever the database's collation (a locale's ignores punctuation).
-        return f'upper(CAST({value} AS TEXT)) COLLATE "C"'
+        return f'{EXTENSION_SCHEMA}.{TEXT_KEY_FUNCTION}(CAST({value} AS TEXT)) COLLATE "C"'
+
+    def text_position(self, text: str, part: str) -> str:
+        return f"strpos({text}, {part})"
 
     def case_insensitive(self, value: str) -> str:
         # A coalesce of citext columns is citext, but a literal (a polymorphic lookup's type)
         # is text.
         return f"CAST({value} AS CITEXT)"
+
+    def key_in(self, value: str, keys: Sequence[str], indexed: bool) -> str:
+        return f"{self.text_key(value)} IN ({', '.join(keys)})"
+
+    def text_is_null(self, value: str) -> str:
+        return f"{self.text_key(value)} IS NULL"  # the grouped expression, in HAVING
+
+    def code_point_order(self, value: str) -> str:
+        return f'CAST({value} AS TEXT) COLLATE "C"'
 
     def to_local(self, value: str, zone: str) -> str:
         return f"timezone({zone}, timezone('UTC', {value}))"
@@ -453,7 +568,8 @@ class PostgresBackend:
         return select(*columns).where(vector.op("@@", return_type=Boolean)(tsquery))
 
     def wildcard(self, column: ColumnElement[Any], words: Sequence[str]) -> ColumnElement[bool]:
-        return column.regexp_match(word_pattern(words), flags="i")
+        # Keys against keys, letter case ignored as everywhere.
+        return _key(column).regexp_match(word_pattern([text_key(word) for word in words]))
 
     def is_local(self, conn: Connection, overlay: Overlay, name: str) -> bool:
         statement = "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = :s AND tablename = :n"

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
+from app.storage.backends.text_key import text_key
+
 
 def to_local_time(value: str | None, zone: str) -> str | None:
     """A UTC datetime (ISO text) moved to `zone`: what convertTimezone() calls."""
@@ -75,18 +77,19 @@ def _pattern(pattern: str) -> _Pattern:
 
 
 def wildcard_match(text: str | None, pattern: str) -> bool | None:
-    """Whether `text` has the words of `pattern` (space-separated, lower-case, with `*` and
-    `?`) next to each other, words being runs of letters and digits, as the index splits them."""
+    """Whether `text` has the words of `pattern` (space-separated, with `*` and `?`) next to
+    each other, words being runs of letters and digits, as the index splits them. Letter case
+    is ignored: words compare by their keys (text_key)."""
     if text is None:
         return None
-    compiled = _pattern(pattern)
+    compiled = _pattern(text_key(pattern))
     wanted, prefix = compiled.words, compiled.prefix
-    lowered = text.lower()
+    keyed = text_key(text)
     # A text that lacks a literal run of the pattern cannot match: most texts end here, before
     # being split into words (a search runs this on every searched field of every record).
-    if not all(run in lowered for run in compiled.literals):
+    if not all(run in keyed for run in compiled.literals):
         return False
-    words = _WORD_RE.findall(lowered)
+    words = _WORD_RE.findall(keyed)
     for start in range(len(words) - len(wanted) + 1):
         if prefix and not words[start].startswith(prefix):
             continue

@@ -1,9 +1,11 @@
 """The SQLite back end: the embedded default. A database is a file; a copy-on-write sandbox is
 a small file of its own tables with its template's file attached read-only.
 
-Text compares case-insensitively by the NOCASE collation; the functions SQLite lacks (time
-zones, trigonometry, wildcard words) are Python functions registered on every connection; the
-search index is FTS5; a write transaction takes the file's write lock when it begins.
+Text compares ignoring case by its key (text_key.py): SQLite's upper() for ASCII text, else a
+Python function. The functions SQLite lacks (the key of other text, time zones, trigonometry,
+wildcard words) are Python functions registered on every connection, so an index on a text key
+can only be written through such a connection; the search index is FTS5; a write transaction
+takes the file's write lock when it begins.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from app.storage.backends.python_functions import (
     to_local_time,
     wildcard_match,
 )
+from app.storage.backends.text_key import sql_text_key
 from app.storage.search_spec import FieldGroup, SearchSpec
 
 # What a copy-on-write sandbox calls its attached template.
@@ -58,6 +61,7 @@ TEMPLATE_ALIAS = "tpl"
 TO_LOCAL_FUNCTION = "lf_to_local"
 DISTANCE_FUNCTION = "lf_distance"
 WILDCARD_FUNCTION = "lf_sosl_wildcard"
+TEXT_KEY_FUNCTION = "lf_text_key"
 # A database file's companions (SQLite creates them with the database file's mode).
 _COMPANIONS = ("", "-wal", "-shm", "-journal")
 
@@ -71,6 +75,7 @@ def _on_connect(dbapi_connection: Any, connection_record: Any) -> None:
         DISTANCE_FUNCTION, 5, great_circle_distance, deterministic=True
     )
     dbapi_connection.create_function(WILDCARD_FUNCTION, 2, wildcard_match, deterministic=True)
+    dbapi_connection.create_function(TEXT_KEY_FUNCTION, 1, sql_text_key, deterministic=True)
     cursor = dbapi_connection.cursor()
     # WAL lets readers run while a request writes; NORMAL sync is safe with WAL.
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -424,13 +429,36 @@ class SqliteBackend:
     def day_only(self, value: str) -> str:
         return f"date({value})"
 
-    def text_sort_key(self, value: str) -> str:
-        # A function's result has no collation: it sorts by code point, as upper-cased text.
-        return f"upper({value})"
+    def text_key(self, value: str) -> str:
+        # ASCII text (as many bytes as characters) is keyed by SQLite itself, without a call
+        # into Python. A function's result has no collation: it sorts by code point.
+        ascii_only = f"length(CAST({value} AS BLOB)) = length({value})"
+        return f"CASE WHEN {ascii_only} THEN upper({value}) ELSE {TEXT_KEY_FUNCTION}({value}) END"
+
+    def text_position(self, text: str, part: str) -> str:
+        return f"instr({text}, {part})"
 
     def case_insensitive(self, value: str) -> str:
         # A function's result (a coalesce of several objects' columns) drops their collation.
         return f"({value}) COLLATE NOCASE"
+
+    def key_in(self, value: str, keys: Sequence[str], indexed: bool) -> str:
+        key, listed = self.text_key(value), ", ".join(keys)
+        if indexed:  # an index on an expression serves `=`, not IN of one value
+            return f"{key} = {keys[0]}" if len(keys) == 1 else f"{key} IN ({listed})"
+        # NOCASE (a text column's own collation) compared with a key finds the values whose key
+        # it is but those with a character beyond ASCII, which NOCASE leaves as it is: only
+        # those need the key, and a call into Python.
+        beyond_ascii = f"length(CAST({value} AS BLOB)) > length({value})"
+        keyed = f"{TEXT_KEY_FUNCTION}({value}) IN ({listed})"
+        return f"({value} COLLATE NOCASE IN ({listed}) OR ({beyond_ascii} AND {keyed}))"
+
+    def text_is_null(self, value: str) -> str:
+        # A group whose key is null holds only nulls: any of its values says so.
+        return f"{value} IS NULL"
+
+    def code_point_order(self, value: str) -> str:
+        return f"{value} COLLATE BINARY"  # UTF-8 bytes sort as their code points
 
     def to_local(self, value: str, zone: str) -> str:
         return f"{TO_LOCAL_FUNCTION}({value}, {zone})"
