@@ -78,6 +78,11 @@ class DatabaseFactory:
             with engine.connect() as conn:
                 source = f' TEMPLATE "{make_url(template).database}"' if template else ""
                 conn.execute(text(f'CREATE DATABASE "{name}"{source}'))
+                # A commit returns before its WAL is on disk, as a SQLite commit in WAL mode
+                # with synchronous=NORMAL does: nothing a client sees changes (only a crash of
+                # the PostgreSQL server could lose the latest commits), and a run does not
+                # wait for thousands of fsyncs. (A copy does not inherit the setting.)
+                conn.execute(text(f'ALTER DATABASE "{name}" SET synchronous_commit = off'))
             engine.dispose()
             self.created.append(name)
             url = admin.set(database=name).render_as_string(hide_password=False)
