@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import create_engine
 
 from app.config import Settings
-from app.main import build_state, create_app
+from app.main import Schemas, build_state, create_app
 from app.seeding.bootstrap import ensure_database
 from tests.databases import DatabaseFactory, require_postgres
 
@@ -43,6 +43,21 @@ def seeded_template(database_factory: DatabaseFactory) -> str:
     state = build_state(settings)
     ensure_database(state.engine, state.registry, state.tables, settings)
     state.engine.dispose()
+    return url
+
+
+@pytest.fixture(scope="session")
+def sandbox_ready_template(database_factory: DatabaseFactory, seeded_template: str) -> str:
+    """A copy of the seeded org that also holds the template its server builds on its first
+    sandbox (of the org and seed), for the servers of tests that create sandboxes but do not
+    test that build: each would otherwise spend seconds seeding the template again. Tests of
+    the build itself use `seeded_template`."""
+    url = database_factory.new_url(template=seeded_template)
+    settings = make_settings(url, database_factory.workdir)
+    objects_dir = Schemas(settings.seed_dir).objects_dir(settings.org)
+    database_factory.add_sandbox_template(
+        url, org=settings.org, seed=settings.seed, objects_dir=objects_dir
+    )
     return url
 
 

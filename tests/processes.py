@@ -82,14 +82,17 @@ class Deployment:
             time.sleep(0.2)
 
 
-def deployment(factory: DatabaseFactory, seeded_template: str, workdir: Path) -> Deployment:
-    """A deployment over a fresh copy of the seeded org (so no server has to seed)."""
+def deployment(factory: DatabaseFactory, template: str, workdir: Path) -> Deployment:
+    """A deployment over a fresh copy of `template`, a seeded org (so no server has to seed),
+    with the sandbox templates it holds (see `DatabaseFactory.add_sandbox_template`)."""
     data_dir = workdir / "data"
     data_dir.mkdir(parents=True)
     if factory.backend == "sqlite":
-        shutil.copyfile(make_url(seeded_template).database or "", data_dir / "localforce.db")
+        database = data_dir / "localforce.db"
+        shutil.copyfile(make_url(template).database or "", database)
+        factory.copy_sandbox_templates(template, f"sqlite:///{database}", data_dir)
         return Deployment(data_dir, "")
-    return Deployment(data_dir, factory.new_url(template=seeded_template))
+    return Deployment(data_dir, factory.new_url(template=template))
 
 
 @contextmanager

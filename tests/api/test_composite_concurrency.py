@@ -21,8 +21,8 @@ CONTROL = "/__localforce/sandboxes"
 
 
 @pytest.fixture(scope="module")
-def server(database_factory: DatabaseFactory, seeded_template: str) -> Iterator[str]:
-    app = private_org_app(database_factory, seeded_template)
+def server(database_factory: DatabaseFactory, sandbox_ready_template: str) -> Iterator[str]:
+    app = private_org_app(database_factory, sandbox_ready_template)
     with serve_in_thread(app) as port:
         yield f"http://127.0.0.1:{port}"
 
@@ -130,12 +130,12 @@ async def new_sandbox(http: httpx.AsyncClient, sandbox_id: str) -> dict[str, str
 
 @pytest.mark.asyncio
 async def test_composites_finish_with_one_thread_in_the_default_pool(
-    database_factory: DatabaseFactory, seeded_template: str
+    database_factory: DatabaseFactory, sandbox_ready_template: str
 ) -> None:
     """A composite waits for its subrequests, which FastAPI runs in its default thread pool:
     were the composite itself in that pool, one thread would be held by the composite while its
     subrequest waited for it, for ever."""
-    app = private_org_app(database_factory, seeded_template)
+    app = private_org_app(database_factory, sandbox_ready_template)
     transport = httpx.ASGITransport(app=app)
     async with (
         app.router.lifespan_context(app),

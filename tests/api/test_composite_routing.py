@@ -56,9 +56,9 @@ def get_widget(
 
 
 @pytest.fixture(scope="module")
-def api(database_factory: DatabaseFactory, seeded_template: str) -> Iterator[TestClient]:
+def api(database_factory: DatabaseFactory, sandbox_ready_template: str) -> Iterator[TestClient]:
     """A logged-in client on an app that serves /widgets too."""
-    url = database_factory.new_url(template=seeded_template)
+    url = database_factory.new_url(template=sandbox_ready_template)
     app = create_app(make_settings(url, database_factory.workdir))
     app.include_router(widgets)
     with TestClient(app, base_url="https://testserver") as client:

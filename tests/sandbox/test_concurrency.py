@@ -22,9 +22,9 @@ SANDBOXES = 50
 
 @pytest.fixture(scope="module")
 def server(
-    database_factory: DatabaseFactory, seeded_template: str
+    database_factory: DatabaseFactory, sandbox_ready_template: str
 ) -> Iterator[tuple[str, AppState]]:
-    app = private_org_app(database_factory, seeded_template, sandbox_pool_size=4)
+    app = private_org_app(database_factory, sandbox_ready_template, sandbox_pool_size=4)
     with serve_in_thread(app) as port:
         yield f"http://127.0.0.1:{port}", app.state.localforce
 

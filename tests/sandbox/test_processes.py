@@ -22,8 +22,10 @@ MANY = "SELECT Id, Name FROM PricebookEntry ORDER BY Id"
 
 
 @pytest.fixture
-def deploy(database_factory: DatabaseFactory, seeded_template: str, tmp_path: Path) -> Deployment:
-    return deployment(database_factory, seeded_template, tmp_path)
+def deploy(
+    database_factory: DatabaseFactory, sandbox_ready_template: str, tmp_path: Path
+) -> Deployment:
+    return deployment(database_factory, sandbox_ready_template, tmp_path)
 
 
 def sf(base: str, token: str) -> httpx.Client:

@@ -256,9 +256,13 @@ def test_bad_control_plane_input_is_a_salesforce_error(client: TestClient) -> No
 
 
 @pytest.fixture(scope="module")
-def guarded(database_factory: DatabaseFactory, seeded_template: str) -> Iterator[TestClient]:
+def guarded(database_factory: DatabaseFactory, sandbox_ready_template: str) -> Iterator[TestClient]:
     yield from open_client(
-        database_factory, seeded_template, admin_key="k3y", max_sandboxes=2, sandbox_pool_size=0
+        database_factory,
+        sandbox_ready_template,
+        admin_key="k3y",
+        max_sandboxes=2,
+        sandbox_pool_size=0,
     )
 
 

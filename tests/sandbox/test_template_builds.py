@@ -27,10 +27,11 @@ MAX_DELAY_MS = 100
 
 @pytest.fixture
 def server(
-    database_factory: DatabaseFactory, seeded_template: str, tmp_path: Path
+    database_factory: DatabaseFactory, sandbox_ready_template: str, tmp_path: Path
 ) -> Iterator[str]:
-    """A server in its own process: what is measured is its stall, not this process's."""
-    deploy = deployment(database_factory, seeded_template, tmp_path)
+    """A server in its own process: what is measured is its stall, not this process's. The
+    template of its own org and seed is ready: the build measured is the one for seed 7."""
+    deploy = deployment(database_factory, sandbox_ready_template, tmp_path)
     with running(deploy, LOCALFORCE_SANDBOX_POOL_SIZE="0") as process:
         yield process.base
 
