@@ -19,9 +19,6 @@ def test_a_log_read_waits_for_a_flush_under_way(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sandbox = create(client)
-    as_token(client, sandbox["access_token"]).get(
-        f"{API}/query", params={"q": "SELECT Id FROM Case LIMIT 1"}
-    )
     writing, release = threading.Event(), threading.Event()
 
     def slow_add_calls(*args: Any) -> None:
@@ -29,7 +26,12 @@ def test_a_log_read_waits_for_a_flush_under_way(
         release.wait(10)
         add_calls(*args)
 
+    # Patched before the call is made: whichever flusher takes it (the background one may come
+    # first) is the one held.
     monkeypatch.setattr("app.sandbox.manager.add_calls", slow_add_calls)
+    as_token(client, sandbox["access_token"]).get(
+        f"{API}/query", params={"q": "SELECT Id FROM Case LIMIT 1"}
+    )
     flusher = threading.Thread(target=state_of(client).sandboxes.flush_calls)
     flusher.start()
     assert writing.wait(10)
