@@ -391,6 +391,7 @@ def read_dump(
     reports: list[ObjectReport] = []
     records: dict[str, list[dict[str, Any]]] = {}
     present: dict[str, set[str]] = {}
+    standard = standard_records(org)  # built once, not per missing table
     with open_dump(path) as dump:
         _check_tables(dump, registry, org)
         found = {sobject.name: dump.table(sobject.name) for sobject in registry}
@@ -402,7 +403,7 @@ def read_dump(
             reports.append(report)
             if table is None:
                 # A dump without the Organization (or the profiles) still gets the org's own.
-                records[sobject.name] = standard_records(org).get(sobject.name, [])
+                records[sobject.name] = standard.get(sobject.name, [])
                 present[sobject.name] = set()
                 continue
 
