@@ -26,9 +26,9 @@ from app.api import (
     versions,
 )
 from app.api.middleware import (
-    ApiUsageMiddleware,
-    ControlCharacterPathMiddleware,
+    ApiCallMiddleware,
     HeadMiddleware,
+    PathMiddleware,
 )
 from app.api.routing import SalesforceJSONResponse, serves
 from app.api.state import AppState
@@ -294,13 +294,15 @@ def create_app(
     )
     app.state.localforce = state
     app.add_middleware(HeadMiddleware)  # inside the usage count: the log says HEAD
-    app.add_middleware(ControlCharacterPathMiddleware)
-    app.add_middleware(ApiUsageMiddleware, state=state)
+    app.add_middleware(PathMiddleware)
+    app.add_middleware(ApiCallMiddleware, state=state)
     app.add_exception_handler(SalesforceError, salesforce_error)
     app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(Exception, unexpected_error)
-    for module in (auth, versions, sobjects, query, search, composite, control, planned):
+    # Routes are matched in order, one at a time: the busiest first (their paths overlap no
+    # other module's), the catch-alls of `planned` last.
+    for module in (query, sobjects, search, composite, versions, auth, control, planned):
         app.include_router(module.router)
     openapi.install(
         app,

@@ -13,7 +13,7 @@ from fastapi import Request, Response
 
 from app.api.deps import RawBodyDep, SessionDep, StateDep
 from app.api.openapi import parameter, query_parameters
-from app.api.routing import JSON, SalesforceJSONResponse, SlashRouter, public_base_url
+from app.api.routing import JSON, SalesforceJSONResponse, SalesforceRouter, public_base_url
 from app.api.soap import (
     UnexpectedElement,
     client_fault,
@@ -36,7 +36,7 @@ from app.services.auth import (
 from app.services.org import parse_version
 from app.storage.database import platform_transaction
 
-router = SlashRouter()
+router = SalesforceRouter()
 SUPPORTED_GRANTS = {"password", "client_credentials"}
 FORM = "application/x-www-form-urlencoded"
 OAUTH_FAILURE = {

@@ -10,13 +10,13 @@ from sqlalchemy import Connection
 from app.api import request_bodies as bodies
 from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep
 from app.api.openapi import CREATED, TREE_FAILURE, json_body, parameter, query_parameters
-from app.api.routing import SalesforceJSONResponse, SlashRouter
+from app.api.routing import SalesforceJSONResponse, SalesforceRouter
 from app.api.subrequests import SubrequestsDep
 from app.services import composite, records
 from app.services.composite import Dispatch
 from app.services.json_body import parse_object
 
-router = SlashRouter(prefix="/services/data/{version}/composite")
+router = SalesforceRouter(prefix="/services/data/{version}/composite")
 IDS = parameter("ids", "Comma-separated record ids", required=True, minLength=1)
 
 
@@ -32,10 +32,8 @@ def _all_or_none(request: Request) -> bool:
 # /composite and /composite/batch are async only to run in a composite thread of their own,
 # from where their subrequests go through the app's routes (see subrequests.py).
 @router.post("", openapi_extra=json_body(bodies.COMPOSITE))
-async def post_composite(
-    raw: JsonBodyDep, conn: ConnectionDep, subrequests: SubrequestsDep
-) -> SalesforceJSONResponse:
-    return await subrequests.run(partial(_composite, raw, conn))
+async def post_composite(raw: JsonBodyDep, subrequests: SubrequestsDep) -> SalesforceJSONResponse:
+    return await subrequests.run(partial(_composite, raw))
 
 
 def _composite(raw: bytes, conn: Connection, dispatch: Dispatch) -> SalesforceJSONResponse:
@@ -44,10 +42,8 @@ def _composite(raw: bytes, conn: Connection, dispatch: Dispatch) -> SalesforceJS
 
 
 @router.post("/batch", openapi_extra=json_body(bodies.BATCH))
-async def post_batch(
-    raw: JsonBodyDep, conn: ConnectionDep, subrequests: SubrequestsDep
-) -> SalesforceJSONResponse:
-    return await subrequests.run(partial(_batch, raw, conn))
+async def post_batch(raw: JsonBodyDep, subrequests: SubrequestsDep) -> SalesforceJSONResponse:
+    return await subrequests.run(partial(_batch, raw))
 
 
 def _batch(raw: bytes, conn: Connection, dispatch: Dispatch) -> SalesforceJSONResponse:

@@ -16,7 +16,7 @@ from app.api.routing import (
     ERROR_ARRAY,
     JSON,
     SalesforceJSONResponse,
-    SlashRouter,
+    SalesforceRouter,
     public_base_url,
 )
 from app.api.state import AppState
@@ -47,7 +47,7 @@ async def require_admin(request: Request, state: StateDep) -> None:
         )
 
 
-router = SlashRouter(
+router = SalesforceRouter(
     prefix="/__localforce", tags=["localforce control plane"], dependencies=[Depends(require_admin)]
 )
 

@@ -1,21 +1,18 @@
-"""Dependencies: the request's transaction, its session, and the context services take (a
-composite subrequest borrows those of its composite request: see Parent)."""
+"""Dependencies: the request's session, sandbox and transaction, and the context services take
+(a composite subrequest borrows those of its composite request: see Parent)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
-from typing import Annotated, cast
+from typing import Annotated, Any, cast
 
 from fastapi import Depends, Request
-from fastapi.concurrency import contextmanager_in_threadpool, run_in_threadpool
+from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import Connection
-from sqlalchemy.exc import DBAPIError, OperationalError
 from starlette.requests import ClientDisconnect
 
 from app.api.state import AppState, Resolved
-from app.api.write_gate import writing
+from app.api.transactions import PendingTransaction, Transaction
 from app.errors import BodyTooLarge, InvalidSession, SalesforceError, UnsupportedMediaType
 from app.sandbox.manager import Sandbox
 from app.services.auth import Session, find_session, revoke_session, touch_session
@@ -26,8 +23,12 @@ from app.storage.database import platform_transaction
 
 
 # Light dependencies are async so they run on the event loop, not through the thread pool.
-async def get_state(request: Request) -> AppState:
+def app_state(request: Request) -> AppState:
     return cast(AppState, request.app.state.localforce)
+
+
+async def get_state(request: Request) -> AppState:
+    return app_state(request)
 
 
 StateDep = Annotated[AppState, Depends(get_state)]
@@ -81,46 +82,70 @@ def _resolve(state: AppState, token: str) -> Resolved | None:
     return Resolved(session, state.sandboxes.find_in_use(session.sandbox_id))
 
 
-async def get_session(request: Request, state: StateDep) -> Session:
+# The request's own state (shared by every copy of its scope), where the lookups below keep
+# what they found: each dependency reads it once, however many routes' parameters name it.
+_SESSION = "session"
+_SANDBOX = "sandbox"  # also read by middleware.ApiCallMiddleware, which releases its lease
+
+
+def _request_state(request: Request) -> dict[str, Any]:
+    return cast(dict[str, Any], request.scope.setdefault("state", {}))
+
+
+async def session_of(request: Request) -> Session:
     """The session a bearer token names, as the platform database says (cached for at most
     SESSION_CACHE_SECONDS, and forgotten at once here when this process revokes or deletes):
     a session ended through any worker ends everywhere within that time."""
     parent = parent_of(request)
     if parent is not None:
         return parent.session
+    found = _request_state(request).get(_SESSION)
+    if found is not None:
+        return cast(Session, found[0])
     token = bearer_token(request)
     if token is None:
         raise InvalidSession()
+    state = app_state(request)
     resolved = state.sessions.get(token)
     if resolved is None:
         resolved = await run_in_threadpool(_resolve, state, token)
         if resolved is None:
             raise InvalidSession()
         state.sessions.put(token, resolved)
-    request.state.resolved_sandbox = resolved.sandbox
+    _request_state(request)[_SESSION] = (resolved.session, resolved.sandbox)
     return resolved.session
+
+
+async def sandbox_of(request: Request) -> Sandbox:
+    """The sandbox the token belongs to: a token never reaches another sandbox's data. The
+    request holds a lease on it until the response is sent (ApiCallMiddleware releases it and
+    logs the call then), so a delete waits for it."""
+    parent = parent_of(request)
+    if parent is not None:  # the composite holds the lease, and its call is the one logged
+        return parent.sandbox
+    request_state = _request_state(request)
+    leased = request_state.get(_SANDBOX)
+    if leased is not None:
+        return cast(Sandbox, leased)
+    await session_of(request)
+    sandbox: Sandbox | None = request_state[_SESSION][1]
+    if sandbox is None or not sandbox.lease():
+        raise InvalidSession()
+    request_state[_SANDBOX] = sandbox
+    return sandbox
+
+
+# FastAPI walks a dependency's own dependencies each time a parameter names it, cached or not
+# (about 8 us each): these take the request alone, and share what they find through it.
+async def get_session(request: Request) -> Session:
+    return await session_of(request)
 
 
 SessionDep = Annotated[Session, Depends(get_session)]
 
 
-async def get_sandbox(
-    request: Request, state: StateDep, session: SessionDep
-) -> AsyncIterator[Sandbox]:
-    """The sandbox the token belongs to: a token never reaches another sandbox's data. The
-    request holds a lease on it until the response is sent, so a delete waits for it."""
-    parent = parent_of(request)
-    if parent is not None:  # the composite holds the lease, and its call is the one logged
-        yield parent.sandbox
-        return
-    sandbox: Sandbox | None = request.state.resolved_sandbox
-    if sandbox is None or not sandbox.lease():
-        raise InvalidSession()
-    request.state.sandbox = sandbox  # for the call log, written after the response
-    try:
-        yield sandbox
-    finally:
-        sandbox.release()
+async def get_sandbox(request: Request) -> Sandbox:
+    return await sandbox_of(request)
 
 
 SandboxDep = Annotated[Sandbox, Depends(get_sandbox)]
@@ -129,51 +154,29 @@ SandboxDep = Annotated[Sandbox, Depends(get_sandbox)]
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
-async def get_connection(request: Request, sandbox: SandboxDep) -> AsyncIterator[Connection]:
-    """One connection and transaction per request, on the request's sandbox: committed on
-    success, rolled back on error. Requests that may write hold the sandbox's write lock for
-    their transaction; reads see one consistent snapshot and never wait."""
+async def get_connection(request: Request) -> Transaction:
+    """The request's transaction on its sandbox, pending until its route begins it (see
+    app.api.transactions), or the composite's that a subrequest runs in."""
     parent = parent_of(request)
-    if parent is not None:  # the composite's transaction: its own dependency ends it
-        yield parent.conn
-        return
-    async with AsyncExitStack() as stack:
-        opening = (
-            contextmanager_in_threadpool(sandbox.engine.begin())
-            if request.method in READ_METHODS
-            else writing(sandbox.engine)
-        )
-        try:
-            conn = await stack.enter_async_context(opening)
-        except DBAPIError as error:
-            # Its storage is gone: deleted (maybe by another worker) since the token was read.
-            if error.connection_invalidated or isinstance(error, OperationalError):
-                raise InvalidSession() from None
-            raise
-        yield conn
+    if parent is not None:  # the composite's transaction: the composite ends it
+        return parent.conn
+    sandbox = await sandbox_of(request)
+    return PendingTransaction(sandbox.engine, write=request.method not in READ_METHODS)
 
 
-ConnectionDep = Annotated[Connection, Depends(get_connection, scope="function")]
+# Typed as the Connection the route sees: `in_request_transaction` begins it first.
+ConnectionDep = Annotated[Connection, Depends(get_connection)]
 
 
-async def get_api_version(version: str) -> str:
-    return parse_version(version)
-
-
-ApiVersionDep = Annotated[str, Depends(get_api_version)]
-
-
-async def get_org_context(
-    request: Request,
-    state: StateDep,
-    session: SessionDep,
-    sandbox: SandboxDep,
-    api_version: ApiVersionDep,
-) -> OrgContext:
+async def get_org_context(request: Request, version: str) -> OrgContext:
+    api_version = parse_version(version)
     parent = parent_of(request)
     if parent is not None:  # the composite's clock reading, at the subrequest's API version
         return replace(parent.ctx, base_path=f"/services/data/v{api_version}")
+    session = await session_of(request)
+    sandbox = await sandbox_of(request)
     now = sandbox.clock.now()
+    state = app_state(request)
     settings = state.settings
     return OrgContext(
         registry=sandbox.schema.registry,
@@ -190,11 +193,11 @@ async def get_org_context(
 OrgContextDep = Annotated[OrgContext, Depends(get_org_context)]
 
 
-async def read_body(request: Request, state: StateDep) -> bytes:
+async def read_body(request: Request) -> bytes:
     """The raw body, read here so that routes can stay synchronous (run in the thread pool):
     at most LOCALFORCE_MAX_BODY_BYTES of it, refused by its Content-Length when that says more
     and as soon as more arrives when it lied."""
-    limit = state.settings.max_body_bytes
+    limit = app_state(request).settings.max_body_bytes
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and len(declared) < 20 and int(declared) > limit:
         raise BodyTooLarge(limit)
@@ -214,17 +217,24 @@ async def read_body(request: Request, state: StateDep) -> bytes:
 RawBodyDep = Annotated[bytes, Depends(read_body)]
 
 
-async def read_json_body(request: Request, session: SessionDep, state: StateDep) -> bytes:
+async def read_json_body(request: Request) -> bytes:
     """The raw body of a route that reads JSON, once the session is known good (a bad token
     is a 401 whatever the body). A body declared as anything else (text/plain, a form, XML)
     is the 415 Salesforce answers; one sent without a Content-Type is read as JSON, as
     lenient clients expect."""
+    await session_of(request)
     declared = request.headers.get("content-type")
     if declared is not None:
         media_type = declared.partition(";")[0].strip().lower()
         if media_type != "application/json" and not media_type.endswith("+json"):
             raise UnsupportedMediaType(media_type)
-    return await read_body(request, state)
+    return await read_body(request)
 
 
 JsonBodyDep = Annotated[bytes, Depends(read_json_body)]
+
+
+# The dependencies that authenticate the request (the OpenAPI document marks their routes).
+AUTHENTICATED = frozenset(
+    {get_session, get_sandbox, get_connection, get_org_context, read_json_body}
+)

@@ -1,5 +1,5 @@
-"""ASGI middleware: API usage accounting, each sandbox's call log, HEAD, and paths that hold
-control characters."""
+"""ASGI middleware: API usage accounting, each sandbox's call log, HEAD, and what a path names
+(control characters, a trailing slash)."""
 
 from __future__ import annotations
 
@@ -9,24 +9,33 @@ from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api.routing import SalesforceJSONResponse, serves
+from app.api.routing import SalesforceJSONResponse, route_path, serves
 from app.api.state import AppState
 from app.errors import NotFound
 from app.sandbox.calllog import Call, call_time
 from app.sandbox.manager import Sandbox
 
 
-class ApiUsageMiddleware:
-    """Counts REST API calls and reports them in Sforce-Limit-Info, as Salesforce does, and
-    appends every authenticated call to its sandbox's log once the response is sent."""
+class ApiCallMiddleware:
+    """Counts REST API calls and reports them in Sforce-Limit-Info, as Salesforce does; once
+    the response is sent, appends an authenticated call to its sandbox's log and releases the
+    request's lease on the sandbox (deps.get_sandbox took it)."""
 
     def __init__(self, app: ASGIApp, state: AppState) -> None:
         self.app = app
         self.state = state
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith("/services/data/v"):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        # Shared with every copy of the scope made further in: where the lease is noted.
+        request_state = scope.setdefault("state", {})
+        if not scope["path"].startswith("/services/data/v"):
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                _release(request_state)
             return
         usage = f"api-usage={self.state.usage.count()}/15000".encode()
         started = time.perf_counter()
@@ -42,10 +51,19 @@ class ApiUsageMiddleware:
         try:
             await self.app(scope, receive, send_with_usage)
         finally:
-            # Queued, not written: the lifespan's flusher writes calls and usage in batches.
-            sandbox = scope.get("state", {}).get("sandbox")
-            if isinstance(sandbox, Sandbox):
+            sandbox = _release(request_state)
+            if sandbox is not None:
+                # Queued, not written: the lifespan's flusher writes calls and usage in batches.
                 self.state.sandboxes.record_call(sandbox, _call(scope, status, started))
+
+
+def _release(request_state: dict[str, object]) -> Sandbox | None:
+    """The sandbox this request leased, its lease released."""
+    sandbox = request_state.pop("sandbox", None)
+    if not isinstance(sandbox, Sandbox):
+        return None
+    sandbox.release()
+    return sandbox
 
 
 def _call(scope: Scope, status: int, started: float) -> Call:
@@ -86,17 +104,24 @@ class HeadMiddleware:
         await self.app({**scope, "method": "GET"}, receive, send_headers_only)
 
 
-class ControlCharacterPathMiddleware:
-    """A path holding a control character (a %0A, a %00) names no resource: 404. Routes match
-    with Python's `$`, which also matches before a final newline, so `/sandboxes/%0A` would
-    otherwise be served as `/sandboxes/`."""
+class PathMiddleware:
+    """What a path names, before routing. One holding a control character (a %0A, a %00) names
+    no resource: 404 (routes match with Python's `$`, which also matches before a final
+    newline, so `/sandboxes/%0A` would otherwise be served as `/sandboxes/`). One ending in a
+    slash names what it names without it (routing.route_path)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and any(ord(c) < 0x20 or c == "\x7f" for c in scope["path"]):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope["path"]
+        if any(ord(c) < 0x20 or c == "\x7f" for c in path):
             response = SalesforceJSONResponse(NotFound().to_body(), status_code=404)
             await response(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        routed = route_path(path)
+        # A copy: the call log, outside, records the path as the client sent it.
+        await self.app(scope if routed == path else {**scope, "path": routed}, receive, send)

@@ -17,7 +17,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute, RouteContext, iter_route_contexts
 
 from app.api.control import require_admin
-from app.api.deps import get_session, read_body, read_json_body
+from app.api.deps import AUTHENTICATED, read_body, read_json_body
 from app.api.routing import ERROR_ARRAY, JSON
 from app.sandbox.manager import SANDBOX_ID as SANDBOX_ID_PATTERN
 
@@ -94,7 +94,7 @@ def _failures(path: str, calls: set[Callable[..., Any]]) -> Iterable[int]:
     yield 400  # any request can be one the HTTP parser refuses
     if "{" in path:
         yield 404
-    if get_session in calls or require_admin in calls:  # the admin key, when one is set
+    if calls & AUTHENTICATED or require_admin in calls:  # the admin key, when one is set
         yield 401
     if read_json_body in calls or read_body in calls:
         yield 413
@@ -141,7 +141,7 @@ def describe(app: FastAPI, path_values: Values, model_values: dict[str, Values])
             responses.pop("422", None)
             for status in _failures(path, calls):
                 responses.setdefault(str(status), error_response(status))
-            if get_session in calls:
+            if calls & AUTHENTICATED:
                 operation["security"] = [{BEARER: []}]
             if read_json_body in calls:
                 operation.setdefault("requestBody", _json_body())

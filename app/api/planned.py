@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from app.api.deps import OrgContextDep
-from app.api.routing import SlashRouter
+from app.api.routing import SalesforceRouter
 from app.errors import FeatureNotSupported
 from app.services.org import PLANNED_RESOURCES
 
-router = SlashRouter()
+router = SalesforceRouter()
 METHODS = ["GET", "POST", "PATCH", "PUT", "DELETE"]
 
 

@@ -6,10 +6,10 @@ from fastapi import Request
 
 from app.api.deps import ConnectionDep, OrgContextDep, StateDep
 from app.api.openapi import parameter, query_parameters
-from app.api.routing import SalesforceJSONResponse, SlashRouter
+from app.api.routing import SalesforceJSONResponse, SalesforceRouter
 from app.services.query import batch_size_from, query_more, run_query
 
-router = SlashRouter(prefix="/services/data/{version}")
+router = SalesforceRouter(prefix="/services/data/{version}")
 SOQL = query_parameters(parameter("q", "A SOQL query", required=True, minLength=1))
 
 

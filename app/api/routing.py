@@ -1,4 +1,4 @@
-"""Routing helpers: every route answers with and without a trailing slash, never redirecting."""
+"""Routing helpers: the router every API module uses, the paths routes match, JSON responses."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.convertors import StringConvertor, register_url_convertor
 from starlette.routing import BaseRoute, Match
+
+from app.api.transactions import in_request_transaction
 
 JSON = "application/json;charset=UTF-8"
 # The JSON schema of every error body: Salesforce's array of {message, errorCode[, fields]}.
@@ -51,13 +53,18 @@ class RecordIdConvertor(StringConvertor):
 register_url_convertor("record", RecordIdConvertor())
 
 
-class SlashRouter(APIRouter):
-    """An APIRouter that registers each path twice: `/x` and `/x/`."""
+class SalesforceRouter(APIRouter):
+    """An APIRouter whose synchronous routes begin the request's transaction in the thread that
+    runs them (deps.in_request_transaction). Each path is registered once, without a trailing
+    slash: PathMiddleware drops one before routing, so `/x/` is served as `/x`."""
 
     def add_api_route(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
-        super().add_api_route(path, endpoint, **kwargs)
-        alternate = path[:-1] if path.endswith("/") else path + "/"
-        super().add_api_route(alternate, endpoint, **{**kwargs, "include_in_schema": False})
+        super().add_api_route(path, in_request_transaction(endpoint), **kwargs)
+
+
+def route_path(path: str) -> str:
+    """The path the routes are matched on: Salesforce serves `/x/` as `/x`, never redirecting."""
+    return path[:-1] if len(path) > 1 and path.endswith("/") else path
 
 
 def public_base_url(request: Request) -> str:
@@ -71,5 +78,5 @@ def public_base_url(request: Request) -> str:
 
 def serves(routes: Sequence[BaseRoute], path: str, method: str) -> bool:
     """Whether some route answers `method` at `path` (the 405 message and HEAD both ask)."""
-    probe = {"type": "http", "path": path, "root_path": "", "method": method}
+    probe = {"type": "http", "path": route_path(path), "root_path": "", "method": method}
     return any(route.matches(probe)[0] is Match.FULL for route in routes)

@@ -7,10 +7,10 @@ from fastapi import Request
 from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep
 from app.api.openapi import json_body, parameter, query_parameters
 from app.api.request_bodies import PARAMETERIZED_SEARCH
-from app.api.routing import SalesforceJSONResponse, SlashRouter
+from app.api.routing import SalesforceJSONResponse, SalesforceRouter
 from app.services.search import run_parameterized_get, run_parameterized_post, run_search
 
-router = SlashRouter(prefix="/services/data/{version}")
+router = SalesforceRouter(prefix="/services/data/{version}")
 
 
 @router.get(

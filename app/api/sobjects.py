@@ -14,12 +14,12 @@ from app.api.openapi import (
     parameter,
     query_parameters,
 )
-from app.api.routing import SalesforceJSONResponse, SlashRouter
+from app.api.routing import SalesforceJSONResponse, SalesforceRouter
 from app.metadata.describe import describe_global, describe_sobject, global_entry
 from app.services import records
 from app.services.json_body import parse_object
 
-router = SlashRouter(prefix="/services/data/{version}/sobjects")
+router = SalesforceRouter(prefix="/services/data/{version}/sobjects")
 FIELDS = query_parameters(parameter("fields", "Comma-separated fields to return"))
 SINCE = query_parameters(
     parameter("start", "Start of the period (ISO 8601)", required=True, format="date-time"),

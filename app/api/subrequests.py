@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import string
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, cast
 from urllib.parse import quote, unquote, urlsplit
 
 import anyio
@@ -28,6 +28,7 @@ from anyio import CapacityLimiter, from_thread, to_thread
 from anyio.lowlevel import RunVar
 from fastapi import Depends, Request
 from fastapi.middleware.asyncexitstack import AsyncExitStackMiddleware
+from sqlalchemy import Connection
 from starlette.exceptions import HTTPException
 from starlette.types import Message, Receive, Scope
 
@@ -39,8 +40,9 @@ from app.api.deps import (
     SandboxDep,
     SessionDep,
 )
-from app.api.middleware import ControlCharacterPathMiddleware
+from app.api.middleware import PathMiddleware
 from app.api.routing import serves
+from app.api.transactions import Transaction, opened, turn_for
 from app.errors import MethodNotAllowed, NotFound, SalesforceError
 from app.services.composite import Dispatch, Outcome
 
@@ -76,13 +78,27 @@ def _threads() -> CapacityLimiter:
 class Subrequests:
     """The subrequests of one composite request: called as the service's `Dispatch`."""
 
-    def __init__(self, request: Request, parent: Parent) -> None:
+    def __init__(
+        self,
+        request: Request,
+        lent: Callable[[Connection], Parent],
+        transaction: Transaction,
+    ) -> None:
         self.request = request
-        self.parent = parent
+        self.lent = lent  # what subrequests borrow, given the composite's connection
+        self.transaction = transaction
+        self.parent: Parent | None = None  # set once `run` has begun the transaction
 
-    async def run(self, work: Callable[[Dispatch], T]) -> T:
-        """`work(dispatch)`, in a composite thread: from there it may call this object."""
-        return await to_thread.run_sync(work, self, limiter=_threads())
+    async def run(self, work: Callable[[Connection, Dispatch], T]) -> T:
+        """`work(conn, dispatch)` in a composite thread (from where it may call this object),
+        in the composite's transaction, begun and ended on that thread."""
+        async with turn_for(self.transaction):
+            return await to_thread.run_sync(self._in_transaction, work, limiter=_threads())
+
+    def _in_transaction(self, work: Callable[[Connection, Dispatch], T]) -> T:
+        with opened(self.transaction) as conn:
+            self.parent = self.lent(conn)
+            return work(conn, self)
 
     def __call__(self, method: str, url: str, body: Any) -> Outcome:
         """Answers one subrequest; called from a composite thread (see `run`)."""
@@ -95,7 +111,7 @@ class Subrequests:
         # The router, under the middleware that decides what a path names (a control
         # character: none) and the one of FastAPI's own that its routes rely on; not under
         # those that count, log or answer HEAD: the composite is the API call.
-        router = ControlCharacterPathMiddleware(AsyncExitStackMiddleware(self.request.app.router))
+        router = PathMiddleware(AsyncExitStackMiddleware(self.request.app.router))
         try:
             await router(scope, _receive(body), sent.send)
         except HTTPException as error:  # the router's own: no route, or none for this method
@@ -206,7 +222,13 @@ async def get_subrequests(
     conn: ConnectionDep,
     ctx: OrgContextDep,
 ) -> Subrequests:
-    return Subrequests(request, Parent(session=session, sandbox=sandbox, conn=conn, ctx=ctx))
+    # `conn` is still pending (or a composite's, lent to this one): `run` begins it.
+    transaction = cast(Transaction, conn)
+
+    def lent(opened_conn: Connection) -> Parent:
+        return Parent(session=session, sandbox=sandbox, conn=opened_conn, ctx=ctx)
+
+    return Subrequests(request, lent, transaction)
 
 
 SubrequestsDep = Annotated[Subrequests, Depends(get_subrequests)]

@@ -8,11 +8,11 @@ from fastapi import Request
 
 from app.api.deps import ConnectionDep, OrgContextDep, SessionDep, StateDep
 from app.api.openapi import parameter, query_parameters
-from app.api.routing import SlashRouter, public_base_url
+from app.api.routing import SalesforceRouter, public_base_url
 from app.services import org
 from app.services.auth import ORG_ID
 
-router = SlashRouter()
+router = SalesforceRouter()
 
 
 @router.get("/services/data")

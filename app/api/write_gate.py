@@ -1,11 +1,10 @@
 """Write requests queue on the event loop, not in the thread pool.
 
-A write transaction holds its database's write lock across several thread-pool calls (the
-dependency's start, the route, the commit). Were writers to wait for that lock inside pool
-threads, enough of them would fill the pool and the holder could never run its route: a
-deadlock. So each waits here, as a coroutine, on an asyncio lock per database; only the holder
-enters the pool, where the database's own lock (`write_transaction`) is then free in this
-process. Other processes still serialise on the database's lock itself.
+Were writers to wait for their database's write lock inside pool threads, enough of them would
+fill the pool, and work that the holder still needs a thread for could never run: a deadlock.
+So each waits here, as a coroutine, on an asyncio lock per database; only the holder enters the
+pool, where the database's own lock (`write_transaction`) is then free in this process. Other
+processes still serialise on the database's lock itself.
 """
 
 from __future__ import annotations
@@ -16,10 +15,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import ParamSpec, TypeVar
 
-from fastapi.concurrency import contextmanager_in_threadpool, run_in_threadpool
-from sqlalchemy import Connection, Engine
-
-from app.storage.database import write_transaction
+from fastapi.concurrency import run_in_threadpool
+from sqlalchemy import Engine
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -41,10 +38,11 @@ def _gate(engine: Engine) -> asyncio.Lock:
 
 
 @asynccontextmanager
-async def writing(engine: Engine) -> AsyncIterator[Connection]:
-    """A write transaction on `engine` for a request: queue for it on the loop, then hold it."""
-    async with _gate(engine), contextmanager_in_threadpool(write_transaction(engine)) as conn:
-        yield conn
+async def write_turn(engine: Engine) -> AsyncIterator[None]:
+    """This process's turn to write `engine`'s database: queued for on the loop, held for the
+    block (in which the holder begins its `write_transaction`)."""
+    async with _gate(engine):
+        yield
 
 
 async def run_writing(engine: Engine, work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:

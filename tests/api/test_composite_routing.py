@@ -13,7 +13,7 @@ from fastapi import Request
 from fastapi.testclient import TestClient
 
 from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep
-from app.api.routing import SalesforceJSONResponse, SlashRouter
+from app.api.routing import SalesforceJSONResponse, SalesforceRouter
 from app.errors import SalesforceError
 from app.main import create_app
 from app.services import records
@@ -21,7 +21,7 @@ from app.services.json_body import parse_object
 from tests.conftest import API, login, make_settings
 from tests.databases import DatabaseFactory
 
-widgets = SlashRouter(prefix="/services/data/{version}/widgets")
+widgets = SalesforceRouter(prefix="/services/data/{version}/widgets")
 
 
 @widgets.post("", status_code=201)

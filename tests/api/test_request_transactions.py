@@ -1,0 +1,168 @@
+"""A request's transaction is begun by the thread that runs its route: many more concurrent
+requests than the thread pool has threads or the database pool has connections all finish (they
+used to lock up: threads waiting for a connection filled the pool while the requests holding
+connections waited for a thread), and every route that takes a transaction is one that begins
+it itself."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.routing import APIRoute, iter_route_contexts
+from sqlalchemy import event
+
+from app.api.deps import get_connection
+from app.api.state import AppState
+from app.main import create_app
+from app.sandbox.manager import DEFAULT_ID
+from tests.conftest import API, make_settings
+from tests.databases import DatabaseFactory
+from tests.servers import private_org_app, serve_in_thread
+
+# Past anyio's 40 threads and both back ends' pools (15 and 20 connections).
+CLIENTS = 96
+ROUNDS = 3
+# Well inside the pool's 30 s checkout timeout: a lockup fails here, not as a slow pass.
+DEADLINE_SECONDS = 20
+QUERIES = (
+    "SELECT Id, Name FROM Account ORDER BY Name LIMIT 5",
+    "SELECT Status, COUNT(Id) n FROM Case GROUP BY Status",
+    "SELECT Id, (SELECT Id FROM Contacts) FROM Account LIMIT 3",
+)
+
+
+@pytest.fixture(scope="module")
+def server(
+    database_factory: DatabaseFactory, sandbox_ready_template: str
+) -> Iterator[tuple[str, AppState]]:
+    app = private_org_app(database_factory, sandbox_ready_template)
+    with serve_in_thread(app) as port:
+        yield f"http://127.0.0.1:{port}", app.state.localforce
+
+
+def _token(base: str) -> str:
+    response = httpx.post(
+        f"{base}/services/oauth2/token",
+        data={"grant_type": "password", "username": "u", "password": "p"},
+    )
+    assert response.status_code == 200, response.text
+    return str(response.json()["access_token"])
+
+
+@pytest.mark.asyncio
+async def test_many_more_readers_than_threads_or_connections_all_finish(
+    server: tuple[str, AppState],
+) -> None:
+    base, _ = server
+    limits = httpx.Limits(max_connections=CLIENTS, max_keepalive_connections=CLIENTS)
+    headers = {"Authorization": f"Bearer {_token(base)}"}
+    statuses: Counter[int] = Counter()
+    async with httpx.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=60) as sf:
+
+        async def reader(index: int) -> None:
+            for round_ in range(ROUNDS):
+                soql = QUERIES[(index + round_) % len(QUERIES)]
+                response = await sf.get(f"{API}/query", params={"q": soql})
+                statuses[response.status_code] += 1
+
+        async with asyncio.timeout(DEADLINE_SECONDS):
+            await asyncio.gather(*(reader(index) for index in range(CLIENTS)))
+    assert statuses == Counter({200: CLIENTS * ROUNDS})
+
+
+@pytest.mark.asyncio
+async def test_readers_and_writers_together_all_finish(server: tuple[str, AppState]) -> None:
+    base, _ = server
+    limits = httpx.Limits(max_connections=CLIENTS, max_keepalive_connections=CLIENTS)
+    headers = {"Authorization": f"Bearer {_token(base)}"}
+    statuses: Counter[int] = Counter()
+    async with httpx.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=60) as sf:
+
+        async def client(index: int) -> None:
+            if index % 4 == 0:
+                body = {"LastName": f"Ztx{index}"}
+                response = await sf.post(f"{API}/sobjects/Contact", json=body)
+            else:
+                response = await sf.get(f"{API}/query", params={"q": QUERIES[index % 3]})
+            statuses[response.status_code] += 1
+
+        async with asyncio.timeout(DEADLINE_SECONDS):
+            await asyncio.gather(*(client(index) for index in range(CLIENTS)))
+    assert statuses == Counter({200: CLIENTS - CLIENTS // 4, 201: CLIENTS // 4})
+
+
+def test_the_transaction_is_begun_on_the_thread_that_runs_the_route(
+    database_factory: DatabaseFactory, sandbox_ready_template: str
+) -> None:
+    """The pooled connection is checked out by the thread the route's query runs on, and is
+    back in the pool when the response arrives."""
+    from fastapi.testclient import TestClient
+
+    url = database_factory.new_url(template=sandbox_ready_template)
+    app = create_app(make_settings(url, database_factory.workdir))
+    with TestClient(app) as client:
+        state: AppState = app.state.localforce
+        token = client.post(
+            "/services/oauth2/token",
+            data={"grant_type": "password", "username": "u", "password": "p"},
+        ).json()["access_token"]
+        engine = state.sandboxes.get(DEFAULT_ID).engine
+        checkouts: list[int] = []
+        executes: list[int] = []
+
+        def on_checkout(*_: Any) -> None:
+            checkouts.append(threading.get_ident())
+
+        def on_execute(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
+            if "account" in statement.lower():
+                executes.append(threading.get_ident())
+
+        event.listen(engine, "checkout", on_checkout)
+        event.listen(engine, "before_cursor_execute", on_execute)
+        try:
+            response = client.get(
+                f"{API}/query",
+                params={"q": "SELECT Id FROM Account LIMIT 1"},
+                headers={"Authorization": f"Bearer {token}"},
+            )
+        finally:
+            event.remove(engine, "checkout", on_checkout)
+            event.remove(engine, "before_cursor_execute", on_execute)
+        assert response.status_code == 200, response.text
+        # (PostgreSQL's sandboxes share one engine: other work may check out too.)
+        assert len(executes) == 1
+        assert executes[0] in checkouts
+        assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+def test_every_route_that_takes_a_transaction_begins_it_itself(
+    database_factory: DatabaseFactory, sandbox_ready_template: str
+) -> None:
+    """A synchronous route handed a pending transaction could not use it: each one that takes
+    a connection is wrapped (a coroutine that begins it in its one trip to the thread pool) or
+    is an async route that begins it where it runs its work."""
+    url = database_factory.new_url(template=sandbox_ready_template)
+    app = create_app(make_settings(url, database_factory.workdir))
+    taking = []
+    for context in iter_route_contexts(app.routes):
+        route = context.original_route
+        if not isinstance(route, APIRoute):
+            continue
+        if get_connection in _calls(route.dependant):
+            taking.append(route.path)
+            assert inspect.iscoroutinefunction(route.endpoint), route.path
+    assert f"{API.replace('v59.0', '{version}')}/query" in taking
+    assert len(taking) >= 20
+
+
+def _calls(dependant: Any) -> Iterator[Any]:
+    for sub in dependant.dependencies:
+        yield sub.call
+        yield from _calls(sub)
