@@ -57,6 +57,7 @@ from app.serving import (
     limit_malloc_arenas,
     release_free_memory_forever,
     set_read_timeouts,
+    space_out_garbage_collection,
 )
 from app.soql.function_registry import FUNCTIONS, FunctionRegistry
 from app.storage.backends import Copies, backend_for_url
@@ -265,6 +266,7 @@ def create_app(
     settings = settings or get_settings()
     limit_malloc_arenas(settings.malloc_arenas)  # before the request threads start
     fix_mmap_threshold(settings.malloc_mmap_threshold)
+    space_out_garbage_collection(settings.gc_threshold)
     set_read_timeouts(settings.header_timeout_seconds, settings.body_timeout_seconds)
     state = build_state(settings)
     state.functions = functions

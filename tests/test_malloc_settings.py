@@ -1,14 +1,22 @@
 """The server process caps glibc's malloc arenas and fixes its mmap threshold, and hands freed
-heap pages back (RSS stays flat under a long threaded load)."""
+heap pages back (RSS stays flat under a long threaded load); it spaces out Python's garbage
+collections."""
 
 from __future__ import annotations
 
 import ctypes
+import gc
 
 import pytest
 
 from app.config import Settings
-from app.serving import fix_mmap_threshold, limit_malloc_arenas, release_free_memory
+from app.serving import (
+    GC_OLDER_GENERATIONS,
+    fix_mmap_threshold,
+    limit_malloc_arenas,
+    release_free_memory,
+    space_out_garbage_collection,
+)
 
 
 def test_the_cap_applies_on_glibc(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -56,3 +64,15 @@ def test_freed_heap_pages_go_back_to_the_system() -> None:
         assert release_free_memory() is True
     finally:
         libc.free(blocks[-1])
+
+
+def test_garbage_collections_are_spaced_out() -> None:
+    before = gc.get_threshold()
+    try:
+        assert space_out_garbage_collection(Settings().gc_threshold) is True
+        assert gc.get_threshold() == (50_000, *GC_OLDER_GENERATIONS)
+        gc.set_threshold(700, 10, 10)
+        assert space_out_garbage_collection(0) is False  # 0 keeps what was set
+        assert gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.set_threshold(*before)

@@ -3,16 +3,16 @@
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import UTC, datetime
-from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.routing import SalesforceJSONResponse, route_path, serves
 from app.api.state import AppState
 from app.errors import NotFound
-from app.sandbox.calllog import Call, call_time
+from app.sandbox.calllog import Call
 from app.sandbox.manager import Sandbox
 
 
@@ -67,13 +67,11 @@ def _release(request_state: dict[str, object]) -> Sandbox | None:
 
 
 def _call(scope: Scope, status: int, started: float) -> Call:
-    query_string = scope.get("query_string", b"").decode("latin-1")
-    soql = parse_qs(query_string).get("q", [None])[0]
     return Call(
-        time=call_time(datetime.now(UTC)),
+        ended=datetime.now(UTC),
         method=scope["method"],
         path=scope["path"],
-        query=soql,
+        query_string=scope.get("query_string", b"").decode("latin-1"),
         status=status,
         durationMs=round((time.perf_counter() - started) * 1000, 3),
     )
@@ -104,6 +102,9 @@ class HeadMiddleware:
         await self.app({**scope, "method": "GET"}, receive, send_headers_only)
 
 
+_CONTROL_CHARACTER = re.compile("[\x00-\x1f\x7f]")
+
+
 class PathMiddleware:
     """What a path names, before routing. One holding a control character (a %0A, a %00) names
     no resource: 404 (routes match with Python's `$`, which also matches before a final
@@ -118,7 +119,7 @@ class PathMiddleware:
             await self.app(scope, receive, send)
             return
         path = scope["path"]
-        if any(ord(c) < 0x20 or c == "\x7f" for c in path):
+        if _CONTROL_CHARACTER.search(path):
             response = SalesforceJSONResponse(NotFound().to_body(), status_code=404)
             await response(scope, receive, send)
             return

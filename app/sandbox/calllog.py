@@ -10,6 +10,7 @@ import json
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from urllib.parse import parse_qs
 
 from sqlalchemy import Connection, delete, func, insert, select
 
@@ -26,12 +27,24 @@ FLUSH_SECONDS = 0.05
 
 @dataclass(frozen=True)
 class Call:
-    time: str
+    """A call as the request left it: what costs time to read (the clock's reading as text,
+    the SOQL in the query string) is worked out when the log is written, off the request."""
+
+    ended: datetime
     method: str
     path: str
-    query: str | None
+    query_string: str  # as sent, percent-encoded
     status: int
     durationMs: float  # camelCase: the JSON key clients read
+
+    @property
+    def time(self) -> str:
+        return call_time(self.ended)
+
+    @property
+    def query(self) -> str | None:
+        """The SOQL or SOSL the call sent in `q`, if any."""
+        return parse_qs(self.query_string).get("q", [None])[0]
 
 
 def _storable(text: str | None) -> str | None:

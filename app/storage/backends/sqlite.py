@@ -87,12 +87,18 @@ def _on_connect(dbapi_connection: Any, connection_record: Any) -> None:
     dbapi_connection.isolation_level = None
 
 
+def driver_connection(conn: Connection) -> Any:
+    """The sqlite3 connection under a SQLAlchemy one."""
+    return conn.connection.dbapi_connection
+
+
 def _begin(conn: Connection) -> None:
     # IMMEDIATE takes the write lock at once (waiting for it up to the busy timeout): a
     # deferred transaction that read and then wrote would fail outright had another writer
     # committed in between.
     immediate = conn.get_execution_options().get(WRITE_OPTION, False)
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+    # On the driver's connection: a statement through SQLAlchemy costs more than the BEGIN.
+    driver_connection(conn).execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
 def _attach_template(path: str) -> Callable[[Any, Any], None]:
@@ -119,8 +125,9 @@ _SCHEMA_GENERATION = "localforce_schema_generation"
 def _see_own_tables(conn: Connection) -> None:
     # Reading the sandbox's own schema first makes SQLite check it is current (another
     # connection may have copied a table in since): names then resolve as this snapshot has it.
-    conn.exec_driver_sql("SELECT 1 FROM main.sqlite_master LIMIT 0").close()
-    version = conn.exec_driver_sql("PRAGMA main.schema_version").scalar()
+    driver = driver_connection(conn)
+    driver.execute("SELECT 1 FROM main.sqlite_master LIMIT 0").close()
+    version = driver.execute("PRAGMA main.schema_version").fetchone()[0]
     if version != conn.info.get(_SCHEMA_SEEN):
         _new_generation(conn, seen=version)
 
