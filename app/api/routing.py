@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from starlette.convertors import StringConvertor, register_url_convertor
 from starlette.routing import BaseRoute, Match
 
+from app.api.direct_routes import DirectRoute
 from app.api.transactions import in_request_transaction
 
 JSON = "application/json;charset=UTF-8"
@@ -55,8 +56,14 @@ register_url_convertor("record", RecordIdConvertor())
 
 class SalesforceRouter(APIRouter):
     """An APIRouter whose synchronous routes begin the request's transaction in the thread that
-    runs them (deps.in_request_transaction). Each path is registered once, without a trailing
+    runs them (transactions.in_request_transaction) and whose routes are answered directly where
+    their dependencies allow (direct_routes). Each path is registered once, without a trailing
     slash: PathMiddleware drops one before routing, so `/x/` is served as `/x`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("route_class", DirectRoute)
+        kwargs.setdefault("default_response_class", SalesforceJSONResponse)
+        super().__init__(**kwargs)
 
     def add_api_route(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         super().add_api_route(path, in_request_transaction(endpoint), **kwargs)

@@ -15,19 +15,23 @@ from app.services.auth import ORG_ID
 router = SalesforceRouter()
 
 
+# The routes that read no database are async: they run on the event loop, with no trip to the
+# thread pool (which costs more than their work).
 @router.get("/services/data")
-def list_versions() -> list[dict[str, str]]:
+async def list_versions() -> list[dict[str, str]]:
     return org.versions()
 
 
 @router.get("/services/data/{version}")
-def list_resources(request: Request, ctx: OrgContextDep, session: SessionDep) -> dict[str, str]:
+async def list_resources(
+    request: Request, ctx: OrgContextDep, session: SessionDep
+) -> dict[str, str]:
     identity = f"{public_base_url(request)}/id/{ORG_ID}/{session.user_id}"
     return org.resources(ctx.base_path, identity)
 
 
 @router.get("/services/data/{version}/limits")
-def get_limits(ctx: OrgContextDep, state: StateDep) -> dict[str, Any]:
+async def get_limits(ctx: OrgContextDep, state: StateDep) -> dict[str, Any]:
     del ctx  # authenticates and checks the version
     return org.limits(state.usage.current())
 

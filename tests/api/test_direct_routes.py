@@ -1,0 +1,124 @@
+"""Routes whose dependencies take only the request and `str` path parameters are answered
+without FastAPI's dependency solver, with the same results; any other route, and every request
+while the app overrides a dependency, goes through the solver."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+import fastapi.routing
+import pytest
+from fastapi import Depends, FastAPI, Request
+from fastapi.testclient import TestClient
+
+from app.api.direct_routes import _direct
+from app.api.routing import SalesforceJSONResponse, SalesforceRouter
+from app.errors import SalesforceError
+
+CALLS: list[str] = []
+
+
+async def get_name(request: Request, name: str) -> str:
+    CALLS.append(name)
+    if name == "bad":
+        raise SalesforceError("A bad name", error_code="INVALID_NAME")
+    return name.upper()
+
+
+NameDep = Annotated[str, Depends(get_name)]
+
+router = SalesforceRouter(prefix="/things")
+
+
+@router.get("/{name}")
+async def read(name: str, shout: NameDep, again: NameDep) -> dict[str, Any]:
+    return {"name": name, "shout": shout, "again": again}
+
+
+@router.post("/{name}", status_code=201)
+def make(name: str, shout: NameDep) -> dict[str, Any]:  # synchronous: run in the pool
+    return {"made": shout}
+
+
+@router.get("/{name}/search")
+async def search(name: str, q: str, shout: NameDep) -> SalesforceJSONResponse:
+    return SalesforceJSONResponse({"q": q, "shout": shout})
+
+
+def salesforce_error(request: Request, error: Exception) -> SalesforceJSONResponse:
+    assert isinstance(error, SalesforceError)
+    return SalesforceJSONResponse(error.to_body(), status_code=error.status_code)
+
+
+@pytest.fixture
+def client() -> Iterator[TestClient]:
+    app = FastAPI()
+    app.include_router(router)
+    app.add_exception_handler(SalesforceError, salesforce_error)
+    CALLS.clear()
+    with TestClient(app) as client:
+        yield client
+
+
+@pytest.fixture
+def no_solver(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """FastAPI's solver, counting its calls."""
+    solved: list[str] = []
+    original = fastapi.routing.solve_dependencies  # type: ignore[attr-defined]
+
+    async def counting(**kwargs: Any) -> Any:
+        solved.append(kwargs["request"].url.path)
+        return await original(**kwargs)
+
+    monkeypatch.setattr(fastapi.routing, "solve_dependencies", counting)
+    return solved
+
+
+def test_a_route_of_request_lookups_is_answered_without_the_solver(
+    client: TestClient, no_solver: list[str]
+) -> None:
+    response = client.get("/things/widget")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json;charset=UTF-8"
+    assert response.json() == {"name": "widget", "shout": "WIDGET", "again": "WIDGET"}
+    assert CALLS == ["widget"]  # named twice, called once
+    assert no_solver == []
+
+
+def test_a_synchronous_route_answers_with_its_status(
+    client: TestClient, no_solver: list[str]
+) -> None:
+    response = client.post("/things/widget")
+    assert (response.status_code, response.json()) == (201, {"made": "WIDGET"})
+    assert no_solver == []
+
+
+def test_a_dependencys_error_reaches_the_exception_handlers(client: TestClient) -> None:
+    response = client.get("/things/bad")
+    assert response.status_code == 400
+    assert response.json() == [{"message": "A bad name", "errorCode": "INVALID_NAME"}]
+
+
+def test_a_route_with_a_query_parameter_goes_through_the_solver(
+    client: TestClient, no_solver: list[str]
+) -> None:
+    response = client.get("/things/widget/search", params={"q": "x"})
+    assert response.json() == {"q": "x", "shout": "WIDGET"}
+    assert no_solver == ["/things/widget/search"]
+    assert _direct(_route("/things/{name}/search").dependant, with_dependencies=True) is None
+
+
+def test_an_overridden_dependency_is_honoured(client: TestClient, no_solver: list[str]) -> None:
+    async def fixed(request: Request) -> str:
+        return "FIXED"
+
+    app: Any = client.app
+    app.dependency_overrides[get_name] = fixed
+    response = client.get("/things/widget")
+    assert response.json() == {"name": "widget", "shout": "FIXED", "again": "FIXED"}
+    assert no_solver == ["/things/widget"]
+
+
+def _route(path: str) -> Any:
+    return next(route for route in router.routes if getattr(route, "path", None) == path)
