@@ -24,7 +24,7 @@ from typing import Any, cast
 from fastapi.encoders import jsonable_encoder
 from fastapi.routing import APIRoute
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
@@ -94,6 +94,7 @@ class DirectRoute(APIRoute):
             return general
         status_code = self.status_code or 200
         response_class = _response_class(self)
+        writes_json = isinstance(response_class, type) and issubclass(response_class, JSONResponse)
 
         async def handle(request: Request) -> Response:
             if request.app.dependency_overrides:
@@ -101,6 +102,11 @@ class DirectRoute(APIRoute):
             result = await direct(request, {})
             if isinstance(result, Response):
                 return result
+            if writes_json:
+                try:  # most results are JSON already: FastAPI's encoder would walk them for nothing
+                    return response_class(result, status_code=status_code)
+                except TypeError:  # a value the JSON writer does not know
+                    pass
             return response_class(jsonable_encoder(result), status_code=status_code)
 
         return handle

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import json
 import pickle
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import Connection, Engine, delete, insert, select, update
 
@@ -29,6 +32,44 @@ from app.storage.platform import CursorRecord, CursorRows
 CURSORS = CursorRecord.__table__  # type: ignore[attr-defined]
 CURSOR_ROWS = CursorRows.__table__  # type: ignore[attr-defined]
 CURSOR_PREFIX = "01g"
+
+
+# A locator's last use is written when it is older than this share of the idle timeout, not at
+# every batch (a batch then writes nothing): a locator may expire this much earlier at most.
+TOUCH_AFTER = 0.05
+# Rows of recently opened results this process also keeps in memory, so that a client paging
+# through one on the same worker (a keep-alive connection stays on one) reads no rows back.
+RECENT_ROWS = 100_000
+
+
+class RecentResults:
+    """The results of the locators this process opened lately, the oldest forgotten first past
+    a bound on their rows; thread-safe. The database stays the record of which locators are
+    open: a result kept here is served only for a locator the database still has."""
+
+    def __init__(self, max_rows: int) -> None:
+        self.max_rows = max_rows
+        self._results: OrderedDict[int, ResultRows] = OrderedDict()
+        self._rows = 0
+        self._lock = threading.Lock()
+
+    def keep(self, seq: int, result: ResultRows) -> None:
+        with self._lock:
+            self._results[seq] = result
+            self._rows += len(result)
+            while self._rows > self.max_rows and self._results:
+                _, dropped = self._results.popitem(last=False)
+                self._rows -= len(dropped)
+
+    def get(self, seq: int) -> ResultRows | None:
+        with self._lock:
+            return self._results.get(seq)
+
+    def drop(self, seq: int) -> None:
+        with self._lock:
+            dropped = self._results.pop(seq, None)
+            if dropped is not None:
+                self._rows -= len(dropped)
 
 
 def invalid_locator() -> SalesforceError:
@@ -88,6 +129,7 @@ class CursorStore:
         self.platform = platform
         self.per_user = per_user
         self.idle = timedelta(seconds=idle_seconds)
+        self._recent = RecentResults(RECENT_ROWS)
 
     def open(
         self,
@@ -123,6 +165,7 @@ class CursorStore:
                 .returning(CURSORS.c.seq)
             ).scalar_one()
             conn.execute(insert(CURSOR_ROWS), [{"cursor_seq": seq, **chunk} for chunk in chunks])
+        self._recent.keep(int(seq), result)
         return make_id(CURSOR_PREFIX, int(seq))
 
     def _release_old(self, conn: Connection, owner: str, user_id: str, now: datetime) -> None:
@@ -149,7 +192,7 @@ class CursorStore:
             raise invalid_locator()
         seq = record_number(cursor_id)
         now = utc_now()
-        with platform_transaction(self.platform) as conn:
+        with self.platform.connect() as conn:  # a read: most batches write nothing
             found = (
                 conn.execute(
                     select(CURSORS).where(CURSORS.c.seq == seq, CURSORS.c.sandbox_instance == owner)
@@ -159,28 +202,29 @@ class CursorStore:
             )
             if found is None:
                 raise invalid_locator()
-            if found["last_used"] < now - self.idle:
-                _forget(conn, [seq])
-                raise invalid_locator()
-            if offset <= 0 or offset >= found["total"]:
-                raise invalid_locator()
             size = found["batch_size"]
-            chunks = conn.execute(
-                select(CURSOR_ROWS.c.start, CURSOR_ROWS.c.rows)
-                .where(
-                    CURSOR_ROWS.c.cursor_seq == seq,
-                    CURSOR_ROWS.c.start > offset - size,
-                    CURSOR_ROWS.c.start < offset + size,
-                )
-                .order_by(CURSOR_ROWS.c.start)
-            ).all()
-            conn.execute(update(CURSORS).where(CURSORS.c.seq == seq).values(last_used=now))
-        # A locator may name any offset: the batch is the part of each chunk it overlaps.
-        parts = [
-            _chunk(blob).window(max(0, offset - start), offset + size - start)
-            for start, blob in chunks
-        ]
-        rows = joined(parts)
+            kept = self._recent.get(seq)
+            chunks = [] if kept is not None else self._chunks(conn, seq, offset, size)
+        if found["last_used"] < now - self.idle:
+            with platform_transaction(self.platform) as conn:
+                _forget(conn, [seq])
+            self._recent.drop(seq)
+            raise invalid_locator()
+        if offset <= 0 or offset >= found["total"]:
+            raise invalid_locator()
+        if found["last_used"] < now - self.idle * TOUCH_AFTER:
+            with platform_transaction(self.platform) as conn:
+                conn.execute(update(CURSORS).where(CURSORS.c.seq == seq).values(last_used=now))
+        if kept is not None:
+            rows = kept.window(offset, offset + size)
+        else:
+            # A locator may name any offset: the batch is the part of each chunk it overlaps.
+            rows = joined(
+                [
+                    _chunk(blob).window(max(0, offset - start), offset + size - start)
+                    for start, blob in chunks
+                ]
+            )
         query = OpenQuery(
             query=found["query"],
             include_deleted=bool(found["include_deleted"]),
@@ -190,6 +234,27 @@ class CursorStore:
         )
         return Batch(cursor_id=cursor_id, query=query, offset=offset, rows=rows)
 
+    @staticmethod
+    def _chunks(conn: Connection, seq: int, offset: int, size: int) -> list[Any]:
+        """The stored chunks a batch of `size` from `offset` overlaps."""
+        return list(
+            conn.execute(
+                select(CURSOR_ROWS.c.start, CURSOR_ROWS.c.rows)
+                .where(
+                    CURSOR_ROWS.c.cursor_seq == seq,
+                    CURSOR_ROWS.c.start > offset - size,
+                    CURSOR_ROWS.c.start < offset + size,
+                )
+                .order_by(CURSOR_ROWS.c.start)
+            ).all()
+        )
+
+    def forget_kept_results(self) -> None:
+        """Read every later batch back from the database, as another worker does."""
+        self._recent = RecentResults(self._recent.max_rows)
+
     def close(self, cursor_id: str) -> None:
+        seq = record_number(cursor_id)
         with platform_transaction(self.platform) as conn:
-            _forget(conn, [record_number(cursor_id)])
+            _forget(conn, [seq])
+        self._recent.drop(seq)

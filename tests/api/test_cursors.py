@@ -1,16 +1,18 @@
 """Query locators are bounded as Salesforce bounds them: at most 10 open per user per sandbox
 (opening an 11th releases the oldest), expiry after 15 minutes unused, and rows kept in the
-platform database, not in the server's memory."""
+platform database for every worker (the worker that opened a locator also keeps its rows in
+memory a while, bounded)."""
 
 from __future__ import annotations
 
 import pickle
 from collections.abc import Iterator
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import select, update
+from sqlalchemy import delete, event, select, update
 
 from app.api.state import AppState
 from app.services.cursors import CURSOR_ROWS, CURSORS
@@ -93,14 +95,55 @@ def test_pages_cover_the_result_once_in_order(sf: TestClient) -> None:
 
 def test_an_odd_offset_reads_across_spilled_batches(sf: TestClient) -> None:
     head, _, _ = open_locator(sf).rpartition("-")
+    state_of(sf).cursors.forget_kept_results()  # as another worker, which reads them back
     page = sf.get(f"{head}-2500").json()
     _, expected = all_ids(sf)
     assert [r["Id"] for r in page["records"]] == expected[2500:4500]
     assert page["nextRecordsUrl"].endswith("-4500")
 
 
+def test_another_worker_pages_through_the_spilled_batches(sf: TestClient) -> None:
+    first = sf.get(f"{API}/query", params=WIDE).json()
+    state_of(sf).cursors.forget_kept_results()
+    seen = [r["Id"] for r in first["records"]]
+    url = first.get("nextRecordsUrl")
+    while url:
+        page = sf.get(url).json()
+        seen += [r["Id"] for r in page["records"]]
+        url = page.get("nextRecordsUrl")
+    assert seen == all_ids(sf)[1]
+
+
+def test_the_worker_that_opened_a_locator_reads_no_rows_back(sf: TestClient) -> None:
+    url = open_locator(sf)
+    statements: list[str] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
+        statements.append(statement)
+
+    platform = state_of(sf).platform
+    event.listen(platform, "before_cursor_execute", seen)
+    try:
+        assert sf.get(url).status_code == 200
+    finally:
+        event.remove(platform, "before_cursor_execute", seen)
+    assert statements and not [s for s in statements if "lf_cursor_rows" in s]
+
+
+def test_a_locator_released_by_another_worker_is_invalid_here_too(sf: TestClient) -> None:
+    url = open_locator(sf)
+    cursor_seq = record_number(url.rsplit("/", 1)[1].split("-")[0])
+    with platform_transaction(state_of(sf).platform) as conn:
+        conn.execute(delete(CURSOR_ROWS).where(CURSOR_ROWS.c.cursor_seq == cursor_seq))
+        conn.execute(delete(CURSORS).where(CURSORS.c.seq == cursor_seq))
+    response = sf.get(url)
+    assert response.status_code == 400
+    assert response.json() == INVALID
+
+
 def test_a_batch_kept_in_an_earlier_format_is_an_invalid_locator(sf: TestClient) -> None:
     url = open_locator(sf)
+    state_of(sf).cursors.forget_kept_results()
     cursor_seq = record_number(url.rsplit("/", 1)[1].split("-")[0])
     with platform_transaction(state_of(sf).platform) as conn:  # bare rows, without children
         conn.execute(

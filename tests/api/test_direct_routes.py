@@ -5,6 +5,7 @@ while the app overrides a dependency, goes through the solver."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Annotated, Any
 
 import fastapi.routing
@@ -39,6 +40,11 @@ async def read(name: str, shout: NameDep, again: NameDep) -> dict[str, Any]:
 @router.post("/{name}", status_code=201)
 def make(name: str, shout: NameDep) -> dict[str, Any]:  # synchronous: run in the pool
     return {"made": shout}
+
+
+@router.get("/{name}/price")
+async def price(name: str) -> dict[str, Any]:
+    return {"name": name, "price": Decimal("1.50"), "tags": ("a", "b")}
 
 
 @router.get("/{name}/search")
@@ -92,6 +98,11 @@ def test_a_synchronous_route_answers_with_its_status(
     response = client.post("/things/widget")
     assert (response.status_code, response.json()) == (201, {"made": "WIDGET"})
     assert no_solver == []
+
+
+def test_a_value_json_does_not_know_is_written_as_fastapi_writes_it(client: TestClient) -> None:
+    response = client.get("/things/widget/price")
+    assert response.json() == {"name": "widget", "price": 1.5, "tags": ["a", "b"]}
 
 
 def test_a_dependencys_error_reaches_the_exception_handlers(client: TestClient) -> None:
