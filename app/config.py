@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     malloc_mmap_threshold: int = Field(default=128 * 1024, ge=0, le=32 * 1024 * 1024)
     # How often freed heap memory is handed back to the system (0: never).
     malloc_trim_seconds: float = Field(default=10.0, ge=0)
+    # Threads that run requests' routes, per worker process (anyio's default is 40): they share
+    # one interpreter lock, and past a few they fight for it more than they work.
+    request_threads: int = Field(default=4, ge=1)
     # Allocations between two collections of Python's youngest garbage generation (0: Python's
     # own 700); see serving.space_out_garbage_collection.
     gc_threshold: int = Field(default=50_000, ge=0)

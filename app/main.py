@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from anyio import to_thread
 from fastapi import FastAPI, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
@@ -243,16 +244,18 @@ def prepare_databases(
 
 
 def flush_state(state: AppState) -> None:
+    state.cursors.spill()
     state.sandboxes.flush_calls()
     if state.usage.due():
         state.usage.flush()
 
 
 async def flush_forever(state: AppState) -> None:
-    """Write the queued call log entries and the API usage count, every FLUSH_SECONDS."""
+    """Write the queued call log entries, the API usage count and the rows of the query
+    locators opened, every FLUSH_SECONDS."""
     while True:
         await asyncio.sleep(FLUSH_SECONDS)
-        if state.sandboxes.calls_pending() or state.usage.due():
+        if state.sandboxes.calls_pending() or state.usage.due() or state.cursors.spills_pending():
             try:
                 await run_in_threadpool(flush_state, state)
             except Exception:  # a failed batch must not stop the flusher; the next one retries
@@ -273,6 +276,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        to_thread.current_default_thread_limiter().total_tokens = settings.request_threads
         prepare_databases(state)
         state.sandboxes.start()
         background = [asyncio.create_task(flush_forever(state))]
@@ -282,6 +286,7 @@ def create_app(
         yield
         for task in background:
             task.cancel()
+        state.cursors.spill()
         state.usage.flush()
         state.sandboxes.close()
         state.engine.dispose()

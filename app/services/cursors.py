@@ -1,8 +1,11 @@
 """Query cursors: the rest of a result, kept in the platform database while a client pages.
 
-A locator is `<01g id>-<offset of the next batch>`. The rows after the first batch, each batch
-with its child subqueries' rows, are spilled to the database (not kept in memory, and readable
-by any worker), so open cursors cost no memory. As in Salesforce, a user has at most
+A locator is `<01g id>-<offset of the next batch>`. The locator is recorded when the query runs;
+the rows after the first batch, each batch with its child subqueries' rows, are spilled to the
+database just after (`spill`, off the request: readable then by any worker, so open cursors
+cost no lasting memory). The worker that ran the query keeps them in memory too, a while and
+within a bound, so a client paging on one connection reads no rows back; another worker asked
+for a batch before the rows are written waits for them. As in Salesforce, a user has at most
 `per_user` open locators per sandbox (opening one more releases that user's oldest) and a
 locator unused for `idle_seconds` expires; either answers INVALID_QUERY_LOCATOR.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 import json
 import pickle
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,26 +44,43 @@ TOUCH_AFTER = 0.05
 # Rows of recently opened results this process also keeps in memory, so that a client paging
 # through one on the same worker (a keep-alive connection stays on one) reads no rows back.
 RECENT_ROWS = 100_000
+# How long a worker asked for a batch of a locator another worker opened waits for its rows.
+SPILL_WAIT_SECONDS = 2.0
+SPILL_POLL_SECONDS = 0.01
 
 
 class RecentResults:
     """The results of the locators this process opened lately, the oldest forgotten first past
-    a bound on their rows; thread-safe. The database stays the record of which locators are
-    open: a result kept here is served only for a locator the database still has."""
+    a bound on their rows (but not before their rows are in the database: those are pinned);
+    thread-safe. The database stays the record of which locators are open: a result kept here
+    is served only for a locator the database still has."""
 
     def __init__(self, max_rows: int) -> None:
         self.max_rows = max_rows
         self._results: OrderedDict[int, ResultRows] = OrderedDict()
+        self._pinned: set[int] = set()
         self._rows = 0
         self._lock = threading.Lock()
 
-    def keep(self, seq: int, result: ResultRows) -> None:
+    def keep(self, seq: int, result: ResultRows, *, pinned: bool = False) -> None:
         with self._lock:
             self._results[seq] = result
             self._rows += len(result)
-            while self._rows > self.max_rows and self._results:
-                _, dropped = self._results.popitem(last=False)
-                self._rows -= len(dropped)
+            if pinned:
+                self._pinned.add(seq)
+            self._shrink()
+
+    def unpin(self, seq: int) -> None:
+        with self._lock:
+            self._pinned.discard(seq)
+            self._shrink()
+
+    def _shrink(self) -> None:
+        for seq in list(self._results):
+            if self._rows <= self.max_rows:
+                return
+            if seq not in self._pinned:
+                self._rows -= len(self._results.pop(seq))
 
     def get(self, seq: int) -> ResultRows | None:
         with self._lock:
@@ -67,9 +88,19 @@ class RecentResults:
 
     def drop(self, seq: int) -> None:
         with self._lock:
+            self._pinned.discard(seq)
             dropped = self._results.pop(seq, None)
             if dropped is not None:
                 self._rows -= len(dropped)
+
+
+@dataclass(frozen=True)
+class _Spill:
+    """Rows of a locator still to be written: `result` from index `first` on."""
+
+    result: ResultRows
+    first: int
+    batch_size: int
 
 
 def invalid_locator() -> SalesforceError:
@@ -130,6 +161,8 @@ class CursorStore:
         self.per_user = per_user
         self.idle = timedelta(seconds=idle_seconds)
         self._recent = RecentResults(RECENT_ROWS)
+        self._spills: dict[int, _Spill] = {}  # locators whose rows are still to be written
+        self._spills_lock = threading.Lock()
 
     def open(
         self,
@@ -140,13 +173,9 @@ class CursorStore:
         result: ResultRows,
         first: int,
     ) -> str:
-        """Keep the rows of `result` from index `first` on under a new locator id."""
-        # Rows are this server's own query results, serialised and read back only by it.
-        size = query.batch_size
-        chunks = [
-            {"start": at, "rows": pickle.dumps(result.window(at, at + size))}
-            for at in range(first, len(result), size)
-        ]
+        """Keep the rows of `result` from index `first` on under a new locator id. The locator
+        is recorded now; its rows are written by `spill` (the app's flusher calls it within
+        FLUSH_SECONDS), and kept in this process's memory until then at least."""
         now = utc_now()
         with platform_transaction(self.platform) as conn:
             self._release_old(conn, owner, user_id, now)
@@ -164,9 +193,37 @@ class CursorStore:
                 )
                 .returning(CURSORS.c.seq)
             ).scalar_one()
-            conn.execute(insert(CURSOR_ROWS), [{"cursor_seq": seq, **chunk} for chunk in chunks])
-        self._recent.keep(int(seq), result)
+        self._recent.keep(int(seq), result, pinned=True)
+        with self._spills_lock:
+            self._spills[int(seq)] = _Spill(result, first, query.batch_size)
         return make_id(CURSOR_PREFIX, int(seq))
+
+    def spills_pending(self) -> bool:
+        with self._spills_lock:
+            return bool(self._spills)
+
+    def spill(self) -> None:
+        """Write the rows of the locators opened here since the last spill, for every worker.
+        A locator closed or released meanwhile gets none."""
+        with self._spills_lock:
+            spills, self._spills = self._spills, {}
+        for seq, pending in spills.items():
+            size = pending.batch_size
+            # Rows are this server's own query results, serialised and read back only by it.
+            chunks = [
+                {
+                    "cursor_seq": seq,
+                    "start": at,
+                    "rows": pickle.dumps(pending.result.window(at, at + size)),
+                }
+                for at in range(pending.first, len(pending.result), size)
+            ]
+            try:
+                with platform_transaction(self.platform) as conn:  # close waits for this writer
+                    if conn.execute(select(CURSORS.c.seq).where(CURSORS.c.seq == seq)).first():
+                        conn.execute(insert(CURSOR_ROWS), chunks)
+            finally:  # unwritten, they are still served here; other workers see an end
+                self._recent.unpin(seq)
 
     def _release_old(self, conn: Connection, owner: str, user_id: str, now: datetime) -> None:
         """Expire idle locators, and free a place for one more of this user's."""
@@ -205,6 +262,8 @@ class CursorStore:
             size = found["batch_size"]
             kept = self._recent.get(seq)
             chunks = [] if kept is not None else self._chunks(conn, seq, offset, size)
+        if kept is None and not chunks and 0 < offset < found["total"]:
+            chunks = self._spilled_chunks(seq, offset, size)
         if found["last_used"] < now - self.idle:
             with platform_transaction(self.platform) as conn:
                 _forget(conn, [seq])
@@ -217,6 +276,8 @@ class CursorStore:
                 conn.execute(update(CURSORS).where(CURSORS.c.seq == seq).values(last_used=now))
         if kept is not None:
             rows = kept.window(offset, offset + size)
+        elif not chunks:  # its worker stopped before writing them
+            raise invalid_locator()
         else:
             # A locator may name any offset: the batch is the part of each chunk it overlaps.
             rows = joined(
@@ -233,6 +294,18 @@ class CursorStore:
             total=found["total"],
         )
         return Batch(cursor_id=cursor_id, query=query, offset=offset, rows=rows)
+
+    def _spilled_chunks(self, seq: int, offset: int, size: int) -> list[Any]:
+        """The chunks of a locator another worker opened a moment ago, once it has written
+        them (within its flusher's period, bar a stall); none if it never does."""
+        deadline = time.monotonic() + SPILL_WAIT_SECONDS
+        while time.monotonic() < deadline:
+            time.sleep(SPILL_POLL_SECONDS)
+            with self.platform.connect() as conn:
+                chunks = self._chunks(conn, seq, offset, size)
+            if chunks:
+                return chunks
+        return []
 
     @staticmethod
     def _chunks(conn: Connection, seq: int, offset: int, size: int) -> list[Any]:
@@ -251,10 +324,13 @@ class CursorStore:
 
     def forget_kept_results(self) -> None:
         """Read every later batch back from the database, as another worker does."""
+        self.spill()
         self._recent = RecentResults(self._recent.max_rows)
 
     def close(self, cursor_id: str) -> None:
         seq = record_number(cursor_id)
+        with self._spills_lock:
+            self._spills.pop(seq, None)
         with platform_transaction(self.platform) as conn:
             _forget(conn, [seq])
         self._recent.drop(seq)

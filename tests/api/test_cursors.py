@@ -6,6 +6,7 @@ memory a while, bounded)."""
 from __future__ import annotations
 
 import pickle
+import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -15,7 +16,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import delete, event, select, update
 
 from app.api.state import AppState
-from app.services.cursors import CURSOR_ROWS, CURSORS
+from app.errors import SalesforceError
+from app.services import cursors
+from app.services.cursors import CURSOR_ROWS, CURSORS, CursorStore, OpenQuery
+from app.soql.binder import UTC_EPOCH_CALENDAR
+from app.soql.execute import ResultRows
 from app.storage.database import platform_transaction
 from app.storage.ids import record_number
 from tests.conftest import API, login, open_client
@@ -139,6 +144,59 @@ def test_a_locator_released_by_another_worker_is_invalid_here_too(sf: TestClient
     response = sf.get(url)
     assert response.status_code == 400
     assert response.json() == INVALID
+
+
+def another_worker(sf: TestClient) -> CursorStore:
+    """The cursors as another worker has them: the same database, nothing in memory."""
+    state = state_of(sf)
+    return CursorStore(state.platform, per_user=10, idle_seconds=900)
+
+
+def opened_elsewhere(sf: TestClient) -> tuple[CursorStore, str]:
+    """A worker that has opened a locator of 3,000 rows and not yet written them."""
+    owner = another_worker(sf)
+    rows = ResultRows([(f"01t{n:015d}", f"Entry {n}") for n in range(3000)])
+    opened = OpenQuery("SELECT Id, Name FROM PricebookEntry", False, UTC_EPOCH_CALENDAR, 2000, 3000)
+    cursor_id = owner.open(owner="elsewhere", user_id="u", query=opened, result=rows, first=2000)
+    return owner, f"{cursor_id}-2000"
+
+
+def test_another_worker_waits_for_the_rows_of_a_locator_opened_a_moment_ago(
+    sf: TestClient,
+) -> None:
+    owner, locator = opened_elsewhere(sf)
+    assert owner.spills_pending()
+    spilling = threading.Timer(0.2, owner.spill)
+    spilling.start()
+    try:
+        batch = another_worker(sf).take(locator, "elsewhere")
+    finally:
+        spilling.join()
+    assert [row[1] for row in batch.rows.rows] == [f"Entry {n}" for n in range(2000, 3000)]
+    assert owner.take(locator, "elsewhere").rows.rows == batch.rows.rows  # from its memory
+
+
+def test_rows_never_written_are_an_invalid_locator_elsewhere(
+    sf: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cursors, "SPILL_WAIT_SECONDS", 0.1)
+    _, locator = opened_elsewhere(sf)
+    with pytest.raises(SalesforceError) as raised:
+        another_worker(sf).take(locator, "elsewhere")
+    assert raised.value.to_body() == INVALID
+
+
+def test_a_locator_closed_before_its_rows_are_written_gets_none(sf: TestClient) -> None:
+    owner, locator = opened_elsewhere(sf)
+    owner.close(locator.split("-")[0])
+    owner.spill()
+    with platform_transaction(state_of(sf).platform) as conn:
+        left = conn.execute(
+            select(CURSOR_ROWS.c.start).where(
+                CURSOR_ROWS.c.cursor_seq == record_number(locator.split("-")[0])
+            )
+        ).all()
+    assert left == []
 
 
 def test_a_batch_kept_in_an_earlier_format_is_an_invalid_locator(sf: TestClient) -> None:

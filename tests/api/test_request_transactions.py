@@ -166,3 +166,19 @@ def _calls(dependant: Any) -> Iterator[Any]:
     for sub in dependant.dependencies:
         yield sub.call
         yield from _calls(sub)
+
+
+def test_routes_run_on_as_many_threads_as_the_settings_say(
+    database_factory: DatabaseFactory, sandbox_ready_template: str
+) -> None:
+    from anyio import to_thread
+    from fastapi.testclient import TestClient
+
+    async def tokens() -> float:
+        return to_thread.current_default_thread_limiter().total_tokens
+
+    url = database_factory.new_url(template=sandbox_ready_template)
+    app = create_app(make_settings(url, database_factory.workdir, request_threads=3))
+    with TestClient(app) as client:
+        assert client.portal is not None
+        assert client.portal.call(tokens) == 3
