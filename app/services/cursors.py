@@ -163,6 +163,7 @@ class CursorStore:
         self._recent = RecentResults(RECENT_ROWS)
         self._spills: dict[int, _Spill] = {}  # locators whose rows are still to be written
         self._spills_lock = threading.Lock()
+        self._spilling = threading.Lock()
 
     def open(
         self,
@@ -205,6 +206,10 @@ class CursorStore:
     def spill(self) -> None:
         """Write the rows of the locators opened here since the last spill, for every worker.
         A locator closed or released meanwhile gets none."""
+        with self._spilling:  # one spill at a time: after a call, every earlier open is written
+            self._spill()
+
+    def _spill(self) -> None:
         with self._spills_lock:
             spills, self._spills = self._spills, {}
         for seq, pending in spills.items():
@@ -214,7 +219,7 @@ class CursorStore:
                 {
                     "cursor_seq": seq,
                     "start": at,
-                    "rows": pickle.dumps(pending.result.window(at, at + size)),
+                    "rows": pickle.dumps(pending.result.window(at, at + size).as_tuples()),
                 }
                 for at in range(pending.first, len(pending.result), size)
             ]

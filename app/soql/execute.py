@@ -36,14 +36,24 @@ class Children:
 
 @dataclass(frozen=True)
 class ResultRows:
-    """A query's rows (the root Id first in each) and its child subqueries' rows. `execute`
-    keeps them as tuples, which is how a cursor stores them."""
+    """A query's rows (the root Id first in each) and its child subqueries' rows."""
 
     rows: Sequence[Sequence[Any]]
     children: tuple[Children, ...] = ()
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    def as_tuples(self) -> ResultRows:
+        """The same rows as plain tuples, children too: what a cursor stores (a driver's row
+        objects pickle with their result's metadata)."""
+        return ResultRows(
+            [tuple(row) for row in self.rows],
+            tuple(
+                Children(child.slot, child.link_index, child.rows.as_tuples())
+                for child in self.children
+            ),
+        )
 
     def window(self, start: int, stop: int) -> ResultRows:
         """The rows from `start` to `stop`, with their children only (down every level)."""
@@ -81,8 +91,9 @@ def joined(parts: Sequence[ResultRows]) -> ResultRows:
 
 
 def execute(compiled: CompiledQuery, rows: Sequence[Sequence[Any]], fetch: Fetch) -> ResultRows:
-    """`rows` (the statement's, already read) with the rows of every child subquery below."""
-    result = [tuple(row) for row in rows]
+    """`rows` (the statement's, already read: the driver's row objects, left as they are until
+    a cursor stores them) with the rows of every child subquery below."""
+    result = list(rows)
     if not result:
         return ResultRows(result)
     children = tuple(

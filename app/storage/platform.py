@@ -14,7 +14,7 @@ from sqlmodel import Field, SQLModel
 # The Alembic head these definitions match. Templates are named with it, so a template built
 # before a migration is never cloned into a sandbox that expects the new tables (a test checks
 # it against the migrations).
-PLATFORM_REVISION = "0006_session_hashes"
+PLATFORM_REVISION = "0007_cursor_ids"
 
 
 class AuthSession(SQLModel, table=True):
@@ -158,9 +158,11 @@ class CallRecord(SQLModel, table=True):
 
 
 class CursorRecord(SQLModel, table=True):
-    """An open query locator: what ran, for whom, and how far; its rows are in lf_cursor_rows."""
+    """An open query locator: what ran, for whom, and how far; its rows are in lf_cursor_rows.
+    Its seq is never reused (its rows are written after it is recorded)."""
 
     __tablename__ = "lf_cursor"
+    __table_args__ = {"sqlite_autoincrement": True}
 
     seq: int | None = Field(default=None, primary_key=True)
     sandbox_instance: str = Field(max_length=32)

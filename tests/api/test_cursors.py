@@ -212,3 +212,14 @@ def test_a_batch_kept_in_an_earlier_format_is_an_invalid_locator(sf: TestClient)
     response = sf.get(url)
     assert response.status_code == 400
     assert response.json() == INVALID
+
+
+def test_a_closed_locators_id_is_never_given_again(sf: TestClient) -> None:
+    """Its rows are written after it is recorded: a reused id could meet another's rows."""
+    ids = set()
+    for _ in range(3):
+        url = open_locator(sf)
+        cursor_id = url.rsplit("/", 1)[1].split("-")[0]
+        assert cursor_id not in ids
+        ids.add(cursor_id)
+        state_of(sf).cursors.close(cursor_id)
