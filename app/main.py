@@ -255,7 +255,7 @@ async def flush_forever(state: AppState) -> None:
     locators opened, every FLUSH_SECONDS."""
     while True:
         await asyncio.sleep(FLUSH_SECONDS)
-        if state.sandboxes.calls_pending() or state.usage.due() or state.cursors.spills_pending():
+        if state.sandboxes.calls_pending() or state.usage.due() or state.cursors.spills_due():
             try:
                 await run_in_threadpool(flush_state, state)
             except Exception:  # a failed batch must not stop the flusher; the next one retries
@@ -286,7 +286,7 @@ def create_app(
         yield
         for task in background:
             task.cancel()
-        state.cursors.spill()
+        state.cursors.spill(everything=True)
         state.usage.flush()
         state.sandboxes.close()
         state.engine.dispose()

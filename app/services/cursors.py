@@ -1,11 +1,12 @@
 """Query cursors: the rest of a result, kept in the platform database while a client pages.
 
 A locator is `<01g id>-<offset of the next batch>`. The locator is recorded when the query runs;
-the rows after the first batch, each batch with its child subqueries' rows, are spilled to the
-database just after (`spill`, off the request: readable then by any worker, so open cursors
-cost no lasting memory). The worker that ran the query keeps them in memory too, a while and
-within a bound, so a client paging on one connection reads no rows back; another worker asked
-for a batch before the rows are written waits for them. As in Salesforce, a user has at most
+the rows after the first batch, each batch with its child subqueries' rows, stay in the memory
+of the worker that ran the query, and are spilled to the database for every worker half a second
+later if the locator is still open (`spill`, off the request; open cursors then cost no lasting
+memory). So a client that pages through a result on one connection (as clients do) reads no
+rows back and usually costs no writes; another worker asked for a batch before the rows are
+written waits for them. As in Salesforce, a user has at most
 `per_user` open locators per sandbox (opening one more releases that user's oldest) and a
 locator unused for `idle_seconds` expires; either answers INVALID_QUERY_LOCATOR.
 """
@@ -44,8 +45,11 @@ TOUCH_AFTER = 0.05
 # Rows of recently opened results this process also keeps in memory, so that a client paging
 # through one on the same worker (a keep-alive connection stays on one) reads no rows back.
 RECENT_ROWS = 100_000
+# How long after a locator opens its rows are written for other workers: a client paging on one
+# connection has usually read them all by then, closing it, and they are never written.
+SPILL_DELAY_SECONDS = 0.5
 # How long a worker asked for a batch of a locator another worker opened waits for its rows.
-SPILL_WAIT_SECONDS = 2.0
+SPILL_WAIT_SECONDS = 3.0
 SPILL_POLL_SECONDS = 0.01
 
 
@@ -101,6 +105,7 @@ class _Spill:
     result: ResultRows
     first: int
     batch_size: int
+    due: float  # time.monotonic() from when it is written
 
 
 def invalid_locator() -> SalesforceError:
@@ -196,22 +201,27 @@ class CursorStore:
             ).scalar_one()
         self._recent.keep(int(seq), result, pinned=True)
         with self._spills_lock:
-            self._spills[int(seq)] = _Spill(result, first, query.batch_size)
+            due = time.monotonic() + SPILL_DELAY_SECONDS
+            self._spills[int(seq)] = _Spill(result, first, query.batch_size, due)
         return make_id(CURSOR_PREFIX, int(seq))
 
-    def spills_pending(self) -> bool:
+    def spills_due(self) -> bool:
+        now = time.monotonic()
         with self._spills_lock:
-            return bool(self._spills)
+            return any(pending.due <= now for pending in self._spills.values())
 
-    def spill(self) -> None:
-        """Write the rows of the locators opened here since the last spill, for every worker.
-        A locator closed or released meanwhile gets none."""
+    def spill(self, *, everything: bool = False) -> None:
+        """Write the rows of the locators opened here at least SPILL_DELAY_SECONDS ago (or,
+        with `everything`, of all of them), for every worker. A locator closed meanwhile (a
+        client that paged to its end on the same connection) gets none: it cost no writes."""
         with self._spilling:  # one spill at a time: after a call, every earlier open is written
-            self._spill()
+            self._spill(time.monotonic() if not everything else float("inf"))
 
-    def _spill(self) -> None:
+    def _spill(self, now: float) -> None:
         with self._spills_lock:
-            spills, self._spills = self._spills, {}
+            spills = {seq: p for seq, p in self._spills.items() if p.due <= now}
+            for seq in spills:
+                del self._spills[seq]
         for seq, pending in spills.items():
             size = pending.batch_size
             # Rows are this server's own query results, serialised and read back only by it.
@@ -329,7 +339,7 @@ class CursorStore:
 
     def forget_kept_results(self) -> None:
         """Read every later batch back from the database, as another worker does."""
-        self.spill()
+        self.spill(everything=True)
         self._recent = RecentResults(self._recent.max_rows)
 
     def close(self, cursor_id: str) -> None:

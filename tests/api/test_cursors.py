@@ -165,8 +165,8 @@ def test_another_worker_waits_for_the_rows_of_a_locator_opened_a_moment_ago(
     sf: TestClient,
 ) -> None:
     owner, locator = opened_elsewhere(sf)
-    assert owner.spills_pending()
-    spilling = threading.Timer(0.2, owner.spill)
+    assert not owner.spills_due()  # not yet: its client may page through it here first
+    spilling = threading.Timer(0.2, lambda: owner.spill(everything=True))
     spilling.start()
     try:
         batch = another_worker(sf).take(locator, "elsewhere")
@@ -189,7 +189,7 @@ def test_rows_never_written_are_an_invalid_locator_elsewhere(
 def test_a_locator_closed_before_its_rows_are_written_gets_none(sf: TestClient) -> None:
     owner, locator = opened_elsewhere(sf)
     owner.close(locator.split("-")[0])
-    owner.spill()
+    owner.spill(everything=True)
     with platform_transaction(state_of(sf).platform) as conn:
         left = conn.execute(
             select(CURSOR_ROWS.c.start).where(
@@ -223,3 +223,20 @@ def test_a_closed_locators_id_is_never_given_again(sf: TestClient) -> None:
         assert cursor_id not in ids
         ids.add(cursor_id)
         state_of(sf).cursors.close(cursor_id)
+
+
+def test_a_locator_paged_to_its_end_on_one_worker_is_never_written(sf: TestClient) -> None:
+    statements: list[str] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
+        statements.append(statement)
+
+    platform = state_of(sf).platform
+    event.listen(platform, "before_cursor_execute", seen)
+    try:
+        total, ids = all_ids(sf)
+        state_of(sf).cursors.spill(everything=True)
+    finally:
+        event.remove(platform, "before_cursor_execute", seen)
+    assert len(ids) == total > 20_000
+    assert not [s for s in statements if "INSERT INTO lf_cursor_rows" in s]
