@@ -56,15 +56,19 @@ def _token(base: str) -> str:
     return str(response.json()["access_token"])
 
 
+def logged_in(base: str) -> httpx.AsyncClient:
+    """A client of the server with a connection for each of CLIENTS at once."""
+    limits = httpx.Limits(max_connections=CLIENTS, max_keepalive_connections=CLIENTS)
+    headers = {"Authorization": f"Bearer {_token(base)}"}
+    return httpx.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=60)
+
+
 @pytest.mark.asyncio
 async def test_many_more_readers_than_threads_or_connections_all_finish(
     server: tuple[str, AppState],
 ) -> None:
-    base, _ = server
-    limits = httpx.Limits(max_connections=CLIENTS, max_keepalive_connections=CLIENTS)
-    headers = {"Authorization": f"Bearer {_token(base)}"}
     statuses: Counter[int] = Counter()
-    async with httpx.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=60) as sf:
+    async with logged_in(server[0]) as sf:
 
         async def reader(index: int) -> None:
             for round_ in range(ROUNDS):
@@ -79,11 +83,8 @@ async def test_many_more_readers_than_threads_or_connections_all_finish(
 
 @pytest.mark.asyncio
 async def test_readers_and_writers_together_all_finish(server: tuple[str, AppState]) -> None:
-    base, _ = server
-    limits = httpx.Limits(max_connections=CLIENTS, max_keepalive_connections=CLIENTS)
-    headers = {"Authorization": f"Bearer {_token(base)}"}
     statuses: Counter[int] = Counter()
-    async with httpx.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=60) as sf:
+    async with logged_in(server[0]) as sf:
 
         async def client(index: int) -> None:
             if index % 4 == 0:
