@@ -19,7 +19,7 @@ from app.sandbox.manager import Sandbox
 class ApiCallMiddleware:
     """Counts REST API calls and reports them in Sforce-Limit-Info, as Salesforce does; once
     the response is sent, appends an authenticated call to its sandbox's log and releases the
-    request's lease on the sandbox (deps.get_sandbox took it)."""
+    request's lease on the sandbox (deps.sandbox_of took it)."""
 
     def __init__(self, app: ASGIApp, state: AppState) -> None:
         self.app = app

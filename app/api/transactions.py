@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import (
     AbstractContextManager,
@@ -52,30 +51,18 @@ class PendingTransaction:
         may write holds the database's write lock; a read sees one consistent snapshot and
         never waits."""
         opening = write_transaction(self.engine) if self.write else self.engine.begin()
-        try:
-            conn = opening.__enter__()
-        except DBAPIError as error:
-            # Its storage is gone: deleted (maybe by another worker) since the token was read.
-            if error.connection_invalidated or isinstance(error, OperationalError):
-                raise InvalidSession() from None
-            raise
-        with _ending(opening):
+        with ExitStack() as stack:
+            try:
+                conn = stack.enter_context(opening)
+            except DBAPIError as error:
+                # Its storage is gone: deleted (maybe by another worker) since the token was read.
+                if error.connection_invalidated or isinstance(error, OperationalError):
+                    raise InvalidSession() from None
+                raise
             yield conn
 
 
 Transaction = PendingTransaction | Connection  # a connection: a composite's, lent to a subrequest
-
-
-@contextmanager
-def _ending(entered: AbstractContextManager[Connection]) -> Iterator[None]:
-    """Ends a context entered by hand as a `with` block would."""
-    try:
-        yield
-    except BaseException:
-        if not entered.__exit__(*sys.exc_info()):
-            raise
-    else:
-        entered.__exit__(None, None, None)
 
 
 def opened(transaction: Transaction) -> AbstractContextManager[Connection]:

@@ -66,12 +66,12 @@ class RecentResults:
         self._rows = 0
         self._lock = threading.Lock()
 
-    def keep(self, seq: int, result: ResultRows, *, pinned: bool = False) -> None:
+    def keep(self, seq: int, result: ResultRows) -> None:
+        """Keep a result, pinned until `unpin` (its rows are written)."""
         with self._lock:
             self._results[seq] = result
             self._rows += len(result)
-            if pinned:
-                self._pinned.add(seq)
+            self._pinned.add(seq)
             self._shrink()
 
     def unpin(self, seq: int) -> None:
@@ -180,8 +180,8 @@ class CursorStore:
         first: int,
     ) -> str:
         """Keep the rows of `result` from index `first` on under a new locator id. The locator
-        is recorded now; its rows are written by `spill` (the app's flusher calls it within
-        FLUSH_SECONDS), and kept in this process's memory until then at least."""
+        is recorded now; its rows are written by `spill` (the app's flusher calls it) once
+        SPILL_DELAY_SECONDS have passed, and kept in this process's memory until then at least."""
         now = utc_now()
         with platform_transaction(self.platform) as conn:
             self._release_old(conn, owner, user_id, now)
@@ -199,7 +199,7 @@ class CursorStore:
                 )
                 .returning(CURSORS.c.seq)
             ).scalar_one()
-        self._recent.keep(int(seq), result, pinned=True)
+        self._recent.keep(int(seq), result)
         with self._spills_lock:
             due = time.monotonic() + SPILL_DELAY_SECONDS
             self._spills[int(seq)] = _Spill(result, first, query.batch_size, due)
@@ -277,8 +277,6 @@ class CursorStore:
             size = found["batch_size"]
             kept = self._recent.get(seq)
             chunks = [] if kept is not None else self._chunks(conn, seq, offset, size)
-        if kept is None and not chunks and 0 < offset < found["total"]:
-            chunks = self._spilled_chunks(seq, offset, size)
         if found["last_used"] < now - self.idle:
             with platform_transaction(self.platform) as conn:
                 _forget(conn, [seq])
@@ -286,6 +284,8 @@ class CursorStore:
             raise invalid_locator()
         if offset <= 0 or offset >= found["total"]:
             raise invalid_locator()
+        if kept is None and not chunks:  # opened by another worker a moment ago?
+            chunks = self._spilled_chunks(seq, offset, size)
         if found["last_used"] < now - self.idle * TOUCH_AFTER:
             with platform_transaction(self.platform) as conn:
                 conn.execute(update(CURSORS).where(CURSORS.c.seq == seq).values(last_used=now))
