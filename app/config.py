@@ -43,6 +43,10 @@ class Settings(BaseSettings):
     max_sandboxes: int = Field(default=1000, ge=1)
     sandbox_idle_seconds: float = Field(default=3600, gt=0)
     sandbox_pool_size: int = Field(default=2, ge=0)
+    # Sandboxes per worker whose database connections stay open between requests: past this
+    # many, the least recently served one's connections close (reopened on its next request).
+    # Below the number of agents served at once, every request would reopen its connection.
+    pooled_sandboxes: int = Field(default=256, ge=1)
     # Templates (one per org and seed a sandbox asks for): at most this many; one that no
     # sandbox has used for the idle time is dropped.
     max_templates: int = Field(default=8, ge=1)

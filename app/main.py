@@ -56,6 +56,7 @@ from app.services.usage import ApiUsage
 from app.serving import (
     fix_mmap_threshold,
     limit_malloc_arenas,
+    open_files_up_to_hard_limit,
     release_free_memory_forever,
     set_read_timeouts,
     space_out_garbage_collection,
@@ -148,6 +149,7 @@ def build_state(settings: Settings) -> AppState:
             max_templates=settings.max_templates,
             template_idle_seconds=settings.template_idle_seconds,
             call_log_retention=settings.call_log_retention,
+            pooled_sandboxes=settings.pooled_sandboxes,
         ),
     )
     return AppState(
@@ -270,6 +272,7 @@ def create_app(
     limit_malloc_arenas(settings.malloc_arenas)  # before the request threads start
     fix_mmap_threshold(settings.malloc_mmap_threshold)
     space_out_garbage_collection(settings.gc_threshold)
+    open_files_up_to_hard_limit()
     set_read_timeouts(settings.header_timeout_seconds, settings.body_timeout_seconds)
     state = build_state(settings)
     state.functions = functions

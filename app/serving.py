@@ -17,6 +17,7 @@ import ctypes
 import gc
 import json
 import os
+import resource
 from dataclasses import dataclass
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -108,6 +109,20 @@ def space_out_garbage_collection(threshold: int) -> bool:
         return False
     gc.set_threshold(threshold, *GC_OLDER_GENERATIONS)
     return True
+
+
+def open_files_up_to_hard_limit() -> int:
+    """Raise this process's limit on open files to the hard limit; returns the limit now.
+
+    Each sandbox whose connections stay pooled holds a few descriptors (on SQLite its file, its
+    WAL and shared-memory files, and its template), so a worker serving a few hundred sandboxes
+    at once needs more than the 1,024 many systems start a process with.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft != resource.RLIM_INFINITY and soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        return hard
+    return soft
 
 
 def _mallopt(parameter: int, value: int, environment_name: str) -> bool:

@@ -1,11 +1,12 @@
 """The server process caps glibc's malloc arenas and fixes its mmap threshold, and hands freed
 heap pages back (RSS stays flat under a long threaded load); it spaces out Python's garbage
-collections."""
+collections, and may open as many files as the system lets it."""
 
 from __future__ import annotations
 
 import ctypes
 import gc
+import resource
 
 import pytest
 
@@ -14,6 +15,7 @@ from app.serving import (
     GC_OLDER_GENERATIONS,
     fix_mmap_threshold,
     limit_malloc_arenas,
+    open_files_up_to_hard_limit,
     release_free_memory,
     space_out_garbage_collection,
 )
@@ -76,3 +78,16 @@ def test_garbage_collections_are_spaced_out() -> None:
         assert gc.get_threshold() == (700, 10, 10)
     finally:
         gc.set_threshold(*before)
+
+
+def test_the_open_files_limit_rises_to_the_hard_limit() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:  # nothing to raise to: the limit stays as it is
+        assert open_files_up_to_hard_limit() == soft
+        return
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard // 2, hard))
+    try:
+        assert open_files_up_to_hard_limit() == hard
+        assert resource.getrlimit(resource.RLIMIT_NOFILE) == (hard, hard)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

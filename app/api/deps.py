@@ -131,6 +131,7 @@ async def sandbox_of(request: Request) -> Sandbox:
     sandbox: Sandbox | None = request_state[_SESSION][1]
     if sandbox is None or not sandbox.lease():
         raise InvalidSession()
+    app_state(request).sandboxes.served(sandbox)
     request_state[_SANDBOX] = sandbox
     return sandbox
 

@@ -90,11 +90,7 @@ RECLAIM_EVERY_SECONDS = 60.0
 EXPIRE_EVERY_SECONDS = 5.0
 # A template seen ready is trusted this long without asking the platform database again.
 READY_SECONDS = 5.0
-# Sandboxes whose engines keep pooled connections: past this many, the least recently served
-# one's pool is closed (its engine opens connections again on its next request), so idle
-# sandboxes hold no database connection.
 LOG = logging.getLogger(__name__)
-POOLED_SANDBOXES = 32
 # How templates are stored, in their keys: "c" is read in place by copy-on-write sandboxes (on
 # SQLite a rollback-journal file, which opens read-only and immutable).
 TEMPLATE_LAYOUT = "c"
@@ -203,6 +199,8 @@ class SandboxSettings:
     template_idle_seconds: float = 3600.0
     # Call log entries kept per sandbox (the oldest go first).
     call_log_retention: int = 10_000
+    # Sandboxes whose connections stay open between requests (the most recently served).
+    pooled_sandboxes: int = 256
 
 
 class SandboxManager:
@@ -316,16 +314,21 @@ class SandboxManager:
                 sandbox = self._live.setdefault(row.instance, sandbox)
         sandbox.clock.origin = row.clock_origin
         sandbox.snapshots = json.loads(row.snapshots)
-        if not sandbox.is_default:
-            self._mark_pooled(sandbox)
+        self.served(sandbox)
         return sandbox
 
-    def _mark_pooled(self, sandbox: Sandbox) -> None:
+    def served(self, sandbox: Sandbox) -> None:
+        """Note that a request is served from the sandbox: the most recently served ones keep
+        their connections open between requests."""
+        if sandbox.is_default:
+            return
         with self._lock:
             self._pooled[sandbox.instance] = sandbox
             self._pooled.move_to_end(sandbox.instance)
             idle = []
-            while len(self._pooled) > POOLED_SANDBOXES:
+            # Past the setting, the least recently served sandbox's pool closes (its engine
+            # opens connections again on its next request): idle ones hold no connection.
+            while len(self._pooled) > self.settings.pooled_sandboxes:
                 idle.append(self._pooled.popitem(last=False)[1])
         for stale in idle:
             self.copies.release(stale.engine)  # connections checked out finish, then close

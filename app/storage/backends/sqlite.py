@@ -57,6 +57,12 @@ from app.storage.search_spec import FieldGroup, SearchSpec
 
 # What a copy-on-write sandbox calls its attached template.
 TEMPLATE_ALIAS = "tpl"
+# The page cache each sandbox connection keeps of its template, in KiB (SQLite's default is
+# 2,000 per database). The template is immutable and sits in the OS page cache, so a page read
+# again costs a copy, not a disk read: a small cache reads as fast (sandbox / full-org median
+# 1.02 in bench.query_latency) and keeps hundreds of pooled sandboxes' memory bounded (256 that
+# had each scanned 22,000 rows: 886 MB RSS with the default, 425 MB with this).
+TEMPLATE_CACHE_KIB = 256
 # The SQL names of the Python functions registered on every connection.
 TO_LOCAL_FUNCTION = "lf_to_local"
 DISTANCE_FUNCTION = "lf_distance"
@@ -109,6 +115,7 @@ def _attach_template(path: str) -> Callable[[Any, Any], None]:
 
     def attach(dbapi_connection: Any, connection_record: Any) -> None:
         dbapi_connection.execute(f"ATTACH DATABASE ? AS {TEMPLATE_ALIAS}", (uri,))
+        dbapi_connection.execute(f"PRAGMA {TEMPLATE_ALIAS}.cache_size = -{TEMPLATE_CACHE_KIB}")
 
     return attach
 
