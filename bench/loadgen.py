@@ -24,6 +24,8 @@ from multiprocessing import get_context
 import httptools
 import uvloop
 
+from bench.cpu import cpu_by_owner
+
 REQUEST_TIMEOUT = 10.0  # an answer later than this counts as an error (status 0)
 GRACE = 2.0  # how long past the window the answers in flight are awaited
 
@@ -50,6 +52,7 @@ class Load:
     seconds: float
     warmup: float
     host: str = "127.0.0.1"
+    server_group: int = 0  # the server's process group, whose CPU use is read over the window
 
 
 @dataclass
@@ -59,11 +62,16 @@ class Measured:
     unanswered: int = 0  # requests still waiting GRACE seconds after the window closed
     first_error: str = ""
     seconds: float = 0.0
+    cpu_seconds: dict[str, float] = field(default_factory=dict)  # over the window, by owner
     latencies_ms: list[float] = field(default_factory=list)
 
     @property
     def per_second(self) -> float:
         return self.completed / self.seconds if self.seconds else 0.0
+
+    def cores(self, owner: str) -> float:
+        """How many cores `owner` (load, server or postgres) kept busy over the window."""
+        return self.cpu_seconds.get(owner, 0.0) / self.seconds if self.seconds else 0.0
 
     def percentile(self, p: int) -> float:
         if len(self.latencies_ms) < 2:
@@ -172,6 +180,10 @@ async def _run(load: Load) -> Measured:
         for requests in load.requests
     ]
     await ready.event.wait()
+    await asyncio.sleep(max(0.0, clock["start"] - time.perf_counter()))
+    started = _cpu_now(load)
+    await asyncio.sleep(max(0.0, clock["stop"] - time.perf_counter()))
+    out.cpu_seconds = {owner: used - started[owner] for owner, used in _cpu_now(load).items()}
     # Wait for the answers in flight when the window closes, but not for a stalled server.
     _, pending = await asyncio.wait(clients, timeout=load.warmup + load.seconds + GRACE)
     for client in pending:
@@ -180,6 +192,13 @@ async def _run(load: Load) -> Measured:
     await asyncio.gather(*clients, return_exceptions=True)
     out.seconds = load.seconds
     return out
+
+
+def _cpu_now(load: Load) -> dict[str, float]:
+    used = {"load": time.process_time()}
+    if load.server_group:
+        used.update(cpu_by_owner(load.server_group))
+    return used
 
 
 def run_load(load: Load) -> Measured:

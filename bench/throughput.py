@@ -110,7 +110,8 @@ def print_row(row: Row) -> None:
     print(
         f"{row.backend:10} {row.workers:>2} {row.server:10} {row.scenario:40} {row.sandboxes:4} "
         f"{row.concurrency:>3} {m.per_second:>8.0f} {m.percentile(50):>7.2f} "
-        f"{m.percentile(90):>7.2f} {m.percentile(99):>7.2f}{errors}",
+        f"{m.percentile(90):>7.2f} {m.percentile(99):>7.2f} "
+        f"{m.cores('server'):>5.2f} {m.cores('postgres'):>5.2f} {m.cores('load'):>5.2f}{errors}",
         flush=True,
     )
 
@@ -178,53 +179,67 @@ def issue_id(base: str, token: str) -> str:
         return str(found.json()["records"][0]["IssueId__c"])
 
 
-def bench_backend(
-    backend: str, deploy: Deployment, seconds: float, warmup: float, rows: list[Row]
-) -> None:
-    scenarios = [
-        "trivial",
-        *QUERIES,
-        "sosl: products racing suit",
-        "create: Contact",
-        "update: Contact",
-    ]
+SCENARIOS = [
+    "trivial",
+    *QUERIES,
+    "sosl: products racing suit",
+    "create: Contact",
+    "update: Contact",
+]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one run measures: every scenario, concurrency and worker count unless narrowed."""
+
+    seconds: float
+    warmup: float
+    scenarios: tuple[str, ...] = tuple(SCENARIOS)
+    concurrency: tuple[int, ...] = CONCURRENCY
+    workers: tuple[int, ...] = WORKERS
+
+
+def bench_backend(backend: str, deploy: Deployment, plan: Plan, rows: list[Row]) -> None:
     with load_process() as pool:
-        for workers in WORKERS:
+        for workers in plan.workers:
             with ExitStack() as stack:
                 lf = stack.enter_context(running_server(deploy, workers))
                 floor = stack.enter_context(floor_process(deploy, workers))
-                own = make_clients(lf.base, max(CONCURRENCY), shared=False)
-                one = make_clients(lf.base, max(CONCURRENCY), shared=True)
+                own = make_clients(lf.base, max(plan.concurrency), shared=False)
+                one = make_clients(lf.base, max(plan.concurrency), shared=True)
                 issue = issue_id(lf.base, own[0].token)
                 queries = {name: soql.format(issue=issue) for name, soql in QUERIES.items()}
-                lf_port = int(lf.base.rsplit(":", 1)[1])
-                floor_port = int(floor.base.rsplit(":", 1)[1])
 
                 def measure(
-                    server: str,
-                    port: int,
+                    server: ServerProcess,
                     scenario: str,
                     mode: str,
                     load: list[list[bytes]],
                     workers: int = workers,
+                    floor: ServerProcess = floor,
                 ) -> None:
-                    measured = pool.submit(run_load, Load(port, load, seconds, warmup)).result()
-                    row = Row(backend, workers, server, scenario, mode, len(load), measured)
+                    port = int(server.base.rsplit(":", 1)[1])
+                    job = Load(
+                        port, load, plan.seconds, plan.warmup, server_group=server.process.pid
+                    )
+                    measured = pool.submit(run_load, job).result()
+                    name = "floor" if server is floor else "localforce"
+                    row = Row(backend, workers, name, scenario, mode, len(load), measured)
                     print_row(row)
                     rows.append(row)
 
-                for concurrency in CONCURRENCY:
-                    for scenario in scenarios:
+                for concurrency in plan.concurrency:
+                    for scenario in plan.scenarios:
                         if scenario == "trivial" or scenario in queries:
                             load = [floor_requests_for(scenario, queries)] * concurrency
-                            measure("floor", floor_port, scenario, "-", load)
+                            measure(floor, scenario, "-", load)
                         modes = {"own": own, "one": one} if concurrency > 1 else {"own": own}
                         for mode, clients in modes.items():
                             load = [
                                 requests_for(scenario, client, queries)
                                 for client in clients[:concurrency]
                             ]
-                            measure("localforce", lf_port, scenario, mode, load)
+                            measure(lf, scenario, mode, load)
 
 
 @contextmanager
@@ -282,19 +297,32 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="short windows: about 4 minutes")
     parser.add_argument("--seconds", type=float, help="the measured window of each figure")
     parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="both")
+    parser.add_argument(
+        "--scenario", action="append", choices=SCENARIOS, help="only these (repeatable)"
+    )
+    parser.add_argument("--concurrency", action="append", type=int, help="only these (repeatable)")
+    parser.add_argument("--workers", action="append", type=int, help="only these (repeatable)")
     args = parser.parse_args()
     seconds = args.seconds or (0.6 if args.quick else 1.5)
     warmup = 0.2 if args.quick else 0.4
+    plan = Plan(
+        seconds,
+        warmup,
+        tuple(args.scenario or SCENARIOS),
+        tuple(args.concurrency or CONCURRENCY),
+        tuple(args.workers or WORKERS),
+    )
     print(f"load: {seconds} s a figure after {warmup} s of warm-up; cores: {os.cpu_count()}")
     print(
         f"{'backend':10} {'w':>2} {'server':10} {'scenario':40} {'sbx':4} {'c':>3} "
-        f"{'req/s':>8} {'p50 ms':>7} {'p90 ms':>7} {'p99 ms':>7}"
+        f"{'req/s':>8} {'p50 ms':>7} {'p90 ms':>7} {'p99 ms':>7} {'cores: server':>5} "
+        f"{'pg':>5} {'load':>5}"
     )
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as workdir:
         if args.backend in ("sqlite", "both"):
             data_dir = seeded_data_dir(Path(workdir) / "sqlite")
-            bench_backend("sqlite", Deployment(data_dir, ""), seconds, warmup, rows)
+            bench_backend("sqlite", Deployment(data_dir, ""), plan, rows)
         if args.backend in ("postgres", "both"):
             if not postgres_available():
                 print("PostgreSQL: no server reachable (LOCALFORCE_TEST_DATABASE_URL); skipped")
@@ -303,7 +331,7 @@ def main() -> None:
                 try:
                     url = factory.new_url()
                     data_dir = seeded_data_dir(Path(workdir) / "postgres", url)
-                    bench_backend("postgres", Deployment(data_dir, url), seconds, warmup, rows)
+                    bench_backend("postgres", Deployment(data_dir, url), plan, rows)
                 finally:
                     factory.drop_all()
     summary(rows)
