@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import parse_qs
 
-from sqlalchemy import Connection, delete, func, insert, select
+from sqlalchemy import Connection, delete, insert, select
 
 from app.storage.platform import CallRecord
 
 CALLS = CallRecord.__table__  # type: ignore[attr-defined]
-# Trimming costs a statement; do it every this many calls (so the log may briefly exceed its
-# bound by as many).
-TRIM_EVERY = 64
 
 
 FLUSH_SECONDS = 0.05
@@ -55,9 +53,10 @@ def _storable(text: str | None) -> str | None:
     return text.encode("utf-8", "replace").decode("utf-8").replace("\x00", "\ufffd")
 
 
-def add_calls(conn: Connection, calls: list[tuple[str, Call]], retention: int) -> None:
-    """Append (sandbox id, call) pairs, then trim each sandbox's log past its bound now and
-    then (when the log crossed a multiple of TRIM_EVERY)."""
+def add_calls(
+    conn: Connection, calls: list[tuple[str, Call]], retention: int, schedule: TrimSchedule
+) -> None:
+    """Append (sandbox id, call) pairs, then trim the logs the schedule says are due."""
     if not calls:
         return
     conn.execute(
@@ -75,10 +74,38 @@ def add_calls(conn: Connection, calls: list[tuple[str, Call]], retention: int) -
             for sandbox_id, call in calls
         ],
     )
-    last = conn.execute(select(func.max(CALLS.c.seq))).scalar_one()
-    if last // TRIM_EVERY != (last - len(calls)) // TRIM_EVERY:
-        for sandbox_id in {sandbox_id for sandbox_id, _ in calls}:
-            trim(conn, sandbox_id, retention)
+    for sandbox_id in schedule.due(sandbox_id for sandbox_id, _ in calls):
+        trim(conn, sandbox_id, retention)
+
+
+class TrimSchedule:
+    """When each sandbox's log is trimmed: after every quarter of its bound that this process
+    wrote. A trim walks the newest `retention` entries of the log, so trimming every log a
+    batch touched, on every batch, held the platform's write lock for most of each second
+    under 64 agents; this way a call costs four entries' walk, and a log holds at most a
+    quarter more than its bound per worker (a read answers the newest `retention` alone)."""
+
+    def __init__(self, retention: int) -> None:
+        self.every = max(1, retention // 4)
+        self._written: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def due(self, sandbox_ids: Iterable[str]) -> list[str]:
+        """Count one call written for each id given; answer the sandboxes due a trim now."""
+        due = []
+        with self._lock:
+            for sandbox_id in sandbox_ids:
+                written = self._written.get(sandbox_id, 0) + 1
+                if written >= self.every:
+                    due.append(sandbox_id)
+                    written = 0
+                self._written[sandbox_id] = written
+        return list(dict.fromkeys(due))  # once each, however many calls a batch held
+
+    def forget(self, sandbox_id: str) -> None:
+        """The sandbox's log was cleared or the sandbox is gone."""
+        with self._lock:
+            self._written.pop(sandbox_id, None)
 
 
 def trim(conn: Connection, sandbox_id: str, retention: int) -> None:

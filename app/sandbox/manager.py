@@ -35,7 +35,7 @@ from sqlalchemy import Engine, select
 from app.errors import NotFound, SalesforceError
 from app.metadata.registry import SchemaRegistry
 from app.metadata.values import to_json
-from app.sandbox.calllog import Call, CallBuffer, add_calls, call_time, calls
+from app.sandbox.calllog import Call, CallBuffer, TrimSchedule, add_calls, call_time, calls
 from app.sandbox.clock import SandboxClock, utc_now
 from app.sandbox.registry import (
     SandboxRow,
@@ -231,6 +231,7 @@ class SandboxManager:
         self._stopping = False
         self._last_reclaim = 0.0
         self._calls = CallBuffer()
+        self._trims = TrimSchedule(settings.call_log_retention)
         # Held from taking calls to committing them, so that a log read that flushes first
         # waits for a flush already under way instead of reading before its commit.
         self._flushing = threading.Lock()
@@ -609,6 +610,7 @@ class SandboxManager:
         with self._lock:
             self._live.pop(sandbox.instance, None)
             self._pooled.pop(sandbox.instance, None)
+        self._trims.forget(sandbox.id)
         self.copies.release(sandbox.engine)
         self.copies.drop(sandbox.url)
 
@@ -634,6 +636,7 @@ class SandboxManager:
             with self._lock:
                 live = self._live.pop(row.instance, None)
                 self._pooled.pop(row.instance, None)
+            self._trims.forget(row.id)
             if live is not None:
                 self.copies.release(live.engine)
             self.copies.drop(row.url)
@@ -706,7 +709,7 @@ class SandboxManager:
             pending = self._calls.take()
             if pending:
                 with platform_transaction(self.platform) as conn:
-                    add_calls(conn, pending, self.settings.call_log_retention)
+                    add_calls(conn, pending, self.settings.call_log_retention, self._trims)
 
     def call_log(self, sandbox_id: str) -> list[dict[str, object]]:
         sandbox = self.get(sandbox_id)
