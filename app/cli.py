@@ -42,6 +42,7 @@ from app.seeding.pipeline import ProgressCallback, SeedResult, seed_org
 from app.serving import TimedHttpProtocol
 from app.storage.database import migrate_platform
 from app.tls import ensure_certificates, tls_files
+from app.workers import serve_workers
 
 cli = typer.Typer(
     help="localforce: a Salesforce org on your machine, for agents and their benchmarks.",
@@ -183,7 +184,7 @@ def serve(
     if workers > 1:
         # Each worker process builds its app from the environment: hand it these settings.
         os.environ.update(settings.as_environment())
-        uvicorn.run(
+        config = uvicorn.Config(
             "app.main:create_app",
             factory=True,
             workers=workers,
@@ -194,6 +195,7 @@ def serve(
             ssl_keyfile=keyfile,
             http=TimedHttpProtocol,
         )
+        serve_workers(config)
         return
     uvicorn.run(
         create_app(settings),

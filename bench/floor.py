@@ -244,21 +244,29 @@ def floor_in_thread(settings: Settings) -> Iterator[str]:
 
 def main() -> None:
     from app.serving import TimedHttpProtocol
+    from app.workers import serve_workers
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=int(os.environ.get("LOCALFORCE_PORT", 8001)))
     args = parser.parse_args()
-    # As `localforce serve`: one process serves its app; several each build it from the env.
+    # As `localforce serve`: one process serves its app; several each build it from the env,
+    # each on a listening socket of its own.
+    if args.workers > 1:
+        config = uvicorn.Config(
+            "bench.floor:create_floor_app",
+            factory=True,
+            workers=args.workers,
+            host=args.host,
+            port=args.port,
+            log_level="info",
+            http=TimedHttpProtocol,
+        )
+        serve_workers(config)
+        return
     uvicorn.run(
-        "bench.floor:create_floor_app" if args.workers > 1 else create_floor_app(),
-        factory=args.workers > 1,
-        workers=args.workers,
-        host=args.host,
-        port=args.port,
-        log_level="info",
-        http=TimedHttpProtocol,
+        create_floor_app(), host=args.host, port=args.port, log_level="info", http=TimedHttpProtocol
     )
 
 
