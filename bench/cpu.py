@@ -26,9 +26,12 @@ def _cpu_seconds(fields: list[str]) -> float:
     return (int(fields[12]) + int(fields[13])) / TICKS
 
 
-def cpu_by_owner(server_group: int) -> dict[str, float]:
-    """CPU seconds used so far by the server's process group and by PostgreSQL's processes."""
-    used = {"server": 0.0, "postgres": 0.0}
+Reading = dict[tuple[str, int], float]  # CPU seconds so far, by (owner, process id)
+
+
+def cpu_by_process(server_group: int) -> Reading:
+    """CPU seconds used so far by each process of the server's group and of PostgreSQL."""
+    used: Reading = {}
     for pid_dir in Path("/proc").iterdir():
         if not pid_dir.name.isdigit():
             continue
@@ -36,7 +39,17 @@ def cpu_by_owner(server_group: int) -> dict[str, float]:
         if fields is None:
             continue
         if int(fields[3]) == server_group:
-            used["server"] += _cpu_seconds(fields)
+            used["server", int(pid_dir.name)] = _cpu_seconds(fields)
         elif fields[0] == "postgres":
-            used["postgres"] += _cpu_seconds(fields)
+            used["postgres", int(pid_dir.name)] = _cpu_seconds(fields)
+    return used
+
+
+def used_between(before: Reading, after: Reading) -> dict[str, float]:
+    """CPU seconds each owner used between two readings: by the processes alive at the second
+    (one started between them counts from zero; one that ended between them is not seen, so a
+    server that opens and closes database connections shows PostgreSQL's share too small)."""
+    used: dict[str, float] = {}
+    for (owner, pid), seconds in after.items():
+        used[owner] = used.get(owner, 0.0) + seconds - before.get((owner, pid), 0.0)
     return used

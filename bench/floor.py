@@ -24,14 +24,15 @@ import itertools
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 import orjson
 import uvicorn
+from anyio import to_thread
 from fastapi import FastAPI, Response
 from sqlalchemy import Connection, Dialect, Engine, Select
 
@@ -207,7 +208,16 @@ def create_floor_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     schema = Schemas(settings.seed_dir)(settings.org)
     floor = Floor(create_db_engine(settings.effective_database_url), schema.registry, schema.tables)
-    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # As localforce's: as many threads run routes as its settings give it. With anyio's 40,
+        # threads outnumbered the engine's pooled connections, and on PostgreSQL the floor
+        # opened and closed connections under load.
+        to_thread.current_default_thread_limiter().total_tokens = settings.request_threads
+        yield
+
+    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None, lifespan=lifespan)
 
     @app.get("/hello")
     def hello() -> Response:

@@ -24,7 +24,7 @@ from multiprocessing import get_context
 import httptools
 import uvloop
 
-from bench.cpu import cpu_by_owner
+from bench.cpu import Reading, cpu_by_process, used_between
 
 REQUEST_TIMEOUT = 10.0  # an answer later than this counts as an error (status 0)
 GRACE = 2.0  # how long past the window the answers in flight are awaited
@@ -183,7 +183,7 @@ async def _run(load: Load) -> Measured:
     await asyncio.sleep(max(0.0, clock["start"] - time.perf_counter()))
     started = _cpu_now(load)
     await asyncio.sleep(max(0.0, clock["stop"] - time.perf_counter()))
-    out.cpu_seconds = {owner: used - started[owner] for owner, used in _cpu_now(load).items()}
+    out.cpu_seconds = used_between(started, _cpu_now(load))
     # Wait for the answers in flight when the window closes, but not for a stalled server.
     _, pending = await asyncio.wait(clients, timeout=load.warmup + load.seconds + GRACE)
     for client in pending:
@@ -194,10 +194,10 @@ async def _run(load: Load) -> Measured:
     return out
 
 
-def _cpu_now(load: Load) -> dict[str, float]:
-    used = {"load": time.process_time()}
+def _cpu_now(load: Load) -> Reading:
+    used = {("load", 0): time.process_time()}
     if load.server_group:
-        used.update(cpu_by_owner(load.server_group))
+        used.update(cpu_by_process(load.server_group))
     return used
 
 
