@@ -33,6 +33,7 @@ from app.api.middleware import (
 )
 from app.api.routing import SalesforceJSONResponse, serves
 from app.api.state import AppState
+from app.api.threads import REQUEST_THREADS
 from app.config import Settings, get_settings
 from app.errors import MethodNotAllowed, NotFound, SalesforceError
 from app.metadata.registry import SchemaRegistry
@@ -280,6 +281,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         to_thread.current_default_thread_limiter().total_tokens = settings.request_threads
+        REQUEST_THREADS.resize(settings.request_threads)
         prepare_databases(state)
         state.sandboxes.start()
         background = [asyncio.create_task(flush_forever(state))]

@@ -7,11 +7,11 @@ from dataclasses import dataclass, replace
 from typing import Annotated, Any, cast
 
 from fastapi import Depends, Request
-from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import Connection
 from starlette.requests import ClientDisconnect
 
 from app.api.state import AppState, Resolved
+from app.api.threads import run_in_request_thread
 from app.api.transactions import PendingTransaction, Transaction
 from app.errors import BodyTooLarge, InvalidSession, SalesforceError, UnsupportedMediaType
 from app.sandbox.manager import Sandbox
@@ -108,7 +108,7 @@ async def session_of(request: Request) -> Session:
     state = app_state(request)
     resolved = state.sessions.get(token)
     if resolved is None:
-        resolved = await run_in_threadpool(_resolve, state, token)
+        resolved = await run_in_request_thread(_resolve, state, token)
         if resolved is None:
             raise InvalidSession()
         state.sessions.put(token, resolved)

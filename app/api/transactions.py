@@ -27,10 +27,10 @@ from contextlib import (
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError, OperationalError
 
+from app.api.threads import run_in_request_thread
 from app.api.write_gate import write_turn
 from app.errors import InvalidSession
 from app.storage.database import write_transaction
@@ -96,7 +96,7 @@ def in_request_transaction(endpoint: Callable[..., T]) -> Callable[..., Any]:
         # A request has one transaction, however many parameters name it.
         pending = next((v for v in kwargs.values() if isinstance(v, PendingTransaction)), None)
         async with turn_for(pending):
-            return await run_in_threadpool(_run_in_transactions, endpoint, kwargs)
+            return await run_in_request_thread(_run_in_transactions, endpoint, kwargs)
 
     return run
 
