@@ -26,6 +26,7 @@ from app.soql.execute import Fetch, execute
 from app.soql.function_registry import FUNCTIONS, FunctionRegistry
 from app.soql.parser import parse
 from app.soql.results import shape_rows
+from app.storage.driver_reads import read_all
 from app.storage.tables import TableSet
 
 DEFAULT_BATCH_SIZE = 2000
@@ -96,7 +97,7 @@ def run_query(
     if compiled.bound.count_only:
         total = conn.execute(compiled.statement, params).scalar_one()
         return {"totalSize": int(total), "done": True, "records": []}
-    rows = conn.execute(compiled.statement, params).all()
+    rows = read_all(conn, compiled.statement, params)
     if compiled.bound.is_aggregate and len(rows) > MAX_AGGREGATE_ROWS:
         raise SalesforceError(
             "Aggregate query does not support queryMore(), use LIMIT to restrict the results "
