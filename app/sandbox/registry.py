@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 
+from app.storage.driver_reads import read_all
 from app.storage.platform import (
     AuthSession,
     CallRecord,
@@ -55,9 +56,14 @@ def _row(mapping: object) -> SandboxRow:
     return SandboxRow(**dict(mapping))  # type: ignore[call-overload]
 
 
+# Built once and read on the driver's cursor: every session lookup reads a sandbox's row.
+_FIND_SANDBOX = select(SANDBOXES).where(SANDBOXES.c.id == bindparam("sandbox_id"))
+_SANDBOX_COLUMNS = tuple(column.name for column in _FIND_SANDBOX.selected_columns)
+
+
 def find_sandbox(conn: Connection, sandbox_id: str) -> SandboxRow | None:
-    found = conn.execute(select(SANDBOXES).where(SANDBOXES.c.id == sandbox_id)).mappings().first()
-    return None if found is None else _row(found)
+    found = read_all(conn, _FIND_SANDBOX, {"sandbox_id": sandbox_id})
+    return _row(zip(_SANDBOX_COLUMNS, found[0], strict=True)) if found else None
 
 
 def all_sandboxes(conn: Connection) -> list[SandboxRow]:

@@ -15,9 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from app.errors import SalesforceError
+from app.storage.driver_reads import read_all
 from app.storage.ids import ORGANIZATION_ID, make_id
 from app.storage.platform import AuthSession
 from app.storage.tables import TableSet
@@ -159,18 +160,21 @@ class StoredSession:
     credentials: str
 
 
+# Built once and read on the driver's cursor: a request resolves its token with it.
+_FIND_SESSION = select(
+    SESSIONS.c.username,
+    SESSIONS.c.user_id,
+    SESSIONS.c.sandbox_id,
+    SESSIONS.c.last_used,
+    SESSIONS.c.credentials,
+).where(SESSIONS.c.token == bindparam("token_hash"))
+
+
 def find_session(conn: Connection, token: str) -> StoredSession | None:
-    row = conn.execute(
-        select(
-            SESSIONS.c.username,
-            SESSIONS.c.user_id,
-            SESSIONS.c.sandbox_id,
-            SESSIONS.c.last_used,
-            SESSIONS.c.credentials,
-        ).where(SESSIONS.c.token == token_hash(token))
-    ).first()
-    if row is None:
+    found = read_all(conn, _FIND_SESSION, {"token_hash": token_hash(token)})
+    if not found:
         return None
+    row = found[0]
     session = Session(token=token, username=row[0], user_id=row[1], sandbox_id=row[2])
     return StoredSession(session=session, last_used=row[3], credentials=row[4])
 
