@@ -31,10 +31,6 @@ class RequestThreads:
         self._count = count
         self._executor: ThreadPoolExecutor | None = None
 
-    @property
-    def count(self) -> int:
-        return self._count
-
     def resize(self, count: int) -> None:
         """Run at most `count` pieces of work at once from now on (work already submitted
         finishes on the threads it has)."""
