@@ -85,7 +85,10 @@ def _number(value: Any) -> Any:
 
 
 def _datetime(value: Any) -> Any:
-    return None if value is None else format_datetime(value)
+    # Text is the wire's already: a back end's reader wrote it (Backend.datetime_wire_text).
+    if value is None or isinstance(value, str):
+        return value
+    return format_datetime(value)
 
 
 def _iso(value: Any) -> Any:

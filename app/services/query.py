@@ -25,7 +25,8 @@ from app.soql.errors import malformed
 from app.soql.execute import Fetch, execute
 from app.soql.function_registry import FUNCTIONS, FunctionRegistry
 from app.soql.parser import parse
-from app.soql.results import shape_rows
+from app.soql.results import shape_rows, wire_datetime_columns
+from app.storage.backends import backend_for
 from app.storage.driver_reads import read_all
 from app.storage.tables import TableSet
 
@@ -72,6 +73,14 @@ def _fetcher(conn: Connection, ctx: OrgContext) -> Fetch:
     return fetch
 
 
+def _datetime_readers(conn: Connection, compiled: CompiledQuery) -> dict[int, Any] | None:
+    """Where the back end reads stored datetimes straight to wire text, the columns it may."""
+    wire_text = backend_for(conn.dialect.name).datetime_wire_text
+    if wire_text is None:
+        return None
+    return dict.fromkeys(wire_datetime_columns(compiled), wire_text)
+
+
 def run_query(
     conn: Connection,
     ctx: OrgContext,
@@ -97,7 +106,7 @@ def run_query(
     if compiled.bound.count_only:
         total = conn.execute(compiled.statement, params).scalar_one()
         return {"totalSize": int(total), "done": True, "records": []}
-    rows = read_all(conn, compiled.statement, params)
+    rows = read_all(conn, compiled.statement, params, _datetime_readers(conn, compiled))
     if compiled.bound.is_aggregate and len(rows) > MAX_AGGREGATE_ROWS:
         raise SalesforceError(
             "Aggregate query does not support queryMore(), use LIMIT to restrict the results "

@@ -9,6 +9,7 @@ Child subqueries' rows come read already (execute.py): shaping reads no database
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,7 @@ from app.soql.name_entity import NAME_ENTITY
 _DOUBLE = FieldDef(name="expr", type=FieldType.DOUBLE, label="expr", scale=2)
 _DISTANCE_JSON = json_converter(_DOUBLE)
 _INTEGER = FieldDef(name="expr", type=FieldType.INT, label="expr")
+_DATETIME_JSON = json_converter(FieldDef(name="expr", type=FieldType.DATETIME, label="expr"))
 
 
 def _aggregate_value(aggregate: BoundAggregate, value: Any, zone: str) -> Any:
@@ -138,6 +140,28 @@ def _record_plan(compiled: CompiledQuery, zone: str) -> list[_Planned]:
         key_name = item.alias or item.path.field.name
         plan.append(_Column(tuple(hops), key_name, _converter(item, zone), slot))
     return plan
+
+
+def wire_datetime_columns(compiled: CompiledQuery) -> frozenset[int]:
+    """The row indexes of a record query's DateTime fields written as they are stored (no
+    FORMAT(), not aggregated, not under TYPEOF): a back end may read these straight to their
+    wire text (Backend.datetime_wire_text), which their converter then passes on."""
+    found = _wire_datetimes.get(compiled.statement)
+    if found is None:
+        found = frozenset()
+        if not compiled.bound.is_aggregate:
+            plan = _record_plan(compiled, "UTC")
+            columns = [planned for planned in plan if isinstance(planned, _Column)]
+            as_stored = {c.index for c in columns if c.convert is _DATETIME_JSON}
+            found = frozenset(
+                as_stored - {c.index for c in columns if c.convert is not _DATETIME_JSON}
+            )
+        _wire_datetimes[compiled.statement] = found
+    return found
+
+
+# Per statement object: a prepared query keeps its statement for its life.
+_wire_datetimes: weakref.WeakKeyDictionary[Any, frozenset[int]] = weakref.WeakKeyDictionary()
 
 
 def _attributes(sobject_name: str, record_id: Any, base_path: str) -> dict[str, Any]:

@@ -101,9 +101,15 @@ def driver_statement(statement: Select[Any], dialect: Dialect) -> DriverStatemen
 
 
 def read_all(
-    conn: Connection, statement: Select[Any], values: Mapping[str, Any]
+    conn: Connection,
+    statement: Select[Any],
+    values: Mapping[str, Any],
+    readers: Mapping[int, Callable[[Any], Any]] | None = None,
 ) -> Sequence[Sequence[Any]]:
-    """Every row of `statement` with the per-execution `values`, read in `conn`'s transaction."""
+    """Every row of `statement` with the per-execution `values`, read in `conn`'s transaction.
+    `readers` replace the result processing of the columns they name (by index) when the
+    statement runs on the cursor; through `Connection.execute` the columns are processed as
+    their types say."""
     ready = driver_statement(statement, conn.dialect)
     if ready is None:
         return conn.execute(statement, dict(values)).all()
@@ -115,6 +121,8 @@ def read_all(
         cursor.execute(sql, parameters)
         rows = cursor.fetchall()
         processors = ready.processors(conn.dialect, cursor.description)
+        if readers:
+            processors = tuple(readers.get(i, p) for i, p in enumerate(processors))
     except conn.dialect.loaded_dbapi.Error as error:  # as SQLAlchemy would have raised it
         raise DBAPIError.instance(
             sql, parameters, error, conn.dialect.loaded_dbapi.Error, dialect=conn.dialect

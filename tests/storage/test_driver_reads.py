@@ -26,6 +26,9 @@ from app.config import REPO_ROOT
 from app.metadata.registry import SchemaRegistry
 from app.services.query import prepare
 from app.soql.compiler import USER_PARAM
+from app.soql.execute import ResultRows
+from app.soql.results import shape_rows, wire_datetime_columns
+from app.storage.backends import backend_for
 from app.storage.database import create_db_engine, migrate_platform
 from app.storage.driver_reads import driver_statement, read_all
 from app.storage.tables import TableSet
@@ -159,3 +162,32 @@ def test_a_per_execution_value_is_bound_each_time(engine: Engine) -> None:
         second = read_all(conn, statement, {USER_PARAM: "005000000000002AAA"})
     assert [row[0] for row in first] == ["001000000000001AAA"]
     assert [row[0] for row in second] == ["001000000000002AAA"]
+
+
+def test_readers_replace_the_processing_of_the_columns_they_name(engine: Engine) -> None:
+    compiled = prepare(
+        REGISTRY, TABLES, "SELECT Name, CreatedDate FROM Account ORDER BY Name", False
+    )
+    name, created = compiled.value_index
+    assert isinstance(name, int) and isinstance(created, int)
+    with engine.begin() as conn:
+        rows = read_all(conn, compiled.statement, {USER_PARAM: USER}, {name: str.upper})
+    assert [(row[name], type(row[created])) for row in rows] == [
+        ("ACME", datetime),
+        ("GLOBEX", datetime),
+    ]
+
+
+def test_datetimes_reach_the_wire_alike_with_or_without_a_backends_reader(engine: Engine) -> None:
+    compiled = prepare(REGISTRY, TABLES, "SELECT Id, CreatedDate FROM Account ORDER BY Name", False)
+    wire_text = backend_for(engine.dialect.name).datetime_wire_text
+    readers = (
+        None if wire_text is None else dict.fromkeys(wire_datetime_columns(compiled), wire_text)
+    )
+    with engine.begin() as conn:
+        rows = read_all(conn, compiled.statement, {USER_PARAM: USER}, readers)
+    # SQLite's stored text is cut to the wire's; elsewhere the driver's datetimes are formatted.
+    assert [type(row[-1]) for row in rows] == [str if wire_text else datetime] * 2
+    shaped = shape_rows(compiled, ResultRows(rows), "/services/data/v59.0")
+    created = [record["CreatedDate"] for record in shaped]
+    assert created == ["2024-03-01T12:30:05.250+0000", "2021-01-01T00:00:00.000+0000"]

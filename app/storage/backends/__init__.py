@@ -10,7 +10,7 @@ tests, and a line in `_REGISTERED`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, Self
 
@@ -52,6 +52,11 @@ class Backend(Protocol):
     name: str  # SQLAlchemy's dialect name, and the back-end part of a database URL's scheme
     one_writer: bool  # one writer at a time: platform writes take the write lock up front
     snapshot_isolation: str | None  # the isolation level that makes a read one snapshot
+
+    @property
+    def datetime_wire_text(self) -> Callable[[Any], str | None] | None:
+        """A DateTime column's value as the driver returns it, straight to its wire text,
+        where that is cheaper than making a datetime of it first (SQLite's stored text)."""
 
     # -- engines and transactions
     def create_engine(

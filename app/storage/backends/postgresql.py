@@ -465,6 +465,8 @@ class PostgresBackend:
     one_writer = False
     # A long read (copying an org out) sees one state of the database throughout.
     snapshot_isolation: str | None = "REPEATABLE READ"
+    # psycopg returns datetimes already (made in C).
+    datetime_wire_text = None
 
     def create_engine(
         self, url: str, *, must_exist: bool = False, template: str | None = None, **pool: Any

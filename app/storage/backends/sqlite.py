@@ -36,9 +36,11 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects import sqlite
+from sqlalchemy.engine.processors import str_to_datetime
 from sqlalchemy.sql.expression import TableClause
 from sqlalchemy.types import TypeEngine
 
+from app.metadata.values import format_datetime
 from app.storage.backends.common import (
     OVERLAY_OPTION,
     OWN_TABLES,
@@ -394,12 +396,24 @@ class SqliteCopies:
 # -- the back end --------------------------------------------------------------------------------
 
 
+def _datetime_wire_text(stored: str | None) -> str | None:
+    """A DateTime column's stored text, which SQLAlchemy writes `2020-12-22 11:00:00.000000`
+    (naive UTC), as the wire writes it, `2020-12-22T11:00:00.000+0000`: cut from the text,
+    several times faster than reading it into a datetime and formatting that."""
+    if stored is None:
+        return None
+    if len(stored) == 26 and stored[10] == " " and stored[19] == ".":
+        return f"{stored[:10]}T{stored[11:23]}+0000"
+    return format_datetime(str_to_datetime(stored))  # another form: read as SQLAlchemy reads it
+
+
 class SqliteBackend:
     name = "sqlite"
     # One writer at a time per file: short platform writes queue for the write lock up front.
     one_writer = True
     # Every SQLite transaction reads one snapshot already.
     snapshot_isolation: str | None = None
+    datetime_wire_text = staticmethod(_datetime_wire_text)
 
     def create_engine(
         self, url: str, *, must_exist: bool = False, template: str | None = None, **pool: Any

@@ -1,0 +1,67 @@
+"""SQLite's stored datetimes read straight to their wire text, and the columns a query may read
+so: the same text as formatting the datetime SQLAlchemy would have made."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from hypothesis import given
+from hypothesis import strategies as st
+from sqlalchemy import DateTime
+from sqlalchemy.dialects import sqlite
+
+from app.config import REPO_ROOT
+from app.metadata.registry import SchemaRegistry
+from app.metadata.values import format_datetime
+from app.services.query import prepare
+from app.soql.bound import BoundColumn
+from app.soql.results import wire_datetime_columns
+from app.storage.backends import backend_for
+from app.storage.tables import TableSet
+
+REGISTRY = SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original" / "objects")
+TABLES = TableSet(REGISTRY)
+_DIALECT = sqlite.dialect()
+_STORE = DateTime().dialect_impl(_DIALECT).bind_processor(_DIALECT)
+WIRE_TEXT = backend_for("sqlite").datetime_wire_text
+
+
+@given(st.datetimes())
+def test_stored_text_reads_as_the_formatted_datetime(value: datetime) -> None:
+    assert WIRE_TEXT is not None and _STORE is not None
+    assert WIRE_TEXT(_STORE(value)) == format_datetime(value)
+
+
+def test_text_in_another_form_is_read_as_sqlalchemy_reads_it() -> None:
+    assert WIRE_TEXT is not None
+    assert WIRE_TEXT("2021-01-01 00:00:00") == "2021-01-01T00:00:00.000+0000"
+    assert WIRE_TEXT("2021-01-01 09:08:07.5") == "2021-01-01T09:08:07.500+0000"
+    assert WIRE_TEXT(None) is None
+
+
+def test_postgresql_formats_the_drivers_datetimes() -> None:
+    assert backend_for("postgresql").datetime_wire_text is None
+
+
+def _columns(query: str) -> list[str]:
+    """The selected fields whose values a back end may read straight to wire text."""
+    compiled = prepare(REGISTRY, TABLES, query, False)
+    indexes = wire_datetime_columns(compiled)
+    return [
+        item.path.field.name
+        for item, slot in zip(compiled.bound.select, compiled.value_index, strict=True)
+        if slot in indexes and isinstance(item, BoundColumn)
+    ]
+
+
+def test_plain_datetime_fields_qualify_parents_too() -> None:
+    query = "SELECT Id, CreatedDate, Subject, Account.CreatedDate, ClosedDate FROM Case"
+    assert _columns(query) == ["CreatedDate", "CreatedDate", "ClosedDate"]
+
+
+def test_formatted_aggregated_and_other_fields_do_not() -> None:
+    assert _columns("SELECT FORMAT(CreatedDate) f, LastModifiedDate FROM Case") == [
+        "LastModifiedDate"
+    ]
+    assert _columns("SELECT MAX(CreatedDate) latest FROM Case") == []
+    assert _columns("SELECT Id, Subject, IsClosed FROM Case") == []
