@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+from sqlalchemy.exc import ProgrammingError
 
 from app.storage.backends import (
     Backend,
@@ -18,6 +19,9 @@ from app.storage.backends import (
     backend_for_url,
     registered_backends,
 )
+from app.storage.backends.common import SEARCH_PATH_OPTION
+from app.storage.database import create_db_engine
+from tests.databases import DatabaseFactory, require_postgres
 
 APP = Path(__file__).parents[2] / "app"
 BACKENDS = APP / "storage" / "backends"
@@ -55,10 +59,16 @@ def test_a_backend_implements_every_method_with_its_signature(backend: Backend) 
 
 @pytest.mark.parametrize("backend", registered_backends(), ids=lambda backend: backend.name)
 def test_a_backend_has_every_attribute(backend: Backend) -> None:
-    assert _protocol_attributes() == ["name", "one_writer", "snapshot_isolation"]
+    assert _protocol_attributes() == [
+        "name",
+        "one_writer",
+        "snapshot_isolation",
+        "datetime_wire_text",
+    ]
     assert isinstance(backend.name, str)
     assert isinstance(backend.one_writer, bool)
     assert backend.snapshot_isolation is None or isinstance(backend.snapshot_isolation, str)
+    assert backend.datetime_wire_text is None or callable(backend.datetime_wire_text)
 
 
 def test_backends_are_found_by_dialect_name_and_by_url() -> None:
@@ -147,3 +157,25 @@ def test_the_checks_see_a_branch_and_a_name() -> None:
     assert _branches(branch) == [1, 3]
     assert _names(branch) == [1]
     assert _names(ast.parse('"""Runs on sqlite."""\nx = "sqlite_master"')) == []
+
+
+def test_a_sandbox_path_is_set_per_transaction_and_its_failure_raised_as_sqlalchemys(
+    tmp_path: Path,
+) -> None:
+    require_postgres()
+    factory = DatabaseFactory("postgres", tmp_path)
+    try:
+        engine = create_db_engine(factory.new_url())
+        with engine.execution_options(**{SEARCH_PATH_OPTION: "public"}).begin() as conn:
+            assert conn.exec_driver_sql("SHOW search_path").scalar() == "public, localforce_ext"
+        with (
+            pytest.raises(ProgrammingError),
+            engine.execution_options(**{SEARCH_PATH_OPTION: "1bad"}).begin(),
+        ):
+            pass
+        with engine.connect() as conn:  # the path was the transaction's alone
+            shown = conn.exec_driver_sql("SHOW search_path").scalar()
+            assert shown == '"$user", public, localforce_ext'
+        engine.dispose()
+    finally:
+        factory.drop_all()

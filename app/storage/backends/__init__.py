@@ -26,6 +26,9 @@ from app.storage.search_spec import FieldGroup, SearchSpec
 __all__ = ["Copies", "DateField", "Overlay", "copy_age"]
 
 
+WireText = Callable[[Any], str | None]
+
+
 class UpsertInsert(Protocol):
     """An INSERT that takes ON CONFLICT clauses: what upserts build on."""
 
@@ -52,11 +55,9 @@ class Backend(Protocol):
     name: str  # SQLAlchemy's dialect name, and the back-end part of a database URL's scheme
     one_writer: bool  # one writer at a time: platform writes take the write lock up front
     snapshot_isolation: str | None  # the isolation level that makes a read one snapshot
-
-    @property
-    def datetime_wire_text(self) -> Callable[[Any], str | None] | None:
-        """A DateTime column's value as the driver returns it, straight to its wire text,
-        where that is cheaper than making a datetime of it first (SQLite's stored text)."""
+    # A DateTime column's value as the driver returns it, straight to its wire text, where that
+    # is cheaper than making a datetime of it first (SQLite's stored text); None elsewhere.
+    datetime_wire_text: WireText | None
 
     # -- engines and transactions
     def create_engine(

@@ -413,7 +413,7 @@ class SqliteBackend:
     one_writer = True
     # Every SQLite transaction reads one snapshot already.
     snapshot_isolation: str | None = None
-    datetime_wire_text = staticmethod(_datetime_wire_text)
+    datetime_wire_text: Callable[[Any], str | None] | None = staticmethod(_datetime_wire_text)
 
     def create_engine(
         self, url: str, *, must_exist: bool = False, template: str | None = None, **pool: Any
