@@ -15,6 +15,7 @@ from app.api.threads import run_in_request_thread
 from app.api.transactions import PendingTransaction, Transaction
 from app.errors import BodyTooLarge, InvalidSession, SalesforceError, UnsupportedMediaType
 from app.sandbox.manager import Sandbox
+from app.sandbox.registry import find_sandbox
 from app.services.auth import Session, find_session, revoke_session, touch_session
 from app.services.context import OrgContext
 from app.services.org import parse_version
@@ -66,8 +67,9 @@ def bearer_token(request: Request) -> str | None:
 def _resolve(state: AppState, token: str) -> Resolved | None:
     """The session a token names and the sandbox it reaches, in one trip to the pool; a
     session idle too long, or issued under other strict credentials, ends here."""
-    with state.platform.connect() as conn:
+    with state.platform.connect() as conn:  # one connection reads both
         stored = find_session(conn, token)
+        row = None if stored is None else find_sandbox(conn, stored.session.sandbox_id)
     if stored is None:
         return None
     now, policy = state.clock(), state.session_policy
@@ -78,8 +80,7 @@ def _resolve(state: AppState, token: str) -> Resolved | None:
     if policy.needs_touch(stored, now):
         with platform_transaction(state.platform) as conn:
             touch_session(conn, token, now)
-    session = stored.session
-    return Resolved(session, state.sandboxes.find_in_use(session.sandbox_id))
+    return Resolved(stored.session, state.sandboxes.in_use(row))
 
 
 # The request's own state (shared by every copy of its scope), where the lookups below keep

@@ -347,11 +347,12 @@ class SandboxManager:
             raise NotFound(f"No sandbox with id {sandbox_id}")
         return sandbox
 
-    def find_in_use(self, sandbox_id: str) -> Sandbox | None:
-        """`find`, noting the use (for idle expiry) at most every TOUCH_SECONDS here."""
-        sandbox = self.find(sandbox_id)
-        if sandbox is None:
+    def in_use(self, row: SandboxRow | None) -> Sandbox | None:
+        """The sandbox of a registry row just read (None: no such sandbox, or one still being
+        created), its use noted (for idle expiry) at most every TOUCH_SECONDS here."""
+        if row is None or not row.url:
             return None
+        sandbox = self._materialize(row)
         now = time.monotonic()
         if now - sandbox.touched >= TOUCH_SECONDS:
             sandbox.touched = now
