@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import parse_qs
 
-from sqlalchemy import Connection, delete, insert, select
+from sqlalchemy import Connection, delete, select
 
+from app.storage.backends import backend_for
 from app.storage.platform import CallRecord
 
 CALLS = CallRecord.__table__  # type: ignore[attr-defined]
@@ -59,8 +60,9 @@ def add_calls(
     """Append (sandbox id, call) pairs, then trim the logs the schedule says are due."""
     if not calls:
         return
-    conn.execute(
-        insert(CALLS),
+    backend_for(conn.dialect.name).append_rows(
+        conn,
+        CALLS,
         [
             {
                 "sandbox_id": sandbox_id,

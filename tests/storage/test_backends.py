@@ -8,10 +8,13 @@ import ast
 import inspect
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
-from sqlalchemy.exc import ProgrammingError
+from sqlalchemy import Column, MetaData, Table, Text, select
+from sqlalchemy.exc import DBAPIError, ProgrammingError
 
+from app.sandbox.calllog import CALLS
 from app.storage.backends import (
     Backend,
     UnknownBackend,
@@ -20,7 +23,7 @@ from app.storage.backends import (
     registered_backends,
 )
 from app.storage.backends.common import SEARCH_PATH_OPTION
-from app.storage.database import create_db_engine
+from app.storage.database import create_db_engine, migrate_platform
 from tests.databases import DatabaseFactory, require_postgres
 
 APP = Path(__file__).parents[2] / "app"
@@ -179,3 +182,53 @@ def test_a_sandbox_path_is_set_per_transaction_and_its_failure_raised_as_sqlalch
         engine.dispose()
     finally:
         factory.drop_all()
+
+
+HOSTILE_CALLS: list[dict[str, Any]] = [
+    {
+        "sandbox_id": "sbx1",
+        "time": "2026-12-03T15:00:00.000Z",
+        "method": "GET",
+        "path": "/services/data/v59.0/query\ttab\nnewline\\backslash",
+        "query": None,
+        "status": 200,
+        "duration_ms": 1.25,
+    },
+    {
+        "sandbox_id": "sbx2",
+        "time": "2026-12-03T15:00:01.000Z",
+        "method": "POST",
+        "path": "/",
+        "query": "SELECT Name FROM Account WHERE Name = 'é ✓ \"q\"' \\N \r",
+        "status": 400,
+        "duration_ms": 0.0,
+    },
+]
+
+
+def test_appended_rows_read_back_as_they_were_written(database_factory: DatabaseFactory) -> None:
+    engine = create_db_engine(database_factory.new_url())
+    try:
+        migrate_platform(engine)
+        backend = backend_for(engine.dialect.name)
+        with engine.begin() as conn:
+            backend.append_rows(conn, CALLS, HOSTILE_CALLS)
+            backend.append_rows(conn, CALLS, [])
+        with engine.connect() as conn:
+            found = conn.execute(select(CALLS).order_by(CALLS.c.seq)).mappings().all()
+        assert [{name: row[name] for name in HOSTILE_CALLS[0]} for row in found] == HOSTILE_CALLS
+        assert [row["seq"] for row in found] == sorted({row["seq"] for row in found})
+    finally:
+        engine.dispose()
+
+
+def test_appending_to_a_missing_table_raises_sqlalchemys_error(
+    database_factory: DatabaseFactory,
+) -> None:
+    engine = create_db_engine(database_factory.new_url())
+    missing = Table("lf_no_such_table", MetaData(), Column("name", Text))
+    try:
+        with pytest.raises(DBAPIError), engine.begin() as conn:
+            backend_for(engine.dialect.name).append_rows(conn, missing, [{"name": "x"}])
+    finally:
+        engine.dispose()

@@ -10,7 +10,7 @@ tests, and a line in `_REGISTERED`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, Self
 
@@ -71,6 +71,9 @@ class Backend(Protocol):
     # -- column types and statements
     def case_insensitive_text(self) -> TypeEngine[str]: ...
     def insert(self, table: Any) -> UpsertInsert: ...
+    def append_rows(
+        self, conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]]
+    ) -> None: ...
 
     # -- SOQL functions
     def date_field(self, field: DateField, value: str) -> str: ...

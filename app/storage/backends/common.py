@@ -10,11 +10,14 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import DBAPIError
 
 # A connection with this execution option is a write transaction: it takes the database's
 # write lock before its first statement (see app.storage.database.write_transaction).
@@ -86,3 +89,16 @@ def copy_age(url: str, now: float | None = None) -> float | None:
     if found is None:
         return None
     return (time.time() if now is None else now) - int(found.group(1))
+
+
+@contextmanager
+def raised_as_sqlalchemys(conn: Connection, statement: str) -> Iterator[None]:
+    """A driver's error in work done on the connection's driver (not through SQLAlchemy),
+    raised as SQLAlchemy raises it: a DBAPIError, which callers already handle."""
+    dbapi = conn.dialect.loaded_dbapi
+    try:
+        yield
+    except dbapi.Error as error:
+        raise DBAPIError.instance(
+            statement, None, error, dbapi.Error, dialect=conn.dialect
+        ) from error

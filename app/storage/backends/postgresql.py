@@ -44,7 +44,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects.postgresql import CITEXT
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.types import TypeEngine
 
 from app.storage.backends.common import (
@@ -55,6 +54,7 @@ from app.storage.backends.common import (
     DateField,
     Overlay,
     clone_name,
+    raised_as_sqlalchemys,
 )
 from app.storage.backends.text_key import (
     LAST_CASED_CODE_POINT,
@@ -93,14 +93,9 @@ def _begin(conn: Connection) -> None:
         # serves every sandbox, so the path is set per transaction). On the driver's cursor:
         # through SQLAlchemy the statement cost twice what psycopg's execute does.
         statement = f"SET LOCAL search_path TO {path}, {EXTENSION_SCHEMA}"
-        dbapi = conn.dialect.loaded_dbapi
-        try:
-            with conn.connection.dbapi_connection.cursor() as cursor:  # type: ignore[union-attr]
-                cursor.execute(statement)
-        except dbapi.Error as error:  # as SQLAlchemy would have raised it
-            raise DBAPIError.instance(
-                statement, None, error, dbapi.Error, dialect=conn.dialect
-            ) from error
+        driver = conn.connection.dbapi_connection
+        with raised_as_sqlalchemys(conn, statement), driver.cursor() as cursor:  # type: ignore[union-attr]
+            cursor.execute(statement)
 
 
 def _engine(url: str, **pool: Any) -> Engine:
@@ -504,6 +499,28 @@ class PostgresBackend:
 
     def insert(self, table: Any) -> postgresql.Insert:
         return postgresql.insert(table)
+
+    def append_rows(
+        self, conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]]
+    ) -> None:
+        # COPY, in the connection's transaction: an executemany through SQLAlchemy and psycopg
+        # cost about 65 us of Python a row, COPY about 17 (the call log writes one a request).
+        if not rows:
+            return
+        names = list(rows[0])
+        quote = conn.dialect.identifier_preparer
+        statement = (
+            f"COPY {quote.format_table(table)} ({', '.join(quote.quote(n) for n in names)})"
+            " FROM STDIN"
+        )
+        driver = conn.connection.dbapi_connection
+        with (
+            raised_as_sqlalchemys(conn, statement),
+            driver.cursor() as cursor,  # type: ignore[union-attr]
+            cursor.copy(statement) as copy,
+        ):
+            for row in rows:
+                copy.write_row([row[name] for name in names])
 
     def date_field(self, field: DateField, value: str) -> str:
         return f"CAST(EXTRACT({_EXTRACT[field]} FROM {value}) AS INTEGER)"

@@ -11,7 +11,7 @@ takes the file's write lock when it begins.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -447,6 +447,13 @@ class SqliteBackend:
 
     def insert(self, table: Any) -> sqlite.Insert:
         return sqlite.insert(table)
+
+    def append_rows(
+        self, conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]]
+    ) -> None:
+        # sqlite3's executemany binds each row in C already.
+        if rows:
+            conn.execute(sqlite.insert(table), list(rows))
 
     def date_field(self, field: DateField, value: str) -> str:
         return f"CAST(strftime('{_STRFTIME[field]}', {value}) AS INTEGER)"
