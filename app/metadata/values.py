@@ -85,7 +85,7 @@ def _number(value: Any) -> Any:
 
 
 def _datetime(value: Any) -> Any:
-    # Text is the wire's already: a back end's reader wrote it (Backend.datetime_wire_text).
+    # Text is the wire's already: a back end's reader wrote it (Backend.wire_datetimes).
     if value is None or isinstance(value, str):
         return value
     return format_datetime(value)

@@ -7,6 +7,7 @@ cursor lives, whatever is written in between.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,7 +27,7 @@ from app.soql.execute import Fetch, execute
 from app.soql.function_registry import FUNCTIONS, FunctionRegistry
 from app.soql.parser import parse
 from app.soql.results import shape_rows, wire_datetime_columns
-from app.storage.backends import backend_for
+from app.storage.backends import WireDatetimes, backend_for
 from app.storage.driver_reads import read_all
 from app.storage.tables import TableSet
 
@@ -73,12 +74,19 @@ def _fetcher(conn: Connection, ctx: OrgContext) -> Fetch:
     return fetch
 
 
-def _datetime_readers(conn: Connection, compiled: CompiledQuery) -> dict[int, Any] | None:
-    """Where the back end reads stored datetimes straight to wire text, the columns it may."""
-    wire_text = backend_for(conn.dialect.name).datetime_wire_text
-    if wire_text is None:
-        return None
-    return dict.fromkeys(wire_datetime_columns(compiled), wire_text)
+# Per dialect, per statement object (a prepared query keeps its statement for its life): how
+# the back end reads its plain DateTime columns straight to wire text.
+_wire_reads: dict[str, weakref.WeakKeyDictionary[Select[Any], WireDatetimes]] = {}
+
+
+def _wire_read(conn: Connection, compiled: CompiledQuery) -> WireDatetimes:
+    per_dialect = _wire_reads.setdefault(conn.dialect.name, weakref.WeakKeyDictionary())
+    found = per_dialect.get(compiled.statement)
+    if found is None:
+        backend = backend_for(conn.dialect.name)
+        found = backend.wire_datetimes(compiled.statement, wire_datetime_columns(compiled))
+        per_dialect[compiled.statement] = found
+    return found
 
 
 def run_query(
@@ -106,7 +114,8 @@ def run_query(
     if compiled.bound.count_only:
         total = conn.execute(compiled.statement, params).scalar_one()
         return {"totalSize": int(total), "done": True, "records": []}
-    rows = read_all(conn, compiled.statement, params, _datetime_readers(conn, compiled))
+    wire = _wire_read(conn, compiled)
+    rows = read_all(conn, wire.statement, params, wire.readers)
     if compiled.bound.is_aggregate and len(rows) > MAX_AGGREGATE_ROWS:
         raise SalesforceError(
             "Aggregate query does not support queryMore(), use LIMIT to restrict the results "

@@ -145,7 +145,7 @@ def _record_plan(compiled: CompiledQuery, zone: str) -> list[_Planned]:
 def wire_datetime_columns(compiled: CompiledQuery) -> frozenset[int]:
     """The row indexes of a record query's DateTime fields written as they are stored (no
     FORMAT(), not aggregated, not under TYPEOF): a back end may read these straight to their
-    wire text (Backend.datetime_wire_text), which their converter then passes on."""
+    wire text (Backend.wire_datetimes), which their converter then passes on."""
     found = _wire_datetimes.get(compiled.statement)
     if found is None:
         found = frozenset()

@@ -62,16 +62,10 @@ def test_a_backend_implements_every_method_with_its_signature(backend: Backend) 
 
 @pytest.mark.parametrize("backend", registered_backends(), ids=lambda backend: backend.name)
 def test_a_backend_has_every_attribute(backend: Backend) -> None:
-    assert _protocol_attributes() == [
-        "name",
-        "one_writer",
-        "snapshot_isolation",
-        "datetime_wire_text",
-    ]
+    assert _protocol_attributes() == ["name", "one_writer", "snapshot_isolation"]
     assert isinstance(backend.name, str)
     assert isinstance(backend.one_writer, bool)
     assert backend.snapshot_isolation is None or isinstance(backend.snapshot_isolation, str)
-    assert backend.datetime_wire_text is None or callable(backend.datetime_wire_text)
 
 
 def test_backends_are_found_by_dialect_name_and_by_url() -> None:

@@ -1,5 +1,5 @@
-"""SQLite's stored datetimes read straight to their wire text, and the columns a query may read
-so: the same text as formatting the datetime SQLAlchemy would have made."""
+"""DateTime columns read straight to their wire text (Backend.wire_datetimes), and the columns a
+query may read so: the same text as formatting the datetime SQLAlchemy would have made."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from datetime import datetime
 
 from hypothesis import given
 from hypothesis import strategies as st
-from sqlalchemy import DateTime
-from sqlalchemy.dialects import sqlite
+from sqlalchemy import DateTime, literal, select
+from sqlalchemy.dialects import postgresql, sqlite
 
 from app.config import REPO_ROOT
 from app.metadata.registry import SchemaRegistry
@@ -23,24 +23,31 @@ REGISTRY = SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original
 TABLES = TableSet(REGISTRY)
 _DIALECT = sqlite.dialect()
 _STORE = DateTime().dialect_impl(_DIALECT).bind_processor(_DIALECT)
-WIRE_TEXT = backend_for("sqlite").datetime_wire_text
+# SQLite's reader of a column's stored text.
+WIRE_TEXT = backend_for("sqlite").wire_datetimes(select(literal(1)), frozenset({0})).readers[0]
 
 
 @given(st.datetimes())
 def test_stored_text_reads_as_the_formatted_datetime(value: datetime) -> None:
-    assert WIRE_TEXT is not None and _STORE is not None
+    assert _STORE is not None
     assert WIRE_TEXT(_STORE(value)) == format_datetime(value)
 
 
 def test_text_in_another_form_is_read_as_sqlalchemy_reads_it() -> None:
-    assert WIRE_TEXT is not None
     assert WIRE_TEXT("2021-01-01 00:00:00") == "2021-01-01T00:00:00.000+0000"
     assert WIRE_TEXT("2021-01-01 09:08:07.5") == "2021-01-01T09:08:07.500+0000"
     assert WIRE_TEXT(None) is None
 
 
-def test_postgresql_formats_the_drivers_datetimes() -> None:
-    assert backend_for("postgresql").datetime_wire_text is None
+def test_postgresql_writes_the_text_in_its_sql_and_leaves_other_statements_alone() -> None:
+    compiled = prepare(REGISTRY, TABLES, "SELECT Id, CreatedDate, Subject FROM Case", False)
+    columns = wire_datetime_columns(compiled)
+    backend = backend_for("postgresql")
+    wire = backend.wire_datetimes(compiled.statement, columns)
+    sql = str(wire.statement.compile(dialect=postgresql.dialect()))  # type: ignore[no-untyped-call]
+    assert sql.count("to_char(") == 1 and wire.readers == {}
+    assert 'to_char(t0."CreatedDate", \'YYYY-MM-DD"T"HH24:MI:SS.MS"+0000"\')' in sql
+    assert backend.wire_datetimes(compiled.statement, frozenset()).statement is compiled.statement
 
 
 def _columns(query: str) -> list[str]:

@@ -24,6 +24,7 @@ from sqlalchemy.exc import DBAPIError
 
 from app.config import REPO_ROOT
 from app.metadata.registry import SchemaRegistry
+from app.metadata.values import format_datetime
 from app.services.query import prepare
 from app.soql.compiler import USER_PARAM
 from app.soql.execute import ResultRows
@@ -178,16 +179,37 @@ def test_readers_replace_the_processing_of_the_columns_they_name(engine: Engine)
     ]
 
 
-def test_datetimes_reach_the_wire_alike_with_or_without_a_backends_reader(engine: Engine) -> None:
-    compiled = prepare(REGISTRY, TABLES, "SELECT Id, CreatedDate FROM Account ORDER BY Name", False)
-    wire_text = backend_for(engine.dialect.name).datetime_wire_text
-    readers = (
-        None if wire_text is None else dict.fromkeys(wire_datetime_columns(compiled), wire_text)
+WIRE_DATETIMES = [
+    (datetime(2024, 3, 1, 12, 30, 5, 250000), "2024-03-01T12:30:05.250+0000"),
+    (datetime(2021, 1, 1), "2021-01-01T00:00:00.000+0000"),
+    (datetime(5, 3, 4, 1, 2, 3, 999999), "0005-03-04T01:02:03.999+0000"),
+    (datetime(9999, 12, 31, 23, 59, 59, 1000), "9999-12-31T23:59:59.001+0000"),
+]
+
+
+def test_datetimes_read_as_wire_text_are_what_formatting_gives(
+    database_factory: DatabaseFactory,
+) -> None:
+    engine = create_db_engine(database_factory.new_url())
+    migrate_platform(engine)  # the back end's extensions and functions
+    TABLES.metadata.create_all(engine, tables=[TABLES["Account"]])
+    accounts = [
+        {**ACCOUNTS[0], "Id": f"0010000000000{n:02d}AAA", "Name": f"A{n}", "CreatedDate": value}
+        for n, (value, _) in enumerate(WIRE_DATETIMES)
+    ]
+    query = "SELECT Id, CreatedDate, Name FROM Account ORDER BY Name"
+    compiled = prepare(REGISTRY, TABLES, query, False)
+    wire = backend_for(engine.dialect.name).wire_datetimes(
+        compiled.statement, wire_datetime_columns(compiled)
     )
-    with engine.begin() as conn:
-        rows = read_all(conn, compiled.statement, {USER_PARAM: USER}, readers)
-    # SQLite's stored text is cut to the wire's; elsewhere the driver's datetimes are formatted.
-    assert [type(row[-1]) for row in rows] == [str if wire_text else datetime] * 2
+    try:
+        with engine.begin() as conn:
+            conn.execute(insert(TABLES["Account"]), accounts)
+            rows = read_all(conn, wire.statement, {USER_PARAM: USER}, wire.readers)
+    finally:
+        engine.dispose()
     shaped = shape_rows(compiled, ResultRows(rows), "/services/data/v59.0")
-    created = [record["CreatedDate"] for record in shaped]
-    assert created == ["2024-03-01T12:30:05.250+0000", "2021-01-01T00:00:00.000+0000"]
+    assert [record["CreatedDate"] for record in shaped] == [text for _, text in WIRE_DATETIMES]
+    assert [format_datetime(value) for value, _ in WIRE_DATETIMES] == [
+        text for _, text in WIRE_DATETIMES
+    ]

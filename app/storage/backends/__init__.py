@@ -10,23 +10,20 @@ tests, and a line in `_REGISTERED`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, Self
 
 from sqlalchemy import ColumnElement, Connection, Engine, Insert, Select, Table, make_url
 from sqlalchemy.types import TypeEngine
 
-from app.storage.backends.common import Copies, DateField, Overlay, copy_age
+from app.storage.backends.common import Copies, DateField, Overlay, WireDatetimes, copy_age
 from app.storage.backends.postgresql import POSTGRESQL
 from app.storage.backends.sqlite import SQLITE
 from app.storage.search_spec import FieldGroup, SearchSpec
 
 # The vocabulary of the protocol, and where sandbox data lives as the sandbox manager sees it.
-__all__ = ["Copies", "DateField", "Overlay", "copy_age"]
-
-
-WireText = Callable[[Any], str | None]
+__all__ = ["Copies", "DateField", "Overlay", "WireDatetimes", "copy_age"]
 
 
 class UpsertInsert(Protocol):
@@ -55,9 +52,6 @@ class Backend(Protocol):
     name: str  # SQLAlchemy's dialect name, and the back-end part of a database URL's scheme
     one_writer: bool  # one writer at a time: platform writes take the write lock up front
     snapshot_isolation: str | None  # the isolation level that makes a read one snapshot
-    # A DateTime column's value as the driver returns it, straight to its wire text, where that
-    # is cheaper than making a datetime of it first (SQLite's stored text); None elsewhere.
-    datetime_wire_text: WireText | None
 
     # -- engines and transactions
     def create_engine(
@@ -71,6 +65,7 @@ class Backend(Protocol):
     # -- column types and statements
     def case_insensitive_text(self) -> TypeEngine[str]: ...
     def insert(self, table: Any) -> UpsertInsert: ...
+    def wire_datetimes(self, statement: Select[Any], columns: frozenset[int]) -> WireDatetimes: ...
     def append_rows(
         self, conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]]
     ) -> None: ...

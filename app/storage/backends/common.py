@@ -10,13 +10,13 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol
 
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection, Engine, Select
 from sqlalchemy.exc import DBAPIError
 
 # A connection with this execution option is a write transaction: it takes the database's
@@ -102,3 +102,13 @@ def raised_as_sqlalchemys(conn: Connection, statement: str) -> Iterator[None]:
         raise DBAPIError.instance(
             statement, None, error, dbapi.Error, dialect=conn.dialect
         ) from error
+
+
+@dataclass(frozen=True)
+class WireDatetimes:
+    """How a back end reads a statement's DateTime columns straight to their wire text,
+    `2020-12-22T11:00:00.000+0000`, rather than into datetimes formatted afterwards: the
+    statement to run, and readers (by column index) to apply to the driver's values."""
+
+    statement: Select[Any]
+    readers: Mapping[int, Callable[[Any], Any]]
