@@ -115,7 +115,8 @@ def run_query(
         total = conn.execute(compiled.statement, params).scalar_one()
         return {"totalSize": int(total), "done": True, "records": []}
     wire = _wire_read(conn, compiled)
-    rows = read_all(conn, wire.statement, params, wire.readers)
+    statement = compiled.statement if wire.statement is None else wire.statement
+    rows = read_all(conn, statement, params, wire.readers)
     if compiled.bound.is_aggregate and len(rows) > MAX_AGGREGATE_ROWS:
         raise SalesforceError(
             "Aggregate query does not support queryMore(), use LIMIT to restrict the results "

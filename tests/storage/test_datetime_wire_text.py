@@ -3,8 +3,11 @@ query may read so: the same text as formatting the datetime SQLAlchemy would hav
 
 from __future__ import annotations
 
+import gc
+import weakref
 from datetime import datetime
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import DateTime, literal, select
@@ -16,7 +19,7 @@ from app.metadata.values import format_datetime
 from app.services.query import prepare
 from app.soql.bound import BoundColumn
 from app.soql.results import wire_datetime_columns
-from app.storage.backends import backend_for
+from app.storage.backends import Backend, WireDatetimes, backend_for, registered_backends
 from app.storage.tables import TableSet
 
 REGISTRY = SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original" / "objects")
@@ -44,10 +47,24 @@ def test_postgresql_writes_the_text_in_its_sql_and_leaves_other_statements_alone
     columns = wire_datetime_columns(compiled)
     backend = backend_for("postgresql")
     wire = backend.wire_datetimes(compiled.statement, columns)
+    assert wire.statement is not None
     sql = str(wire.statement.compile(dialect=postgresql.dialect()))  # type: ignore[no-untyped-call]
     assert sql.count("to_char(") == 1 and wire.readers == {}
     assert 'to_char(t0."CreatedDate", \'YYYY-MM-DD"T"HH24:MI:SS.MS"+0000"\')' in sql
-    assert backend.wire_datetimes(compiled.statement, frozenset()).statement is compiled.statement
+    assert backend.wire_datetimes(compiled.statement, frozenset()) == WireDatetimes(None, {})
+
+
+@pytest.mark.parametrize("backend", registered_backends(), ids=lambda backend: backend.name)
+def test_what_a_backend_makes_lets_the_statement_go(backend: Backend) -> None:
+    """A cache keyed weakly by the statement (services.query) must not keep it alive."""
+    cases = TABLES["Case"]
+    statement = select(cases.c.Id, cases.c.CreatedDate)
+    made = [backend.wire_datetimes(statement, c) for c in (frozenset({1}), frozenset())]
+    gone = weakref.ref(statement)
+    del statement
+    gc.collect()
+    assert gone() is None
+    assert made[0].readers or made[0].statement is not None
 
 
 def _columns(query: str) -> list[str]:

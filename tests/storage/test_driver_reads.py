@@ -205,7 +205,8 @@ def test_datetimes_read_as_wire_text_are_what_formatting_gives(
     try:
         with engine.begin() as conn:
             conn.execute(insert(TABLES["Account"]), accounts)
-            rows = read_all(conn, wire.statement, {USER_PARAM: USER}, wire.readers)
+            statement = compiled.statement if wire.statement is None else wire.statement
+            rows = read_all(conn, statement, {USER_PARAM: USER}, wire.readers)
     finally:
         engine.dispose()
     shaped = shape_rows(compiled, ResultRows(rows), "/services/data/v59.0")

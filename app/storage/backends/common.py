@@ -108,7 +108,9 @@ def raised_as_sqlalchemys(conn: Connection, statement: str) -> Iterator[None]:
 class WireDatetimes:
     """How a back end reads a statement's DateTime columns straight to their wire text,
     `2020-12-22T11:00:00.000+0000`, rather than into datetimes formatted afterwards: the
-    statement to run, and readers (by column index) to apply to the driver's values."""
+    statement to run instead (None: the statement as it is), and readers (by column index) to
+    apply to the driver's values. It never holds the statement it was made for, so a cache
+    keyed weakly by that statement lets it go."""
 
-    statement: Select[Any]
+    statement: Select[Any] | None
     readers: Mapping[int, Callable[[Any], Any]]

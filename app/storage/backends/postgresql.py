@@ -506,7 +506,7 @@ class PostgresBackend:
         # The server writes the text (to_char truncates to milliseconds, as the wire does): in
         # Python, formatting a datetime psycopg made cost 1.5-2 us a value.
         if not columns:
-            return WireDatetimes(statement, {})
+            return WireDatetimes(None, {})
         selected = [
             func.to_char(column, _WIRE_DATETIME).label(column.name) if index in columns else column
             for index, column in enumerate(statement.selected_columns)

@@ -450,7 +450,7 @@ class SqliteBackend:
     def wire_datetimes(self, statement: Select[Any], columns: frozenset[int]) -> WireDatetimes:
         # The stored text is cut to the wire's as rows are read (several times faster than
         # reading it into a datetime and formatting that).
-        return WireDatetimes(statement, dict.fromkeys(columns, _datetime_wire_text))
+        return WireDatetimes(None, dict.fromkeys(columns, _datetime_wire_text))
 
     def append_rows(
         self, conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]]
