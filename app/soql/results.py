@@ -9,7 +9,6 @@ Child subqueries' rows come read already (execute.py): shaping reads no database
 from __future__ import annotations
 
 import functools
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -146,22 +145,11 @@ def wire_datetime_columns(compiled: CompiledQuery) -> frozenset[int]:
     """The row indexes of a record query's DateTime fields written as they are stored (no
     FORMAT(), not aggregated, not under TYPEOF): a back end may read these straight to their
     wire text (Backend.wire_datetimes), which their converter then passes on."""
-    found = _wire_datetimes.get(compiled.statement)
-    if found is None:
-        found = frozenset()
-        if not compiled.bound.is_aggregate:
-            plan = _record_plan(compiled, "UTC")
-            columns = [planned for planned in plan if isinstance(planned, _Column)]
-            as_stored = {c.index for c in columns if c.convert is _DATETIME_JSON}
-            found = frozenset(
-                as_stored - {c.index for c in columns if c.convert is not _DATETIME_JSON}
-            )
-        _wire_datetimes[compiled.statement] = found
-    return found
-
-
-# Per statement object: a prepared query keeps its statement for its life.
-_wire_datetimes: weakref.WeakKeyDictionary[Any, frozenset[int]] = weakref.WeakKeyDictionary()
+    if compiled.bound.is_aggregate:
+        return frozenset()
+    columns = [planned for planned in _record_plan(compiled, "UTC") if isinstance(planned, _Column)]
+    as_stored = {c.index for c in columns if c.convert is _DATETIME_JSON}
+    return frozenset(as_stored - {c.index for c in columns if c.convert is not _DATETIME_JSON})
 
 
 def _attributes(sobject_name: str, record_id: Any, base_path: str) -> dict[str, Any]:

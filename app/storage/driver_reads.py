@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, Dialect, Select
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql.compiler import SQLCompiler
+
+from app.storage.backends.common import raised_as_sqlalchemys
 
 Processor = Callable[[Any], Any] | None
 
@@ -114,21 +116,16 @@ def read_all(
     if ready is None:
         return conn.execute(statement, dict(values)).all()
     sql, parameters = ready.sql, ready.parameters(values)
-    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    try:
+    driver = conn.connection.dbapi_connection
+    with closing(driver.cursor()) as cursor:  # type: ignore[union-attr]
         for listener in conn.dispatch.before_cursor_execute:
             sql, parameters = listener(conn, cursor, sql, parameters, None, False)
-        cursor.execute(sql, parameters)
-        rows = cursor.fetchall()
+        with raised_as_sqlalchemys(conn, sql, parameters):
+            cursor.execute(sql, parameters)
+            rows = cursor.fetchall()
         processors = ready.processors(conn.dialect, cursor.description)
-        if readers:
-            processors = tuple(readers.get(i, p) for i, p in enumerate(processors))
-    except conn.dialect.loaded_dbapi.Error as error:  # as SQLAlchemy would have raised it
-        raise DBAPIError.instance(
-            sql, parameters, error, conn.dialect.loaded_dbapi.Error, dialect=conn.dialect
-        ) from error
-    finally:
-        cursor.close()
+    if readers:
+        processors = tuple(readers.get(i, p) for i, p in enumerate(processors))
     if not any(processors):
         return list(rows)
     return [

@@ -92,7 +92,9 @@ def copy_age(url: str, now: float | None = None) -> float | None:
 
 
 @contextmanager
-def raised_as_sqlalchemys(conn: Connection, statement: str) -> Iterator[None]:
+def raised_as_sqlalchemys(
+    conn: Connection, statement: str, parameters: Any = None
+) -> Iterator[None]:
     """A driver's error in work done on the connection's driver (not through SQLAlchemy),
     raised as SQLAlchemy raises it: a DBAPIError, which callers already handle."""
     dbapi = conn.dialect.loaded_dbapi
@@ -100,7 +102,7 @@ def raised_as_sqlalchemys(conn: Connection, statement: str) -> Iterator[None]:
         yield
     except dbapi.Error as error:
         raise DBAPIError.instance(
-            statement, None, error, dbapi.Error, dialect=conn.dialect
+            statement, parameters, error, dbapi.Error, dialect=conn.dialect
         ) from error
 
 
