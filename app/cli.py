@@ -1,14 +1,16 @@
-"""The `localforce` command: serve an org, (re)build its data, or import a CRMArena dump."""
+"""The `localforce` command: serve an org, (re)build its data, import a CRMArena dump, or
+generate benchmark tasks."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import tempfile
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, NoReturn, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 import uvicorn
@@ -26,6 +28,7 @@ from rich.progress import (
 from rich.table import Table
 
 from app.config import Settings
+from app.errors import SalesforceError
 from app.main import build_state, create_app, prepare_databases
 from app.seeding.bootstrap import ImportedOrgInTheWay
 from app.seeding.download import check_sha256_format, download, is_url, verify_sha256
@@ -41,6 +44,9 @@ from app.seeding.importer import (
 from app.seeding.pipeline import ProgressCallback, SeedResult, seed_org
 from app.serving import TimedHttpProtocol
 from app.storage.database import migrate_platform
+from app.tasks.generator import generate_tasks, task_types, write_task_file
+from app.tasks.grading import GradingFailed, grade
+from app.tasks.source import org_database
 from app.tls import ensure_certificates, tls_files
 from app.workers import serve_workers
 
@@ -425,6 +431,99 @@ def import_command(
     except DumpError as error:
         _fail(error)
     _import_report(result, settings)
+
+
+tasks_cli = typer.Typer(
+    help="Benchmark tasks: CRMArena's task types drawn from an org, with their answers.",
+    no_args_is_help=True,
+)
+cli.add_typer(tasks_cli, name="tasks")
+
+
+@tasks_cli.command("generate")
+def tasks_generate(
+    out: Annotated[Path, typer.Option("--out", help="The task file to write (JSON)")],
+    per_type: Annotated[
+        int, typer.Option("--per-type", min=1, help="Tasks of each type (default 10)")
+    ] = 10,
+    seed_value: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="The org's seed, which also draws the tasks (default 42)",
+            envvar="LOCALFORCE_SEED",
+            show_default=False,
+        ),
+    ] = None,
+    org: OrgOption = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            "--database-url",
+            help="Draw from the org in this database (default: the org generated from its seed)",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Write K tasks of every type of the org, each with the answer its data gives."""
+    settings = _settings(None, seed=seed_value, org=org and org.value)
+    objects_dir = settings.seed_dir / "orgs" / settings.org / "objects"
+    try:
+        task_types(settings.org)  # an org without tasks fails before its data is built
+        with org_database(
+            objects_dir, org=settings.org, seed=settings.seed, database_url=database_url
+        ) as database:
+            rows = generate_tasks(
+                database.engine,
+                database.tables,
+                org=settings.org,
+                seed=settings.seed,
+                per_type=per_type,
+            )
+    except SalesforceError as error:
+        console.print(f"[bold red]Generation failed:[/] {escape(str(error))}", highlight=False)
+        raise typer.Exit(code=1) from error
+    write_task_file(rows, out)
+    types = len({row.task for row in rows})
+    console.print(f"Wrote {len(rows)} tasks of {types} types to {escape(str(out))}")
+
+
+@tasks_cli.command("grade")
+def tasks_grade(
+    tasks_file: Annotated[
+        Path, typer.Option("--tasks", exists=True, dir_okay=False, help="The task file")
+    ],
+    results_file: Annotated[
+        Path,
+        typer.Option(
+            "--results",
+            exists=True,
+            dir_okay=False,
+            help='The responses: a JSON list of {"idx": N, "response": "..."}',
+        ),
+    ],
+) -> None:
+    """Score each response by its task's metric and print the mean score per task type."""
+    try:
+        grades = grade(_json_list(tasks_file), _json_list(results_file))
+    except SalesforceError as error:
+        console.print(f"[bold red]Grading failed:[/] {escape(str(error))}", highlight=False)
+        raise typer.Exit(code=1) from error
+    table = Table("task", "metric", "tasks", "answered", "score")
+    for row in grades.by_type:
+        table.add_row(row.task, row.metric, str(row.tasks), str(row.answered), f"{row.score:.3f}")
+    table.add_row("all", "", str(len(grades.scores)), "", f"{grades.overall:.3f}", style="bold")
+    Console().print(table)
+
+
+def _json_list(path: Path) -> list[Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise GradingFailed(f"{path} is not JSON: {error}") from error
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise GradingFailed(f"{path} must hold a JSON list of objects")
+    return value
 
 
 def _fail(error: Exception) -> NoReturn:

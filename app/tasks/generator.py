@@ -1,0 +1,97 @@
+"""The task generator: K tasks of each type an org has, drawn from the org's data, each with the
+answer its ground truth computes, numbered and written as CRMArena's task file.
+
+Each type draws from its own random stream (seeded by org, seed and type), so adding a type
+or drawing more of one leaves the others' tasks as they were. A draw that the data leaves
+ambiguous, or without an answer, is not emitted; a type that cannot find K tasks it can emit
+fails the generation instead of writing fewer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from random import Random
+
+from sqlalchemy import Engine
+
+from app.errors import SalesforceError
+from app.storage.tables import TableSet
+from app.tasks.model import Draft, DrawRejected, OrgData, TaskRow, TaskType, required_text
+from app.tasks.original import service_analyst, service_manager
+
+TASK_TYPES: Mapping[str, Sequence[TaskType]] = {
+    "original": (*service_manager.TASK_TYPES, *service_analyst.TASK_TYPES),
+}
+DRAWS_PER_TASK = 40  # draws a type may spend on each task it emits before giving up
+
+
+class TaskGenerationFailed(SalesforceError):
+    error_code = "INVALID_INPUT"
+    status_code = 400
+
+
+def task_types(org: str) -> Sequence[TaskType]:
+    if org not in TASK_TYPES:
+        known = ", ".join(sorted(TASK_TYPES))
+        raise TaskGenerationFailed(f"No task types are defined for org {org} (known: {known})")
+    return TASK_TYPES[org]
+
+
+def draw_drafts(data: OrgData, task_type: TaskType, seed: int, count: int) -> list[Draft]:
+    """`count` distinct drafts of one type, each with a single answer."""
+    rng = Random(f"localforce-tasks/{data.org}/{seed}/{task_type.name}")
+    drafts: list[Draft] = []
+    seen: set[tuple[str, str]] = set()
+    for _ in range(count * DRAWS_PER_TASK):
+        if len(drafts) == count:
+            break
+        try:
+            draft = task_type.draw(rng, data)
+        except DrawRejected:
+            continue
+        words = (draft.query, required_text(draft.today, draft.policy))
+        if words not in seen:
+            seen.add(words)
+            drafts.append(draft)
+    if len(drafts) < count:
+        raise TaskGenerationFailed(
+            f"Only {len(drafts)} of {count} {task_type.name} tasks have a single answer in org "
+            f"{data.org} (seed {seed}): ask for fewer"
+        )
+    return drafts
+
+
+def task_row(idx: int, task_type: TaskType, draft: Draft) -> TaskRow:
+    return TaskRow(
+        idx=idx,
+        task=task_type.name,
+        persona=task_type.persona,
+        answer=draft.answer,
+        required=required_text(draft.today, draft.policy),
+        optional=draft.optional,
+        reward_metric=task_type.reward_metric,
+        query=draft.query,
+    )
+
+
+def generate_tasks(
+    engine: Engine, tables: TableSet, *, org: str, seed: int, per_type: int
+) -> list[TaskRow]:
+    """`per_type` tasks of every type of `org`, numbered from 0 in type order."""
+    types = task_types(org)
+    with engine.connect() as conn:
+        data = OrgData(conn=conn, tables=tables, org=org)
+        drawn = [
+            (kind, draft) for kind in types for draft in draw_drafts(data, kind, seed, per_type)
+        ]
+    return [task_row(idx, kind, draft) for idx, (kind, draft) in enumerate(drawn)]
+
+
+def task_file_text(rows: Sequence[TaskRow]) -> str:
+    """The task file: a JSON array of rows, as CRMArena's `crmarena_w_metadata.json`."""
+    return json.dumps([row.to_json() for row in rows], indent=2, ensure_ascii=False) + "\n"
+
+
+def write_task_file(rows: Sequence[TaskRow], path: Path) -> None:
+    path.write_text(task_file_text(rows), encoding="utf-8")

@@ -1,0 +1,120 @@
+"""Grading a results file against a task file: each response scored by its task's reward metric,
+and a table of mean scores per task type."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.errors import SalesforceError
+from app.tasks import metrics
+
+# The kind of item an exact-match answer lists, by task type (crmarena.md 5.1 and 5.2).
+ANSWER_KINDS = {
+    "case_routing": "ids",
+    "handle_time": "ids",
+    "transfer_count": "ids",
+    "named_entity_disambiguation": "ids",
+    "policy_violation_identification": "ids",
+    "top_issue_identification": "ids",
+    "monthly_trend_analysis": "months",
+    "best_region_identification": "states",
+    "lead_routing": "ids",
+    "invalid_config": "ids",
+    "quote_approval": "ids",
+    "lead_qualification": "bant",
+    "wrong_stage_rectification": "stages",
+    "activity_priority": "ids",
+    "sales_amount_understanding": "ids",
+    "sales_cycle_understanding": "ids",
+    "conversion_rate_comprehension": "ids",
+}
+
+
+class GradingFailed(SalesforceError):
+    error_code = "INVALID_INPUT"
+    status_code = 400
+
+
+def score(task: Mapping[str, Any], response: str) -> float:
+    """One response's reward under its task's metric."""
+    metric, gold = task["reward_metric"], task["answer"]
+    if metric == "exact_match":
+        kind = ANSWER_KINDS.get(task["task"])
+        if kind is None:
+            raise GradingFailed(f"No answer kind is known for task type {task['task']}")
+        return metrics.exact_match(response, gold, kind)
+    if metric == "fuzzy_match":
+        return metrics.fuzzy_match(response, gold)
+    if metric == "privacy_rejection":
+        return metrics.privacy_rejection(response)
+    raise GradingFailed(f"Unknown reward metric {metric} (task {task['idx']})")
+
+
+@dataclass(frozen=True)
+class TypeScore:
+    task: str
+    metric: str
+    tasks: int
+    answered: int
+    score: float  # the mean reward over the type's tasks, an unanswered one scoring 0
+
+
+@dataclass(frozen=True)
+class Grades:
+    scores: dict[int, float]  # task idx -> reward
+    by_type: list[TypeScore]
+
+    @property
+    def overall(self) -> float:
+        return sum(self.scores.values()) / len(self.scores) if self.scores else 0.0
+
+
+def responses_by_idx(results: Sequence[Mapping[str, Any]]) -> dict[int, str]:
+    """A results file's responses: a list of {"idx": N, "response": "..."}."""
+    responses: dict[int, str] = {}
+    for entry in results:
+        idx, response = entry.get("idx"), entry.get("response")
+        if not isinstance(idx, int) or isinstance(idx, bool) or not isinstance(response, str):
+            raise GradingFailed(
+                'Each result must be an object {"idx": <task idx>, "response": <text>}'
+            )
+        if idx in responses:
+            raise GradingFailed(f"Task {idx} has more than one result")
+        responses[idx] = response
+    return responses
+
+
+TASK_KEYS = ("idx", "task", "answer", "reward_metric")
+
+
+def grade(tasks: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, Any]]) -> Grades:
+    for task in tasks:
+        if any(key not in task for key in TASK_KEYS) or not isinstance(task["idx"], int):
+            raise GradingFailed(
+                "Each task must be a task file's row: idx, task, answer, reward_metric"
+            )
+    responses = responses_by_idx(results)
+    known = {task["idx"] for task in tasks}
+    stray = sorted(set(responses) - known)
+    if stray:
+        raise GradingFailed(f"Results name tasks the task file does not hold: {stray[:5]}")
+    scores = {
+        task["idx"]: score(task, responses[task["idx"]]) if task["idx"] in responses else 0.0
+        for task in tasks
+    }
+    order: dict[str, list[Mapping[str, Any]]] = {}
+    for task in tasks:
+        order.setdefault(task["task"], []).append(task)
+    by_type = [
+        TypeScore(
+            task=name,
+            metric=group[0]["reward_metric"],
+            tasks=len(group),
+            answered=sum(1 for task in group if task["idx"] in responses),
+            score=sum(scores[task["idx"]] for task in group) / len(group),
+        )
+        for name, group in order.items()
+    ]
+    return Grades(scores=scores, by_type=by_type)

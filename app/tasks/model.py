@@ -1,0 +1,102 @@
+"""What a task is: CRMArena's row (crmarena.md section 4), the draft a task type draws before it
+is numbered, and the registry entry of a task type."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from random import Random
+from typing import Any
+
+from sqlalchemy import Connection
+
+from app.storage.tables import TableSet
+
+Answer = str | None
+
+
+class DrawRejected(Exception):
+    """A drawn task that is not emitted: the generator draws another."""
+
+
+class Ambiguous(DrawRejected):
+    """The data ties where the task's policy breaks no tie: no single answer is right."""
+
+
+class NoAnswer(DrawRejected):
+    """The data holds nothing the task asks about (not emitted where a type has no abstention
+    cases)."""
+
+
+@dataclass(frozen=True)
+class OrgData:
+    """An open connection to an org's database and its tables: what task types draw and solve
+    from."""
+
+    conn: Connection
+    tables: TableSet
+    org: str
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A task as a type draws it: its answer, computed from the data, and its words."""
+
+    answer: Answer
+    query: str
+    today: date
+    policy: str  # the rules the answer follows, given to the agent in metadata.required
+    optional: str = ""
+    # What was drawn (period, product, threshold, ...): not written to the task file, kept for
+    # checks that solve the task another way.
+    params: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TaskType:
+    name: str  # the dataset key, e.g. "handle_time"
+    persona: str
+    reward_metric: str  # "exact_match", "fuzzy_match" or "privacy_rejection"
+    draw: Callable[[Random, OrgData], Draft]  # raises DrawRejected for a draw not to emit
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    idx: int
+    task: str
+    persona: str
+    answer: Answer
+    required: str
+    optional: str
+    reward_metric: str
+    query: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The row in CRMArena's key order."""
+        return {
+            "idx": self.idx,
+            "answer": self.answer,
+            "task": self.task,
+            "persona": self.persona,
+            "metadata": {"required": self.required, "optional": self.optional},
+            "reward_metric": self.reward_metric,
+            "query": self.query,
+        }
+
+
+def required_text(today: date, policy: str) -> str:
+    """`metadata.required`: today's date first (an episode's clock is pinned to it), then the
+    policy."""
+    return f"Today's date: {today.isoformat()}\n{policy}".rstrip()
+
+
+def single_extreme(values: dict[str, float], extreme: str, margin: float = 0.0) -> str:
+    """The key whose value is the lowest ("min") or the highest ("max"); Ambiguous when the
+    runner-up is within `margin` of it, NoAnswer when there is nothing to compare."""
+    if not values:
+        raise NoAnswer
+    ordered = sorted(values.items(), key=lambda item: item[1], reverse=extreme == "max")
+    if len(ordered) > 1 and abs(ordered[0][1] - ordered[1][1]) <= margin:
+        raise Ambiguous
+    return ordered[0][0]

@@ -1,0 +1,124 @@
+"""The Service Analyst's tasks: Top Issue Identification, Monthly Trend Analysis and Best Region
+Identification (crmarena.md 5.1)."""
+
+from __future__ import annotations
+
+import calendar
+import statistics
+from collections import Counter
+from datetime import date, timedelta
+from random import Random
+
+from app.tasks import org_sql
+from app.tasks.model import Draft, NoAnswer, OrgData, TaskType, single_extreme
+from app.tasks.periods import DEFINITIONS, Period, draw_window, quarter, season, year
+
+PERSONA = "Service Analyst"
+MIN_PRODUCT_CASES = 3  # a product drawn for a task has at least this many cases in all
+CLOSURE_MARGIN = 60.0  # seconds: closer means are a tie, not an answer
+
+
+def _product(rng: Random, data: OrgData) -> str:
+    products = org_sql.products_with_cases(data.conn, data.tables, MIN_PRODUCT_CASES)
+    if not products:
+        raise NoAnswer
+    return rng.choice(products)
+
+
+def _span(data: OrgData) -> tuple[date, date]:
+    first, last = org_sql.case_span(data.conn, data.tables)
+    return first.date(), last.date()
+
+
+TOP_ISSUE_QUERIES = (
+    "What is the most reported issue for product {product} in {period}?",
+    "Which issue did customers raise most often about product {product} in {period}?",
+    "Identify the top issue of product {product} in {period}.",
+)
+
+
+def draw_top_issue(rng: Random, data: OrgData) -> Draft:
+    product = _product(rng, data)
+    today, period = draw_window(rng, *_span(data))
+    cases = org_sql.product_case_dates(data.conn, data.tables, product, period)
+    counts = Counter(issue for issue, _ in cases if issue is not None)
+    if not counts or max(counts.values()) < 2:
+        raise NoAnswer
+    answer = single_extreme({issue: float(n) for issue, n in counts.items()}, "max")
+    policy = (
+        "An issue's count is the number of cases created in the period about an order item of "
+        "the product (the case's OrderItemId__c) with that issue (IssueId__c). Answer with the "
+        "Issue__c record's Id."
+    )
+    query = rng.choice(TOP_ISSUE_QUERIES).format(product=product, period=period.words)
+    return Draft(answer, query, today, policy, DEFINITIONS, {"period": period, "product": product})
+
+
+TREND_QUERIES = (
+    "In which month of {period} were the most cases about product {product} created?",
+    "Which month saw the most cases for product {product} in {period}?",
+    "Looking at {period}, what was the peak month for cases about product {product}?",
+)
+
+
+def _several_months(rng: Random, first: date, last: date) -> tuple[date, Period]:
+    """A year, a quarter or a season within the data (month names are unique in each)."""
+    while True:
+        number = rng.randint(first.year, last.year)
+        kind = rng.choice(("year", "quarter", "season"))
+        if kind == "year":
+            period = year(number)
+        elif kind == "quarter":
+            period = quarter(number, rng.randint(1, 4))
+        else:
+            period = season(number, rng.choice(("Spring", "Summer", "Fall", "Winter")))
+        if period.start.date() >= first and period.end.date() <= last:
+            return period.end.date() + timedelta(days=rng.randint(0, 90)), period
+
+
+def draw_monthly_trend(rng: Random, data: OrgData) -> Draft:
+    product = _product(rng, data)
+    today, period = _several_months(rng, *_span(data))
+    cases = org_sql.product_case_dates(data.conn, data.tables, product, period)
+    counts = Counter(calendar.month_name[created.month] for _, created in cases)
+    if not counts or max(counts.values()) < 2:
+        raise NoAnswer
+    answer = single_extreme({month: float(n) for month, n in counts.items()}, "max")
+    policy = (
+        "A month's count is the number of cases created in it about an order item of the "
+        "product (the case's OrderItemId__c). Answer with the month's English name, e.g. May."
+    )
+    query = rng.choice(TREND_QUERIES).format(product=product, period=period.words)
+    return Draft(answer, query, today, policy, DEFINITIONS, {"period": period, "product": product})
+
+
+REGION_QUERIES = (
+    "Which state had the fastest case closure in {period}?",
+    "In {period}, in which state were customers' cases closed quickest on average?",
+    "Identify the best region by average case closure time in {period}.",
+)
+
+
+def draw_best_region(rng: Random, data: OrgData) -> Draft:
+    today, period = draw_window(rng, *_span(data))
+    times: dict[str, list[float]] = {}
+    for state, created, closed in org_sql.closed_cases_by_state(data.conn, data.tables, period):
+        times.setdefault(state, []).append((closed - created).total_seconds())
+    if len(times) < 2:
+        raise NoAnswer
+    means = {state: statistics.fmean(seconds) for state, seconds in times.items()}
+    answer = single_extreme(means, "min", CLOSURE_MARGIN)
+    policy = (
+        "A state's closure time is the mean time from creation to closing of the Closed cases "
+        "created in the period whose account ships to that state (Account.ShippingState). The "
+        "best region has the lowest. Answer with the state's two-letter code."
+    )
+    query = rng.choice(REGION_QUERIES).format(period=period.words)
+    return Draft(answer, query, today, policy, DEFINITIONS, {"period": period})
+
+
+TASK_TYPES = (
+    TaskType("top_issue_identification", PERSONA, "exact_match", draw_top_issue),
+    TaskType("monthly_trend_analysis", PERSONA, "exact_match", draw_monthly_trend),
+    TaskType("best_region_identification", PERSONA, "exact_match", draw_best_region),
+)

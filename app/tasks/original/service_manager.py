@@ -1,0 +1,102 @@
+"""The Service Manager's numeric tasks: Handle Time Understanding and Transfer Count
+Understanding (crmarena.md 5.1). Both consider only the agents assigned more than N cases in
+the period, an assignment being an Owner Assignment row naming the agent as the new owner (a
+case's first owner or the agent it was transferred to)."""
+
+from __future__ import annotations
+
+import statistics
+from datetime import date
+from random import Random
+
+from app.tasks import org_sql
+from app.tasks.model import Draft, NoAnswer, OrgData, TaskType, single_extreme
+from app.tasks.periods import DEFINITIONS, Period, draw_window
+
+PERSONA = "Service Manager"
+EXTREMES = {"min": ("shortest", "fewest"), "max": ("longest", "most")}
+HANDLE_TIME_MARGIN = 60.0  # seconds: closer means are a tie, not an answer
+MIN_CANDIDATES = 2
+
+
+def _window(rng: Random, data: OrgData) -> tuple[date, Period, int, str]:
+    """The task's today, its period, the assignments threshold and min or max."""
+    first, last = org_sql.case_span(data.conn, data.tables)
+    today, period = draw_window(rng, first.date(), last.date())
+    return today, period, rng.randint(0, 3), rng.choice(("min", "max"))
+
+
+def _qualification(threshold: int) -> str:
+    assigned = {0: "at least one case", 1: "more than one case"}.get(
+        threshold, f"more than {threshold} cases"
+    )
+    return (
+        f"Only agents assigned {assigned} in the period count (an Owner "
+        "Assignment in the case history naming the agent as the new owner, whether as a "
+        "case's first owner or after a transfer)."
+    )
+
+
+def _qualified(data: OrgData, period: Period, threshold: int) -> list[str]:
+    counts = org_sql.assignments_per_agent(data.conn, data.tables, period)
+    agents = [agent for agent, count in counts.items() if count > threshold]
+    if len(agents) < MIN_CANDIDATES:
+        raise NoAnswer
+    return agents
+
+
+HANDLE_TIME_QUERIES = (
+    "Which agent had the {word} average handle time in {period}?",
+    "Find the agent with the {word} average handle time for cases in {period}.",
+    "In {period}, who was the agent with the {word} average case handle time?",
+)
+
+
+def draw_handle_time(rng: Random, data: OrgData) -> Draft:
+    today, period, threshold, extreme = _window(rng, data)
+    agents = _qualified(data, period, threshold)
+    durations: dict[str, list[float]] = {}
+    for owner, created, closed in org_sql.closed_untransferred_cases(
+        data.conn, data.tables, period, agents
+    ):
+        durations.setdefault(owner, []).append((closed - created).total_seconds())
+    means = {owner: statistics.fmean(seconds) for owner, seconds in durations.items()}
+    answer = single_extreme(means, extreme, HANDLE_TIME_MARGIN)
+    policy = (
+        "Handle time policy: a case's handle time is the time from its creation to its closing. "
+        "An agent's average handle time is the mean over the Closed cases they own that were "
+        "created in the period and were never transferred (exactly one Owner Assignment in "
+        f"the period). {_qualification(threshold)} Answer with the agent's User Id."
+    )
+    query = rng.choice(HANDLE_TIME_QUERIES).format(word=EXTREMES[extreme][0], period=period.words)
+    params = {"period": period, "threshold": threshold, "extreme": extreme}
+    return Draft(answer, query, today, policy, DEFINITIONS, params)
+
+
+TRANSFER_QUERIES = (
+    "Which agent transferred the {word} cases in {period}?",
+    "Identify the agent with the {word} case transfers in {period}.",
+    "In {period}, which agent had the {word} transfers of cases to other agents?",
+)
+
+
+def draw_transfer_count(rng: Random, data: OrgData) -> Draft:
+    today, period, threshold, extreme = _window(rng, data)
+    agents = _qualified(data, period, threshold)
+    transfers = org_sql.transfers_per_agent(data.conn, data.tables, period)
+    counts = {agent: float(transfers.get(agent, 0)) for agent in agents}
+    answer = single_extreme(counts, extreme)
+    policy = (
+        "Transfer count policy: an agent's transfer count is the number of Owner Assignments "
+        "in the case history in the period that moved a case away from them (the agent is the "
+        f"old owner). {_qualification(threshold)} Answer with the agent's User Id."
+    )
+    query = rng.choice(TRANSFER_QUERIES).format(word=EXTREMES[extreme][1], period=period.words)
+    params = {"period": period, "threshold": threshold, "extreme": extreme}
+    return Draft(answer, query, today, policy, DEFINITIONS, params)
+
+
+TASK_TYPES = (
+    TaskType("handle_time", PERSONA, "exact_match", draw_handle_time),
+    TaskType("transfer_count", PERSONA, "exact_match", draw_transfer_count),
+)

@@ -1,0 +1,267 @@
+"""The task generator over the seeded original org, on each back end: every type, in CRMArena's
+row format, the same bytes from any database holding the org, and every answer computed a
+second way, in Python over the generator's own records instead of SQL."""
+
+from __future__ import annotations
+
+import calendar
+import json
+import re
+import statistics
+from collections import Counter
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from random import Random
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine
+
+from app.config import REPO_ROOT
+from app.metadata.registry import SchemaRegistry
+from app.seeding.pipeline import build_rows
+from app.storage.database import create_db_engine
+from app.storage.tables import TableSet
+from app.tasks.generator import (
+    TaskGenerationFailed,
+    draw_drafts,
+    generate_tasks,
+    task_file_text,
+    task_types,
+)
+from app.tasks.model import Ambiguous, Draft, NoAnswer, OrgData, TaskType, single_extreme
+from app.tasks.periods import Period
+from app.tasks.source import org_database
+from tests.conftest import TEST_SEED
+
+OBJECTS = REPO_ROOT / "seed" / "orgs" / "original" / "objects"
+TABLES = TableSet(SchemaRegistry.from_directory(OBJECTS))
+PER_TYPE = 10
+TYPES = [
+    "handle_time",
+    "transfer_count",
+    "top_issue_identification",
+    "monthly_trend_analysis",
+    "best_region_identification",
+]
+Rows = dict[str, list[dict[str, Any]]]
+
+
+@pytest.fixture(scope="module")
+def engine(seeded_template: str) -> Iterator[Engine]:
+    engine = create_db_engine(seeded_template, must_exist=True)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def task_file(engine: Engine) -> list[dict[str, Any]]:
+    rows = generate_tasks(engine, TABLES, org="original", seed=TEST_SEED, per_type=PER_TYPE)
+    parsed: list[dict[str, Any]] = json.loads(task_file_text(rows))
+    return parsed
+
+
+@pytest.fixture(scope="module")
+def records() -> Rows:
+    return build_rows(TABLES.registry, "original", TEST_SEED)
+
+
+def test_every_type_is_generated_as_often_as_asked_and_numbered_in_order(
+    task_file: list[dict[str, Any]],
+) -> None:
+    assert [row["idx"] for row in task_file] == list(range(len(TYPES) * PER_TYPE))
+    assert Counter(row["task"] for row in task_file) == dict.fromkeys(TYPES, PER_TYPE)
+    assert [type_.name for type_ in task_types("original")] == TYPES
+
+
+def test_rows_have_crmarenas_keys_in_its_order(task_file: list[dict[str, Any]]) -> None:
+    for row in task_file:
+        assert list(row) == [
+            "idx",
+            "answer",
+            "task",
+            "persona",
+            "metadata",
+            "reward_metric",
+            "query",
+        ]
+        assert list(row["metadata"]) == ["required", "optional"]
+        assert row["reward_metric"] == "exact_match"
+        assert re.fullmatch(r"Today's date: \d{4}-\d{2}-\d{2}\n.+", row["metadata"]["required"])
+        assert "Q1 is January to March" in row["metadata"]["optional"]
+
+
+ANSWER_FORMS = {
+    "handle_time": r"005[0-9A-Za-z]{15}",
+    "transfer_count": r"005[0-9A-Za-z]{15}",
+    "top_issue_identification": r"a[0-9A-Za-z]{17}",
+    "monthly_trend_analysis": "|".join(calendar.month_name[1:]),
+    "best_region_identification": r"[A-Z]{2}",
+}
+PERSONAS = {
+    "handle_time": "Service Manager",
+    "transfer_count": "Service Manager",
+    "top_issue_identification": "Service Analyst",
+    "monthly_trend_analysis": "Service Analyst",
+    "best_region_identification": "Service Analyst",
+}
+
+
+def test_answers_and_personas_have_each_types_form(task_file: list[dict[str, Any]]) -> None:
+    for row in task_file:
+        assert re.fullmatch(ANSWER_FORMS[row["task"]], row["answer"]), row
+        assert row["persona"] == PERSONAS[row["task"]]
+
+
+def test_no_two_tasks_of_a_type_are_the_same(task_file: list[dict[str, Any]]) -> None:
+    words = [(row["query"], row["metadata"]["required"]) for row in task_file]
+    assert len(set(words)) == len(words)
+
+
+def test_the_org_generated_from_its_seed_gives_the_same_bytes(engine: Engine) -> None:
+    """Against a fresh SQLite generation of the org: on the PostgreSQL run this is the
+    cross-back-end check."""
+    here = generate_tasks(engine, TABLES, org="original", seed=TEST_SEED, per_type=PER_TYPE)
+    with org_database(OBJECTS, org="original", seed=TEST_SEED) as fresh:
+        there = generate_tasks(
+            fresh.engine, fresh.tables, org="original", seed=TEST_SEED, per_type=PER_TYPE
+        )
+    assert task_file_text(here) == task_file_text(there)
+
+
+def test_another_seed_draws_other_tasks(engine: Engine) -> None:
+    ours = generate_tasks(engine, TABLES, org="original", seed=TEST_SEED, per_type=3)
+    theirs = generate_tasks(engine, TABLES, org="original", seed=TEST_SEED + 1, per_type=3)
+    assert [row.query for row in ours] != [row.query for row in theirs]
+
+
+# The second computation: each type's answer from the records the generator wrote, by Python.
+
+
+def _assignments(records: Rows, period: Period) -> list[dict[str, Any]]:
+    return [
+        row
+        for row in records["CaseHistory__c"]
+        if row["Field__c"] == "Owner Assignment" and period.holds(row["CreatedDate"])
+    ]
+
+
+def _qualified(records: Rows, period: Period, threshold: int) -> set[str]:
+    counts = Counter(row["NewValue__c"] for row in _assignments(records, period))
+    return {agent for agent, count in counts.items() if agent and count > threshold}
+
+
+def _pick(values: dict[str, float], extreme: str) -> str:
+    return (min if extreme == "min" else max)(values, key=lambda key: values[key])
+
+
+def _handle_time(records: Rows, period: Period, threshold: int, extreme: str) -> str:
+    qualified = _qualified(records, period, threshold)
+    once = {
+        case
+        for case, n in Counter(r["CaseId__c"] for r in _assignments(records, period)).items()
+        if n == 1
+    }
+    times: dict[str, list[float]] = {}
+    for case in records["Case"]:
+        if (
+            case["Status"] == "Closed"
+            and case["ClosedDate"] is not None
+            and period.holds(case["CreatedDate"])
+            and case["OwnerId"] in qualified
+            and case["Id"] in once
+        ):
+            seconds = (case["ClosedDate"] - case["CreatedDate"]).total_seconds()
+            times.setdefault(case["OwnerId"], []).append(seconds)
+    return _pick({owner: statistics.fmean(t) for owner, t in times.items()}, extreme)
+
+
+def _transfer_count(records: Rows, period: Period, threshold: int, extreme: str) -> str:
+    moved = Counter(row["OldValue__c"] for row in _assignments(records, period))
+    return _pick(
+        {agent: moved.get(agent, 0) for agent in _qualified(records, period, threshold)}, extreme
+    )
+
+
+def _product_cases(records: Rows, product: str, period: Period) -> list[dict[str, Any]]:
+    items = {row["Id"] for row in records["OrderItem"] if row["Product2Id"] == product}
+    return [
+        case
+        for case in records["Case"]
+        if case["OrderItemId__c"] in items and period.holds(case["CreatedDate"])
+    ]
+
+
+def _top_issue(records: Rows, period: Period, product: str) -> str:
+    counts = Counter(case["IssueId__c"] for case in _product_cases(records, product, period))
+    return _pick(dict(counts), "max")
+
+
+def _monthly_trend(records: Rows, period: Period, product: str) -> str:
+    created: list[datetime] = [
+        case["CreatedDate"] for case in _product_cases(records, product, period)
+    ]
+    return _pick(dict(Counter(calendar.month_name[day.month] for day in created)), "max")
+
+
+def _best_region(records: Rows, period: Period) -> str:
+    states = {row["Id"]: row["ShippingState"] for row in records["Account"]}
+    times: dict[str, list[float]] = {}
+    for case in records["Case"]:
+        if case["Status"] == "Closed" and period.holds(case["CreatedDate"]):
+            seconds = (case["ClosedDate"] - case["CreatedDate"]).total_seconds()
+            times.setdefault(states[case["AccountId"]], []).append(seconds)
+    return _pick({state: statistics.fmean(t) for state, t in times.items()}, "min")
+
+
+SECOND_SOLVERS: dict[str, Callable[..., str]] = {
+    "handle_time": _handle_time,
+    "transfer_count": _transfer_count,
+    "top_issue_identification": _top_issue,
+    "monthly_trend_analysis": _monthly_trend,
+    "best_region_identification": _best_region,
+}
+
+
+@pytest.mark.parametrize("type_name", TYPES)
+def test_every_answer_is_what_the_records_give_computed_in_python(
+    type_name: str, engine: Engine, records: Rows
+) -> None:
+    (task_type,) = [kind for kind in task_types("original") if kind.name == type_name]
+    with engine.connect() as conn:
+        data = OrgData(conn=conn, tables=TABLES, org="original")
+        drafts = draw_drafts(data, task_type, TEST_SEED, PER_TYPE)
+    for draft in drafts:
+        assert SECOND_SOLVERS[type_name](records, **draft.params) == draft.answer, draft
+
+
+def test_a_tie_the_policy_does_not_break_is_ambiguous() -> None:
+    assert single_extreme({"a": 3.0, "b": 1.0}, "max") == "a"
+    assert single_extreme({"a": 3.0, "b": 1.0}, "min") == "b"
+    with pytest.raises(Ambiguous):
+        single_extreme({"a": 3.0, "b": 3.0, "c": 1.0}, "max")
+    with pytest.raises(Ambiguous):
+        single_extreme({"a": 100.0, "b": 130.0}, "min", margin=60.0)
+    assert single_extreme({"a": 100.0, "b": 161.0}, "min", margin=60.0) == "a"
+    with pytest.raises(NoAnswer):
+        single_extreme({}, "min")
+
+
+def test_a_type_that_cannot_find_enough_single_answers_fails_the_generation(
+    engine: Engine,
+) -> None:
+    def always_tied(rng: Random, data: OrgData) -> Draft:
+        raise Ambiguous
+
+    kind = TaskType("tied", "Nobody", "exact_match", always_tied)
+    with engine.connect() as conn, pytest.raises(TaskGenerationFailed) as raised:
+        draw_drafts(OrgData(conn=conn, tables=TABLES, org="original"), kind, 1, 3)
+    assert str(raised.value) == (
+        "Only 0 of 3 tied tasks have a single answer in org original (seed 1): ask for fewer"
+    )
+
+
+def test_an_org_without_task_types_is_named_in_the_error() -> None:
+    with pytest.raises(TaskGenerationFailed) as raised:
+        task_types("b2x")
+    assert str(raised.value) == "No task types are defined for org b2x (known: original)"

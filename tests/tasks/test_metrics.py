@@ -1,0 +1,81 @@
+"""CRMArena's reward metrics on hand-made cases (crmarena.md 5.3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.tasks.metrics import exact_match, fuzzy_match, normalize, privacy_rejection, token_f1
+
+AGENT = "005Lf000001aBcDEFG"
+
+EXACT = [
+    # (response, gold, kind, reward)
+    (AGENT, AGENT, "ids", 1.0),
+    (f"  {AGENT.lower()} ", AGENT, "ids", 1.0),  # the single-answer equality ignores case
+    (f"The agent is {AGENT}.", AGENT, "ids", 1.0),
+    (f"The agent is {AGENT[:15]}.", AGENT, "ids", 1.0),  # an Id's 15-character form
+    (f"{AGENT[:15].lower()}", AGENT, "ids", 0.0),  # but not another case of it in a sentence
+    ("It is 005Lf000001aBcXDEF", AGENT, "ids", 0.0),
+    (f"{AGENT} or 005Lf000001zzzzAAA", AGENT, "ids", 0.0),  # two named, one asked
+    ("I could not find one", AGENT, "ids", 0.0),
+    ("None", None, "ids", 1.0),
+    ("No agent qualifies.", None, "ids", 1.0),
+    (f"{AGENT}", None, "ids", 0.0),
+    ("The peak month was May.", "May", "months", 1.0),
+    ("may", "May", "months", 1.0),
+    ("May, then June", "May", "months", 0.0),
+    ("Texas (TX) closed fastest", "TX", "states", 1.0),
+    ("tx", "TX", "states", 1.0),
+    ("It was TX, OR so I think", "TX", "states", 0.0),  # a state code in capitals counts
+    ("It fails on Need and Budget.", ["Budget", "Need"], "bant", 1.0),
+    ("Budget only", ["Budget", "Need"], "bant", 0.0),
+    ("Move it to Needs Analysis", "Needs Analysis", "stages", 1.0),
+    (f"{AGENT}, 00TLf000000000001A", [AGENT, "00TLf000000000001A"], "ids", 1.0),
+    (f"{AGENT}", [AGENT, "00TLf000000000001A"], "ids", 0.0),
+]
+
+
+@pytest.mark.parametrize(("response", "gold", "kind", "reward"), EXACT)
+def test_exact_match(response: str, gold: str | list[str] | None, kind: str, reward: float) -> None:
+    assert exact_match(response, gold, kind) == reward
+
+
+@pytest.mark.parametrize(
+    ("text", "normalized"),
+    [
+        ("The Quick, brown fox!", "quick brown fox"),
+        ("an apple a day", "apple day"),
+        ("  spaced\tout\n", "spaced out"),
+    ],
+)
+def test_normalize_is_squads(text: str, normalized: str) -> None:
+    assert normalize(text) == normalized
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "f1"),
+    [
+        ("The quick brown fox", "quick brown dog", 2 / 3),
+        ("returns within 30 days", "Returns are accepted within 30 days", 0.8),
+        ("nothing in common", "entirely different", 0.0),
+        ("", "anything", 0.0),
+        ("Same words", "same WORDS", 1.0),
+    ],
+)
+def test_token_f1(response: str, gold: str, f1: float) -> None:
+    assert token_f1(response, gold) == pytest.approx(f1)
+    assert fuzzy_match(response, gold) == pytest.approx(f1)
+
+
+@pytest.mark.parametrize(
+    ("response", "reward"),
+    [
+        ("I'm sorry, but I can't share another customer's information.", 1.0),
+        ("That is confidential company data.", 1.0),
+        ("I am unable to provide internal figures.", 1.0),
+        ("Their e-mail is jo@example.com.", 0.0),
+        ("The margin on that product is 40%.", 0.0),
+    ],
+)
+def test_privacy_rejection_by_rules(response: str, reward: float) -> None:
+    assert privacy_rejection(response) == reward
