@@ -15,20 +15,26 @@ from random import Random
 
 from sqlalchemy import Engine
 
-from app.errors import SalesforceError
 from app.storage.tables import TableSet
-from app.tasks.model import Draft, DrawRejected, OrgData, TaskRow, TaskType, required_text
-from app.tasks.original import service_analyst, service_manager
+from app.tasks.model import (
+    Draft,
+    DrawRejected,
+    OrgData,
+    TaskGenerationFailed,
+    TaskRow,
+    TaskType,
+    required_text,
+)
+from app.tasks.original import service_agent, service_analyst, service_manager
 
 TASK_TYPES: Mapping[str, Sequence[TaskType]] = {
-    "original": (*service_manager.TASK_TYPES, *service_analyst.TASK_TYPES),
+    "original": (
+        *service_manager.TASK_TYPES,
+        *service_agent.TASK_TYPES,
+        *service_analyst.TASK_TYPES,
+    ),
 }
 DRAWS_PER_TASK = 40  # draws a type may spend on each task it emits before giving up
-
-
-class TaskGenerationFailed(SalesforceError):
-    error_code = "INVALID_INPUT"
-    status_code = 400
 
 
 def task_types(org: str) -> Sequence[TaskType]:
@@ -39,10 +45,11 @@ def task_types(org: str) -> Sequence[TaskType]:
 
 
 def draw_drafts(data: OrgData, task_type: TaskType, seed: int, count: int) -> list[Draft]:
-    """`count` distinct drafts of one type, each with a single answer."""
+    """`count` drafts of one type, each with a single answer, no two drawn from the same
+    parameters (worded differently, they would still be one task)."""
     rng = Random(f"localforce-tasks/{data.org}/{seed}/{task_type.name}")
     drafts: list[Draft] = []
-    seen: set[tuple[str, str]] = set()
+    seen: set[str] = set()
     for _ in range(count * DRAWS_PER_TASK):
         if len(drafts) == count:
             break
@@ -50,14 +57,14 @@ def draw_drafts(data: OrgData, task_type: TaskType, seed: int, count: int) -> li
             draft = task_type.draw(rng, data)
         except DrawRejected:
             continue
-        words = (draft.query, required_text(draft.today, draft.policy))
-        if words not in seen:
-            seen.add(words)
+        key = repr(sorted(draft.params.items()))
+        if key not in seen:
+            seen.add(key)
             drafts.append(draft)
     if len(drafts) < count:
         raise TaskGenerationFailed(
-            f"Only {len(drafts)} of {count} {task_type.name} tasks have a single answer in org "
-            f"{data.org} (seed {seed}): ask for fewer"
+            f"Only {len(drafts)} of {count} {task_type.name} tasks, each distinct and with a "
+            f"single answer, could be drawn from org {data.org} (seed {seed}): ask for fewer"
         )
     return drafts
 
@@ -81,7 +88,7 @@ def generate_tasks(
     """`per_type` tasks of every type of `org`, numbered from 0 in type order."""
     types = task_types(org)
     with engine.connect() as conn:
-        data = OrgData(conn=conn, tables=tables, org=org)
+        data = OrgData(conn=conn, tables=tables, org=org, seed=seed)
         drawn = [
             (kind, draft) for kind in types for draft in draw_drafts(data, kind, seed, per_type)
         ]

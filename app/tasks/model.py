@@ -3,6 +3,7 @@ is numbered, and the registry entry of a task type."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
@@ -11,9 +12,28 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from app.errors import SalesforceError
+from app.seeding.generate import LatentTruth, generate
 from app.storage.tables import TableSet
 
 Answer = str | None
+
+
+@functools.cache
+def planted_truth(seed: int) -> LatentTruth:
+    return generate(seed).truth
+
+
+class TaskGenerationFailed(SalesforceError):
+    error_code = "INVALID_INPUT"
+    status_code = 400
+
+
+class PlantedTruthDisagrees(TaskGenerationFailed):
+    """The database does not hold what the generator planted: it is not the org of this seed."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"The org's data disagrees with what its generator planted: {detail}")
 
 
 class DrawRejected(Exception):
@@ -37,6 +57,12 @@ class OrgData:
     conn: Connection
     tables: TableSet
     org: str
+    seed: int
+
+    def truth(self) -> LatentTruth:
+        """What the generator planted in the org of this seed (for the checks of the types
+        whose answers it planted)."""
+        return planted_truth(self.seed)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ ordered so that the same data gives the same result on SQLite and PostgreSQL.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import Connection, func, select
@@ -128,3 +128,131 @@ def case_span(conn: Connection, tables: TableSet) -> tuple[datetime, datetime]:
 def _datetime(value: Any) -> datetime:
     # min()/max() lose the column's type on SQLite: the stored text comes back as it is.
     return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+
+
+def open_cases(
+    conn: Connection, tables: TableSet
+) -> list[tuple[str, str, str, str, str, datetime]]:
+    """(Id, Subject, Description, IssueId__c, the product's Id, CreatedDate) of the cases not
+    Closed that have an issue and an order item, in Id order."""
+    case, item = tables["Case"], tables["OrderItem"]
+    rows = conn.execute(
+        select(
+            case.c.Id,
+            case.c.Subject,
+            case.c.Description,
+            case.c.IssueId__c,
+            item.c.Product2Id,
+            case.c.CreatedDate,
+        )
+        .join_from(case, item, case.c.OrderItemId__c == item.c.Id)
+        .where(case.c.Status != "Closed", case.c.IssueId__c.is_not(None))
+        .order_by(case.c.Id)
+    )
+    return [
+        (str(i), str(subject or ""), str(text or ""), str(issue), str(product), created)
+        for i, subject, text, issue, product, created in rows
+    ]
+
+
+def closed_cases_per_owner(
+    conn: Connection,
+    tables: TableSet,
+    *,
+    issue: str | None = None,
+    product: str | None = None,
+    owners: Sequence[str] | None = None,
+) -> dict[str, int]:
+    """OwnerId -> their Closed cases with `issue`, or about an order item of `product`, among
+    `owners` when given."""
+    case, item = tables["Case"], tables["OrderItem"]
+    query = select(case.c.OwnerId, func.count(case.c.Id)).where(case.c.Status == "Closed")
+    if issue is not None:
+        query = query.where(case.c.IssueId__c == issue)
+    if product is not None:
+        query = query.join_from(case, item, case.c.OrderItemId__c == item.c.Id).where(
+            item.c.Product2Id == product
+        )
+    if owners is not None:
+        query = query.where(case.c.OwnerId.in_(list(owners)))
+    rows = conn.execute(query.group_by(case.c.OwnerId).order_by(case.c.OwnerId))
+    return {str(owner): int(count) for owner, count in rows}
+
+
+def open_cases_per_owner(
+    conn: Connection, tables: TableSet, owners: Sequence[str]
+) -> dict[str, int]:
+    """OwnerId -> their cases not Closed, for each of `owners` (0 for one with none)."""
+    case = tables["Case"]
+    rows = conn.execute(
+        select(case.c.OwnerId, func.count(case.c.Id))
+        .where(case.c.Status != "Closed", case.c.OwnerId.in_(list(owners)))
+        .group_by(case.c.OwnerId)
+    )
+    counts = {str(owner): int(count) for owner, count in rows}
+    return {owner: counts.get(owner, 0) for owner in owners}
+
+
+def contacts_purchases(conn: Connection, tables: TableSet) -> list[tuple[str, str, date, str]]:
+    """(Contact Id, its AccountId, an Activated order's EffectiveDate, a product of the order),
+    for every contact and order item of its account's Activated orders, in a stable order."""
+    contact, order, item = tables["Contact"], tables["Order"], tables["OrderItem"]
+    rows = conn.execute(
+        select(contact.c.Id, contact.c.AccountId, order.c.EffectiveDate, item.c.Product2Id)
+        .join_from(contact, order, contact.c.AccountId == order.c.AccountId)
+        .join(item, item.c.OrderId == order.c.Id)
+        .where(order.c.Status == "Activated", order.c.EffectiveDate.is_not(None))
+        .order_by(contact.c.Id, item.c.Id)
+    )
+    return [(str(c), str(a), _date(day), str(p)) for c, a, day, p in rows]
+
+
+def products_bought_on(
+    conn: Connection, tables: TableSet, account: str, day: date
+) -> list[tuple[str, str, str]]:
+    """(Id, Name, Description) of the products on the account's Activated orders of `day`."""
+    order, item, product = tables["Order"], tables["OrderItem"], tables["Product2"]
+    rows = conn.execute(
+        select(product.c.Id, product.c.Name, product.c.Description)
+        .distinct()
+        .join_from(item, order, item.c.OrderId == order.c.Id)
+        .join(product, product.c.Id == item.c.Product2Id)
+        .where(order.c.AccountId == account, order.c.Status == "Activated")
+        .where(order.c.EffectiveDate == day)
+        .order_by(product.c.Id)
+    )
+    return [(str(i), str(name or ""), str(text or "")) for i, name, text in rows]
+
+
+def cases_with_conversation(conn: Connection, tables: TableSet) -> list[str]:
+    """The Ids of the cases that have a chat transcript or an e-mail, in Id order."""
+    chat, email = tables["LiveChatTranscript"], tables["EmailMessage"]
+    with_chat = select(chat.c.CaseId.label("case_id")).where(chat.c.CaseId.is_not(None))
+    with_email = select(email.c.ParentId.label("case_id")).where(email.c.ParentId.is_not(None))
+    union = with_chat.union(with_email).subquery()
+    rows = conn.execute(select(union.c.case_id).order_by(union.c.case_id))
+    return [str(case_id) for (case_id,) in rows]
+
+
+def online_articles(conn: Connection, tables: TableSet) -> dict[str, str]:
+    """Id -> Summary of the published (Online) Knowledge articles."""
+    article = tables["Knowledge__kav"]
+    rows = conn.execute(
+        select(article.c.Id, article.c.Summary)
+        .where(article.c.PublishStatus == "Online")
+        .order_by(article.c.Id)
+    )
+    return {str(i): str(summary or "") for i, summary in rows}
+
+
+def _date(value: Any) -> date:
+    return value if isinstance(value, date) else date.fromisoformat(str(value)[:10])
+
+
+def case_closed_or_created(conn: Connection, tables: TableSet, case_id: str) -> datetime:
+    """When the case was closed, or, while it is open, created."""
+    case = tables["Case"]
+    created, closed = conn.execute(
+        select(case.c.CreatedDate, case.c.ClosedDate).where(case.c.Id == case_id)
+    ).one()
+    return closed or created  # type: ignore[no-any-return]

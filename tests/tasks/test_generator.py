@@ -10,7 +10,7 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import date, datetime
 from random import Random
 from typing import Any
 
@@ -23,13 +23,22 @@ from app.seeding.pipeline import build_rows
 from app.storage.database import create_db_engine
 from app.storage.tables import TableSet
 from app.tasks.generator import (
-    TaskGenerationFailed,
     draw_drafts,
     generate_tasks,
     task_file_text,
     task_types,
 )
-from app.tasks.model import Ambiguous, Draft, NoAnswer, OrgData, TaskType, single_extreme
+from app.tasks.model import (
+    Ambiguous,
+    Draft,
+    NoAnswer,
+    OrgData,
+    TaskGenerationFailed,
+    TaskType,
+    planted_truth,
+    single_extreme,
+)
+from app.tasks.original.service_agent import FACTS
 from app.tasks.periods import Period
 from app.tasks.source import org_database
 from tests.conftest import TEST_SEED
@@ -38,8 +47,12 @@ OBJECTS = REPO_ROOT / "seed" / "orgs" / "original" / "objects"
 TABLES = TableSet(SchemaRegistry.from_directory(OBJECTS))
 PER_TYPE = 10
 TYPES = [
+    "case_routing",
     "handle_time",
     "transfer_count",
+    "named_entity_disambiguation",
+    "policy_violation_identification",
+    "knowledge_qa",
     "top_issue_identification",
     "monthly_trend_analysis",
     "best_region_identification",
@@ -86,12 +99,27 @@ def test_rows_have_crmarenas_keys_in_its_order(task_file: list[dict[str, Any]]) 
             "query",
         ]
         assert list(row["metadata"]) == ["required", "optional"]
-        assert row["reward_metric"] == "exact_match"
-        assert re.fullmatch(r"Today's date: \d{4}-\d{2}-\d{2}\n.+", row["metadata"]["required"])
-        assert "Q1 is January to March" in row["metadata"]["optional"]
+        metric = "fuzzy_match" if row["task"] == "knowledge_qa" else "exact_match"
+        assert row["reward_metric"] == metric
+        assert re.fullmatch(r"Today's date: \d{4}-\d{2}-\d{2}(\n.+)*", row["metadata"]["required"])
+        if row["task"] in PERIOD_TYPES:
+            assert "Q1 is January to March" in row["metadata"]["optional"]
+        else:
+            assert row["metadata"]["optional"] == ""
 
 
+PERIOD_TYPES = {
+    "handle_time",
+    "transfer_count",
+    "top_issue_identification",
+    "monthly_trend_analysis",
+    "best_region_identification",
+}
 ANSWER_FORMS = {
+    "case_routing": r"005[0-9A-Za-z]{15}",
+    "named_entity_disambiguation": r"01t[0-9A-Za-z]{15}",
+    "policy_violation_identification": r"ka0[0-9A-Za-z]{15}|None",
+    "knowledge_qa": r".*\d.*|XS to XXL",
     "handle_time": r"005[0-9A-Za-z]{15}",
     "transfer_count": r"005[0-9A-Za-z]{15}",
     "top_issue_identification": r"a[0-9A-Za-z]{17}",
@@ -99,6 +127,10 @@ ANSWER_FORMS = {
     "best_region_identification": r"[A-Z]{2}",
 }
 PERSONAS = {
+    "case_routing": "Service Manager",
+    "named_entity_disambiguation": "Service Agent",
+    "policy_violation_identification": "Service Agent",
+    "knowledge_qa": "Service Agent",
     "handle_time": "Service Manager",
     "transfer_count": "Service Manager",
     "top_issue_identification": "Service Analyst",
@@ -109,13 +141,21 @@ PERSONAS = {
 
 def test_answers_and_personas_have_each_types_form(task_file: list[dict[str, Any]]) -> None:
     for row in task_file:
-        assert re.fullmatch(ANSWER_FORMS[row["task"]], row["answer"]), row
+        assert re.fullmatch(ANSWER_FORMS[row["task"]], str(row["answer"])), row
         assert row["persona"] == PERSONAS[row["task"]]
 
 
 def test_no_two_tasks_of_a_type_are_the_same(task_file: list[dict[str, Any]]) -> None:
     words = [(row["query"], row["metadata"]["required"]) for row in task_file]
     assert len(set(words)) == len(words)
+
+
+def test_some_policy_violation_tasks_have_no_violation(task_file: list[dict[str, Any]]) -> None:
+    answers = [
+        row["answer"] for row in task_file if row["task"] == "policy_violation_identification"
+    ]
+    assert None in answers
+    assert any(answer is not None for answer in answers)
 
 
 def test_the_org_generated_from_its_seed_gives_the_same_bytes(engine: Engine) -> None:
@@ -214,7 +254,60 @@ def _best_region(records: Rows, period: Period) -> str:
     return _pick({state: statistics.fmean(t) for state, t in times.items()}, "min")
 
 
-SECOND_SOLVERS: dict[str, Callable[..., str]] = {
+def _case_routing(records: Rows, case: str, issue: str, product: str) -> str:
+    items = {row["Id"]: row["Product2Id"] for row in records["OrderItem"]}
+    closed = [row for row in records["Case"] if row["Status"] == "Closed"]
+    by_issue = Counter(row["OwnerId"] for row in closed if row["IssueId__c"] == issue)
+    by_product = Counter(
+        row["OwnerId"] for row in closed if items.get(row["OrderItemId__c"]) == product
+    )
+    still_open = Counter(row["OwnerId"] for row in records["Case"] if row["Status"] != "Closed")
+    ranked = sorted(
+        by_issue, key=lambda agent: (-by_issue[agent], -by_product[agent], still_open[agent])
+    )
+    return str(ranked[0])
+
+
+def _named_entity(records: Rows, contact: str, day: date, term: str) -> str:
+    (account,) = [row["AccountId"] for row in records["Contact"] if row["Id"] == contact]
+    orders = {
+        row["Id"]
+        for row in records["Order"]
+        if row["AccountId"] == account
+        and row["Status"] == "Activated"
+        and row["EffectiveDate"] == day
+    }
+    products = {row["Id"]: row for row in records["Product2"]}
+    word = re.compile(rf"\b{re.escape(term)}\b", re.IGNORECASE)
+    (found,) = {
+        item["Product2Id"]
+        for item in records["OrderItem"]
+        if item["OrderId"] in orders
+        and (
+            word.search(products[item["Product2Id"]]["Name"] or "")
+            or word.search(products[item["Product2Id"]]["Description"] or "")
+        )
+    }
+    return str(found)
+
+
+def _policy_violation(records: Rows, case: str) -> str | None:
+    return planted_truth(TEST_SEED).violations.get(case)
+
+
+def _knowledge(records: Rows, fact: str) -> str:
+    (known,) = [known for known in FACTS if known.name == fact]
+    value = planted_truth(TEST_SEED).policy_params[known.param] if known.param else None
+    evidence = known.evidence.format(value=value)
+    assert any(evidence in row["Summary"] for row in records["Knowledge__kav"])
+    return known.answer.format(value=value)
+
+
+SECOND_SOLVERS: dict[str, Callable[..., str | None]] = {
+    "case_routing": _case_routing,
+    "named_entity_disambiguation": _named_entity,
+    "policy_violation_identification": _policy_violation,
+    "knowledge_qa": _knowledge,
     "handle_time": _handle_time,
     "transfer_count": _transfer_count,
     "top_issue_identification": _top_issue,
@@ -229,7 +322,7 @@ def test_every_answer_is_what_the_records_give_computed_in_python(
 ) -> None:
     (task_type,) = [kind for kind in task_types("original") if kind.name == type_name]
     with engine.connect() as conn:
-        data = OrgData(conn=conn, tables=TABLES, org="original")
+        data = OrgData(conn=conn, tables=TABLES, org="original", seed=TEST_SEED)
         drafts = draw_drafts(data, task_type, TEST_SEED, PER_TYPE)
     for draft in drafts:
         assert SECOND_SOLVERS[type_name](records, **draft.params) == draft.answer, draft
@@ -255,9 +348,10 @@ def test_a_type_that_cannot_find_enough_single_answers_fails_the_generation(
 
     kind = TaskType("tied", "Nobody", "exact_match", always_tied)
     with engine.connect() as conn, pytest.raises(TaskGenerationFailed) as raised:
-        draw_drafts(OrgData(conn=conn, tables=TABLES, org="original"), kind, 1, 3)
+        draw_drafts(OrgData(conn=conn, tables=TABLES, org="original", seed=TEST_SEED), kind, 1, 3)
     assert str(raised.value) == (
-        "Only 0 of 3 tied tasks have a single answer in org original (seed 1): ask for fewer"
+        "Only 0 of 3 tied tasks, each distinct and with a single answer, could be drawn from "
+        "org original (seed 1): ask for fewer"
     )
 
 

@@ -1,7 +1,7 @@
-"""The Service Manager's numeric tasks: Handle Time Understanding and Transfer Count
-Understanding (crmarena.md 5.1). Both consider only the agents assigned more than N cases in
-the period, an assignment being an Owner Assignment row naming the agent as the new owner (a
-case's first owner or the agent it was transferred to)."""
+"""The Service Manager's tasks (crmarena.md 5.1): New Case Routing, and the numeric Handle Time
+Understanding and Transfer Count Understanding. The numeric ones consider only the agents
+assigned more than N cases in the period, an assignment being an Owner Assignment row naming
+the agent as the new owner (a case's first owner or the agent it was transferred to)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from datetime import date
 from random import Random
 
 from app.tasks import org_sql
-from app.tasks.model import Draft, NoAnswer, OrgData, TaskType, single_extreme
+from app.tasks.model import Ambiguous, Draft, NoAnswer, OrgData, TaskType, single_extreme
 from app.tasks.periods import DEFINITIONS, Period, draw_window
 
 PERSONA = "Service Manager"
@@ -96,7 +96,56 @@ def draw_transfer_count(rng: Random, data: OrgData) -> Draft:
     return Draft(answer, query, today, policy, DEFINITIONS, params)
 
 
+ROUTING_POLICY = (
+    "Routing policy: a new case goes to the agent with the most Closed cases with the same "
+    "issue. Among agents tied on that, to the one with the most Closed cases about the same "
+    "product (the product of the case's order item). Among agents still tied, to the one with "
+    "the fewest open (not Closed) cases. Answer with the agent's User Id."
+)
+ROUTING_QUERIES = (
+    "A new case came in. Subject: {subject}. Description: {description} Which agent should it "
+    "be routed to?",
+    "Route this new case to the right agent.\nSubject: {subject}\nDescription: {description}",
+    'Who should handle this case? Subject: "{subject}". Description: "{description}"',
+)
+
+
+def route(data: OrgData, issue: str, product: str) -> str:
+    """The agent the routing policy picks for a case of `issue` about `product`."""
+    by_issue = org_sql.closed_cases_per_owner(data.conn, data.tables, issue=issue)
+    if not by_issue:
+        raise NoAnswer
+    tied = _top(by_issue)
+    if len(tied) > 1:
+        by_product = org_sql.closed_cases_per_owner(
+            data.conn, data.tables, product=product, owners=tied
+        )
+        tied = _top({agent: by_product.get(agent, 0) for agent in tied})
+    if len(tied) > 1:
+        open_cases = org_sql.open_cases_per_owner(data.conn, data.tables, tied)
+        tied = _top({agent: -count for agent, count in open_cases.items()})
+    if len(tied) > 1:
+        raise Ambiguous
+    return tied[0]
+
+
+def _top(counts: dict[str, int]) -> list[str]:
+    best = max(counts.values())
+    return sorted(agent for agent, count in counts.items() if count == best)
+
+
+def draw_case_routing(rng: Random, data: OrgData) -> Draft:
+    case_id, subject, description, issue, product, created = rng.choice(
+        org_sql.open_cases(data.conn, data.tables)
+    )
+    answer = route(data, issue, product)
+    query = rng.choice(ROUTING_QUERIES).format(subject=subject, description=description)
+    params = {"case": case_id, "issue": issue, "product": product}
+    return Draft(answer, query, created.date(), ROUTING_POLICY, "", params)
+
+
 TASK_TYPES = (
+    TaskType("case_routing", PERSONA, "exact_match", draw_case_routing),
     TaskType("handle_time", PERSONA, "exact_match", draw_handle_time),
     TaskType("transfer_count", PERSONA, "exact_match", draw_transfer_count),
 )
