@@ -481,11 +481,13 @@ def tasks_generate(
                 per_type=per_type,
             )
     except SalesforceError as error:
-        console.print(f"[bold red]Generation failed:[/] {escape(str(error))}", highlight=False)
+        console.print(
+            f"[bold red]Generation failed:[/] {escape(str(error))}", highlight=False, soft_wrap=True
+        )
         raise typer.Exit(code=1) from error
     write_task_file(rows, out)
     types = len({row.task for row in rows})
-    console.print(f"Wrote {len(rows)} tasks of {types} types to {escape(str(out))}")
+    console.print(f"Wrote {len(rows)} tasks of {types} types to {escape(str(out))}", soft_wrap=True)
 
 
 @tasks_cli.command("grade")
@@ -507,7 +509,9 @@ def tasks_grade(
     try:
         grades = grade(_json_list(tasks_file), _json_list(results_file))
     except SalesforceError as error:
-        console.print(f"[bold red]Grading failed:[/] {escape(str(error))}", highlight=False)
+        console.print(
+            f"[bold red]Grading failed:[/] {escape(str(error))}", highlight=False, soft_wrap=True
+        )
         raise typer.Exit(code=1) from error
     table = Table("task", "metric", "tasks", "answered", "score")
     for row in grades.by_type:

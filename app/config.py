@@ -76,6 +76,8 @@ class Settings(BaseSettings):
     # own 700); see serving.space_out_garbage_collection.
     gc_threshold: int = Field(default=50_000, ge=0)
     admin_key: str = ""
+    # A task file (`localforce tasks generate`): episodes may name one of its tasks by idx.
+    task_file: Path | None = None
 
     @field_validator("timezone")
     @classmethod

@@ -19,6 +19,7 @@ from app.api import (
     auth,
     composite,
     control,
+    episodes,
     openapi,
     planned,
     query,
@@ -314,7 +315,8 @@ def create_app(
     app.add_exception_handler(Exception, unexpected_error)
     # Routes are matched in order, one at a time: the busiest first (their paths overlap no
     # other module's), the catch-alls of `planned` last.
-    for module in (query, sobjects, search, composite, versions, auth, control, planned):
+    modules = (query, sobjects, search, composite, versions, auth, control, episodes, planned)
+    for module in modules:
         app.include_router(module.router)
     openapi.install(
         app,

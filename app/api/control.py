@@ -114,7 +114,7 @@ def _clock(state: StateDep, body: SandboxCreate) -> SandboxClock:
     return SandboxClock(start=to_naive_utc(server), pinned=True) if server else SandboxClock()
 
 
-def _create_with_session(state: AppState, body: SandboxCreate) -> tuple[Sandbox, Session, str]:
+def create_with_session(state: AppState, body: SandboxCreate) -> tuple[Sandbox, Session, str]:
     """The sandbox, and a session for its first user, in one thread-pool call."""
     sandbox = state.sandboxes.create(
         sandbox_id=body.id,
@@ -151,7 +151,7 @@ async def create_sandbox(
 ) -> SalesforceJSONResponse:
     """Create a sandbox: a fresh copy of the org, with a token that reaches only it."""
     sandbox, session, username = await run_in_threadpool(
-        _create_with_session, state, body or SandboxCreate()
+        create_with_session, state, body or SandboxCreate()
     )
     return SalesforceJSONResponse(
         {

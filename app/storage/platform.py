@@ -14,7 +14,7 @@ from sqlmodel import Field, SQLModel
 # The Alembic head these definitions match. Templates are named with it, so a template built
 # before a migration is never cloned into a sandbox that expects the new tables (a test checks
 # it against the migrations).
-PLATFORM_REVISION = "0007_cursor_ids"
+PLATFORM_REVISION = "0008_episodes"
 
 
 class AuthSession(SQLModel, table=True):
@@ -120,6 +120,16 @@ class SandboxRecord(SQLModel, table=True):
     # The call log shows calls that ended after this time (ISO, ms): a reset moves it on
     # instead of deleting rows, which retention trims later.
     log_since: str = Field(default="", max_length=30)
+
+
+class EpisodeRecord(SQLModel, table=True):
+    """A benchmark episode: the task an agent works on in the sandbox of the same id."""
+
+    __tablename__ = "lf_episode"
+
+    id: str = Field(primary_key=True, max_length=40)
+    task: str = Field(sa_column=Column(Text(), nullable=False))  # the task row, as JSON
+    created_at: datetime = Field(sa_column=Column(DateTime(), nullable=False))
 
 
 class WarmCopy(SQLModel, table=True):

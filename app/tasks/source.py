@@ -12,6 +12,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from app.config import Settings
 from app.metadata.registry import SchemaRegistry
 from app.seeding.templates import fill_template
 from app.storage.database import create_db_engine
@@ -34,7 +35,7 @@ def org_database(
     with tempfile.TemporaryDirectory(prefix="localforce-tasks-") as workdir:
         url = database_url
         if url is None:
-            url = f"sqlite:///{Path(workdir) / 'org.db'}"
+            url = Settings(data_dir=Path(workdir)).effective_database_url  # the embedded default
             fill_template(url, objects_dir=objects_dir, org=org, seed=seed, imported_from=None)
         engine = create_db_engine(url, must_exist=True)
         try:

@@ -1,0 +1,171 @@
+"""Benchmark episodes: a task, checked, and what an agent is given for it (the prompt, the
+metadata, the tools, a clock pinned to the task's today); its answer graded; its row kept in the
+platform database, so every worker serves it."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, delete, insert, select
+
+from app.errors import NotFound, SalesforceError
+from app.storage.platform import EpisodeRecord
+from app.tasks.grading import ANSWER_KINDS, GradingFailed, score
+
+EPISODES = EpisodeRecord.__table__  # type: ignore[attr-defined]
+TODAY = re.compile(r"Today's date: (\d{4}-\d{2}-\d{2})")
+# A task names a day; its clock stands at noon UTC, so the day is the same in any time zone
+# within 12 hours of UTC.
+CLOCK_TIME = time(12, 0)
+METRICS = ("exact_match", "fuzzy_match", "privacy_rejection")
+TASK_FIELDS = {"idx": int, "task": str, "query": str, "reward_metric": str, "metadata": dict}
+
+# What an agent may do in an episode, as function definitions (JSON Schema parameters), each
+# with the REST call that carries it out.
+TOOLS: tuple[dict[str, Any], ...] = (
+    {
+        "name": "soql_query",
+        "description": "Run a SOQL query (GET /services/data/vXX.X/query?q=...); follow "
+        "nextRecordsUrl for more rows.",
+        "parameters": {
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "The SOQL query"}},
+            "required": ["query"],
+        },
+    },
+    {
+        "name": "sosl_search",
+        "description": "Run a SOSL search (GET /services/data/vXX.X/search?q=FIND ...).",
+        "parameters": {
+            "type": "object",
+            "properties": {"search": {"type": "string", "description": "The SOSL search"}},
+            "required": ["search"],
+        },
+    },
+    {
+        "name": "update_record",
+        "description": "Change fields of a record (PATCH /services/data/vXX.X/sobjects/"
+        "{sobject}/{id}).",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "sobject": {"type": "string"},
+                "id": {"type": "string"},
+                "fields": {"type": "object"},
+            },
+            "required": ["sobject", "id", "fields"],
+        },
+    },
+    {
+        "name": "respond",
+        "description": "Give the final answer (POST /__localforce/episodes/{id}/answer); it "
+        "ends the episode's task.",
+        "parameters": {
+            "type": "object",
+            "properties": {"response": {"type": "string"}},
+            "required": ["response"],
+        },
+    },
+)
+
+
+class InvalidTask(SalesforceError):
+    error_code = "INVALID_INPUT"
+    status_code = 400
+
+
+@dataclass(frozen=True)
+class EpisodeTask:
+    """A task row, checked: what an episode is made for and graded by."""
+
+    row: dict[str, Any]
+
+    @classmethod
+    def parse(cls, value: object) -> EpisodeTask:
+        if not isinstance(value, dict):
+            raise InvalidTask("task: a task row (an object of a task file) or its idx")
+        for name, kind in TASK_FIELDS.items():
+            field = value.get(name)
+            if not isinstance(field, kind) or isinstance(field, bool):
+                raise InvalidTask(f"task.{name}: missing, or not a JSON {kind.__name__}")
+        if "answer" not in value:
+            raise InvalidTask("task.answer: missing (null if the task has none)")
+        if value["reward_metric"] not in METRICS:
+            raise InvalidTask(f"task.reward_metric: one of {', '.join(METRICS)}")
+        if value["reward_metric"] == "exact_match" and value["task"] not in ANSWER_KINDS:
+            raise InvalidTask(f"task.task: no exact-match answer kind for {value['task']}")
+        metadata = value["metadata"]
+        if not all(isinstance(metadata.get(key, ""), str) for key in ("required", "optional")):
+            raise InvalidTask("task.metadata: required and optional are text")
+        return cls(row=dict(value))
+
+    @property
+    def today(self) -> date | None:
+        """The day the task's metadata.required names as today."""
+        found = TODAY.search(self.row["metadata"].get("required", ""))
+        if found is None:
+            return None
+        try:
+            return date.fromisoformat(found.group(1))
+        except ValueError as error:
+            raise InvalidTask(f"task.metadata.required: {error}") from error
+
+    @property
+    def clock(self) -> datetime | None:
+        today = self.today
+        return None if today is None else datetime.combine(today, CLOCK_TIME)
+
+    def given(self) -> dict[str, Any]:
+        """What the agent is given: the task without its answer."""
+        return {key: value for key, value in self.row.items() if key != "answer"}
+
+    def grade(self, response: str) -> dict[str, Any]:
+        try:
+            reward = score(self.row, response)
+        except GradingFailed as error:  # checked when parsed; a row stored before may differ
+            raise InvalidTask(str(error)) from error
+        return {
+            "reward": reward,
+            "metric": self.row["reward_metric"],
+            "expected": self.row["answer"],
+            "response": response,
+        }
+
+
+def task_from_file(task_file: Path | None, idx: int) -> EpisodeTask:
+    """The row `idx` of the server's task file (LOCALFORCE_TASK_FILE)."""
+    if task_file is None:
+        raise InvalidTask(
+            "task: an idx needs the server's task file (LOCALFORCE_TASK_FILE); send the task "
+            "row itself instead"
+        )
+    try:
+        rows = json.loads(task_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InvalidTask(f"The task file {task_file} cannot be read: {error}") from error
+    found = [row for row in rows if isinstance(row, dict) and row.get("idx") == idx]
+    if not found:
+        raise InvalidTask(f"task: no task has idx {idx} in {task_file}")
+    return EpisodeTask.parse(found[0])
+
+
+def save_episode(conn: Connection, episode_id: str, task: EpisodeTask, now: datetime) -> None:
+    conn.execute(insert(EPISODES).values(id=episode_id, task=json.dumps(task.row), created_at=now))
+
+
+def find_episode(conn: Connection, episode_id: str) -> EpisodeTask:
+    found = conn.execute(select(EPISODES.c.task).where(EPISODES.c.id == episode_id)).scalar()
+    if found is None:
+        raise NotFound(f"No episode has the id {episode_id}")
+    return EpisodeTask(row=json.loads(found))
+
+
+def forget_episode(conn: Connection, episode_id: str) -> bool:
+    """Delete the episode's row; whether there was one."""
+    done = conn.execute(delete(EPISODES).where(EPISODES.c.id == episode_id))
+    return bool(done.rowcount)

@@ -1,0 +1,316 @@
+"""Episodes over a real server on both back ends: made from a task row or a task file's idx,
+with the clock at the task's today; answers graded with the sandbox's diff and call log;
+deleted with their sandbox; bad bodies refused in Salesforce's error format; many at once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import create_engine
+
+from app.config import REPO_ROOT
+from app.metadata.registry import SchemaRegistry
+from app.storage.tables import TableSet
+from app.tasks.episodes import TOOLS, InvalidTask, task_from_file
+from app.tasks.generator import generate_tasks, task_file_text
+from tests.conftest import API, TEST_SEED
+from tests.databases import DatabaseFactory
+from tests.servers import private_org_app, serve_in_thread
+
+EPISODES = "/__localforce/episodes"
+TABLES = TableSet(
+    SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original" / "objects")
+)
+
+
+@pytest.fixture(scope="module")
+def tasks(seeded_template: str) -> list[dict[str, Any]]:
+    engine = create_engine(seeded_template)
+    try:
+        rows = generate_tasks(engine, TABLES, org="original", seed=TEST_SEED, per_type=1)
+    finally:
+        engine.dispose()
+    parsed: list[dict[str, Any]] = json.loads(task_file_text(rows))
+    return parsed
+
+
+def of_type(tasks: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    return next(task for task in tasks if task["task"] == name)
+
+
+@pytest.fixture(scope="module")
+def base(
+    database_factory: DatabaseFactory,
+    sandbox_ready_template: str,
+    tasks: list[dict[str, Any]],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[str]:
+    task_file = tmp_path_factory.mktemp("episodes") / "tasks.json"
+    task_file.write_text(json.dumps(tasks), encoding="utf-8")
+    app = private_org_app(database_factory, sandbox_ready_template, task_file=task_file)
+    with serve_in_thread(app) as port:
+        yield f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def control(base: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=base, timeout=60) as client:
+        yield client
+
+
+def start(control: httpx.Client, **body: Any) -> dict[str, Any]:
+    response = control.post(EPISODES, json=body)
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+def test_an_episode_gives_the_task_without_its_answer_and_a_clock_at_its_today(
+    control: httpx.Client, base: str, tasks: list[dict[str, Any]]
+) -> None:
+    task = of_type(tasks, "top_issue_identification")
+    made = start(control, task=task, id="ep-shape")
+    assert list(made) == [
+        "id",
+        "prompt",
+        "metadata",
+        "task",
+        "tools",
+        "instance_url",
+        "access_token",
+        "username",
+        "sandbox",
+    ]
+    assert made["id"] == "ep-shape"
+    assert made["prompt"] == task["query"]
+    assert made["metadata"] == task["metadata"]
+    assert made["task"] == {key: value for key, value in task.items() if key != "answer"}
+    assert [tool["name"] for tool in made["tools"]] == [tool["name"] for tool in TOOLS]
+    assert made["instance_url"] == base
+    assert made["username"].endswith(".ep-shape")
+    today = task["metadata"]["required"].split("\n")[0].removeprefix("Today's date: ")
+    assert made["sandbox"]["clock"]["mode"] == "pinned"
+    assert made["sandbox"]["clock"]["start"] == made["sandbox"]["clock"]["now"]
+    assert made["sandbox"]["clock"]["start"] == f"{today}T12:00:00Z"
+    sf = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {made['access_token']}"})
+    answer = sf.get(
+        f"{API}/query", params={"q": "SELECT COUNT() FROM Case WHERE CreatedDate < TODAY"}
+    )
+    assert answer.status_code == 200
+    shown = control.get(f"{EPISODES}/ep-shape").json()
+    assert shown == {
+        "id": "ep-shape",
+        "prompt": task["query"],
+        "metadata": task["metadata"],
+        "task": made["task"],
+        "sandbox": made["sandbox"],
+    }
+
+
+def test_the_answer_is_graded_with_the_sandboxs_diff_and_call_log(
+    control: httpx.Client, base: str, tasks: list[dict[str, Any]]
+) -> None:
+    task = of_type(tasks, "case_routing")
+    made = start(control, task=task, id="ep-graded")
+    sf = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {made['access_token']}"})
+    issues = sf.get(f"{API}/query", params={"q": "SELECT Id FROM Issue__c LIMIT 1"}).json()
+    issue = issues["records"][0]["Id"]
+    assert sf.patch(f"{API}/sobjects/Issue__c/{issue}", json={"Name": "Renamed"}).status_code == 204
+    right = control.post(f"{EPISODES}/ep-graded/answer", json={"response": task["answer"]})
+    assert right.status_code == 200, right.text
+    graded = right.json()
+    assert list(graded) == ["id", "reward", "metric", "expected", "response", "diff", "calls"]
+    assert graded["reward"] == 1.0
+    assert graded["metric"] == "exact_match"
+    assert graded["expected"] == task["answer"]
+    assert [change["id"] for change in graded["diff"]["updated"]] == [issue]
+    assert graded["diff"]["created"] == graded["diff"]["deleted"] == []
+    assert [call["method"] for call in graded["calls"]] == ["GET", "PATCH"]
+    wrong = control.post(f"{EPISODES}/ep-graded/answer", json={"response": "005000000000000AAA"})
+    assert wrong.json()["reward"] == 0.0
+
+
+def test_a_task_is_named_by_its_idx_in_the_servers_task_file(
+    control: httpx.Client, tasks: list[dict[str, Any]]
+) -> None:
+    task = tasks[3]
+    made = start(control, task=task["idx"], id="ep-by-idx")
+    assert made["prompt"] == task["query"]
+    graded = control.post(f"{EPISODES}/ep-by-idx/answer", json={"response": str(task["answer"])})
+    assert graded.json()["expected"] == task["answer"]
+    missing = control.post(EPISODES, json={"task": 999})
+    assert missing.status_code == 400
+    assert missing.json()[0]["errorCode"] == "INVALID_INPUT"
+    assert missing.json()[0]["message"].startswith("task: no task has idx 999 in ")
+
+
+def test_deleting_an_episode_deletes_its_sandbox(
+    control: httpx.Client, tasks: list[dict[str, Any]]
+) -> None:
+    start(control, task=tasks[0], id="ep-gone")
+    assert control.delete(f"{EPISODES}/ep-gone").status_code == 204
+    assert control.get("/__localforce/sandboxes/ep-gone").status_code == 404
+    for response in (
+        control.get(f"{EPISODES}/ep-gone"),
+        control.delete(f"{EPISODES}/ep-gone"),
+        control.post(f"{EPISODES}/ep-gone/answer", json={"response": "x"}),
+    ):
+        assert response.status_code == 404
+        assert response.json() == [
+            {"message": "No episode has the id ep-gone", "errorCode": "NOT_FOUND"}
+        ]
+
+
+def test_an_id_in_use_is_refused_and_a_stale_episode_row_is_replaced(
+    control: httpx.Client, tasks: list[dict[str, Any]]
+) -> None:
+    start(control, task=tasks[0], id="ep-twice")
+    taken = control.post(EPISODES, json={"task": tasks[0], "id": "ep-twice"})
+    assert taken.status_code == 409
+    assert taken.json()[0]["errorCode"] == "DUPLICATE_VALUE"
+    # The sandbox deleted on its own leaves the episode's row: the id can be used again.
+    assert control.delete("/__localforce/sandboxes/ep-twice").status_code == 204
+    again = start(control, task=tasks[1], id="ep-twice")
+    assert again["prompt"] == tasks[1]["query"]
+
+
+BAD_TASKS = [
+    ({"idx": 1}, "task.task: missing, or not a JSON str"),
+    ({"idx": "1", "task": "x"}, "task.idx: missing, or not a JSON int"),
+    ({"idx": True, "task": "x"}, "task.idx: missing, or not a JSON int"),
+    (
+        {
+            "idx": 1,
+            "task": "handle_time",
+            "query": "q",
+            "reward_metric": "exact_match",
+            "metadata": {},
+        },
+        "task.answer: missing (null if the task has none)",
+    ),
+    (
+        {
+            "idx": 1,
+            "task": "handle_time",
+            "query": "q",
+            "reward_metric": "bleu",
+            "metadata": {},
+            "answer": None,
+        },
+        "task.reward_metric: one of exact_match, fuzzy_match, privacy_rejection",
+    ),
+    (
+        {
+            "idx": 1,
+            "task": "poetry",
+            "query": "q",
+            "reward_metric": "exact_match",
+            "metadata": {},
+            "answer": None,
+        },
+        "task.task: no exact-match answer kind for poetry",
+    ),
+    (
+        {
+            "idx": 1,
+            "task": "knowledge_qa",
+            "query": "q",
+            "reward_metric": "fuzzy_match",
+            "metadata": {"required": 5},
+            "answer": "x",
+        },
+        "task.metadata: required and optional are text",
+    ),
+    (
+        {
+            "idx": 1,
+            "task": "knowledge_qa",
+            "query": "q",
+            "reward_metric": "fuzzy_match",
+            "metadata": {"required": "Today's date: 2024-02-30"},
+            "answer": "x",
+        },
+        "task.metadata.required: day is out of range for month",
+    ),
+]
+
+
+@pytest.mark.parametrize(("task", "message"), BAD_TASKS)
+def test_a_task_that_is_not_a_task_row_is_refused(
+    control: httpx.Client, task: dict[str, Any], message: str
+) -> None:
+    response = control.post(EPISODES, json={"task": task})
+    assert response.status_code == 400
+    assert response.json() == [{"message": message, "errorCode": "INVALID_INPUT"}]
+
+
+NOT_A_TASK = (
+    "Bad request: body.task.dict[str,any]: Input should be a valid dictionary; "
+    "body.task.int: Input should be a valid integer"
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({}, "Bad request: body.task: Field required"),
+        ({"task": "5"}, NOT_A_TASK),
+        ({"task": True}, NOT_A_TASK),
+        ({"task": [1]}, NOT_A_TASK),
+        ({"task": 1, "x": 2}, "Bad request: body.x: Extra inputs are not permitted"),
+    ],
+)
+def test_a_body_without_a_task_is_refused(
+    control: httpx.Client, body: dict[str, Any], message: str
+) -> None:
+    response = control.post(EPISODES, json=body)
+    assert response.status_code == 400
+    assert response.json() == [{"message": message, "errorCode": "INVALID_INPUT"}]
+
+
+def test_an_answer_must_be_text(control: httpx.Client, tasks: list[dict[str, Any]]) -> None:
+    start(control, task=tasks[0], id="ep-text")
+    response = control.post(f"{EPISODES}/ep-text/answer", json={"response": 5})
+    assert response.status_code == 400
+    message = "Bad request: body.response: Input should be a valid string"
+    assert response.json() == [{"message": message, "errorCode": "INVALID_INPUT"}]
+
+
+@pytest.mark.asyncio
+async def test_many_episodes_at_once(base: str, tasks: list[dict[str, Any]]) -> None:
+    async with httpx.AsyncClient(base_url=base, timeout=120) as control:
+
+        async def one(index: int) -> float:
+            task = tasks[index % len(tasks)]
+            made = await control.post(EPISODES, json={"task": task, "id": f"ep-many-{index}"})
+            assert made.status_code == 201, made.text
+            graded = await control.post(
+                f"{EPISODES}/ep-many-{index}/answer", json={"response": str(task["answer"])}
+            )
+            assert graded.status_code == 200, graded.text
+            gone = await control.delete(f"{EPISODES}/ep-many-{index}")
+            assert gone.status_code == 204
+            return float(graded.json()["reward"])
+
+        rewards = await asyncio.gather(*(one(index) for index in range(16)))
+    exact = [tasks[i % len(tasks)]["reward_metric"] == "exact_match" for i in range(16)]
+    assert all(reward == 1.0 for reward, is_exact in zip(rewards, exact, strict=True) if is_exact)
+
+
+def test_a_task_file_that_cannot_be_read_is_named(tmp_path: Path) -> None:
+    with pytest.raises(InvalidTask) as raised:
+        task_from_file(None, 1)
+    assert str(raised.value) == (
+        "task: an idx needs the server's task file (LOCALFORCE_TASK_FILE); send the task row "
+        "itself instead"
+    )
+    broken = tmp_path / "tasks.json"
+    broken.write_text("[", encoding="utf-8")
+    with pytest.raises(InvalidTask) as raised:
+        task_from_file(broken, 1)
+    assert str(raised.value).startswith(f"The task file {broken} cannot be read: ")
