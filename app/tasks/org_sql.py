@@ -23,31 +23,31 @@ def _in(column: Any, period: Period) -> Any:
     return (column >= period.start) & (column < period.end)
 
 
+def _assignments_by(
+    conn: Connection, tables: TableSet, period: Period, column: str
+) -> dict[str, int]:
+    """The value of `column` of the Owner Assignment rows in `period` -> how many name it."""
+    history = tables["CaseHistory__c"]
+    agent = history.c[column]
+    rows = conn.execute(
+        select(agent, func.count(history.c.Id))
+        .where(history.c.Field__c == OWNER_ASSIGNMENT, _in(history.c.CreatedDate, period))
+        .where(agent.is_not(None))
+        .group_by(agent)
+        .order_by(agent)
+    )
+    return {str(value): int(count) for value, count in rows}
+
+
 def assignments_per_agent(conn: Connection, tables: TableSet, period: Period) -> dict[str, int]:
     """Agent Id -> the Owner Assignment rows naming them as the new owner in `period` (a case's
     first owner and each agent it was transferred to)."""
-    history = tables["CaseHistory__c"]
-    rows = conn.execute(
-        select(history.c.NewValue__c, func.count(history.c.Id))
-        .where(history.c.Field__c == OWNER_ASSIGNMENT, _in(history.c.CreatedDate, period))
-        .where(history.c.NewValue__c.is_not(None))
-        .group_by(history.c.NewValue__c)
-        .order_by(history.c.NewValue__c)
-    )
-    return {str(agent): int(count) for agent, count in rows}
+    return _assignments_by(conn, tables, period, "NewValue__c")
 
 
 def transfers_per_agent(conn: Connection, tables: TableSet, period: Period) -> dict[str, int]:
     """Agent Id -> the Owner Assignment rows in `period` that moved a case away from them."""
-    history = tables["CaseHistory__c"]
-    rows = conn.execute(
-        select(history.c.OldValue__c, func.count(history.c.Id))
-        .where(history.c.Field__c == OWNER_ASSIGNMENT, _in(history.c.CreatedDate, period))
-        .where(history.c.OldValue__c.is_not(None))
-        .group_by(history.c.OldValue__c)
-        .order_by(history.c.OldValue__c)
-    )
-    return {str(agent): int(count) for agent, count in rows}
+    return _assignments_by(conn, tables, period, "OldValue__c")
 
 
 def closed_untransferred_cases(

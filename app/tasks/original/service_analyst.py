@@ -30,6 +30,13 @@ def _span(data: OrgData) -> tuple[date, date]:
     return first.date(), last.date()
 
 
+def _most_cases(counts: Counter[str]) -> str:
+    """The key with the most cases, at least two of them."""
+    if not counts or max(counts.values()) < 2:
+        raise NoAnswer
+    return single_extreme({key: float(n) for key, n in counts.items()}, "max")
+
+
 TOP_ISSUE_QUERIES = (
     "What is the most reported issue for product {product} in {period}?",
     "Which issue did customers raise most often about product {product} in {period}?",
@@ -41,10 +48,7 @@ def draw_top_issue(rng: Random, data: OrgData) -> Draft:
     product = _product(rng, data)
     today, period = draw_window(rng, *_span(data))
     cases = org_sql.product_case_dates(data.conn, data.tables, product, period)
-    counts = Counter(issue for issue, _ in cases if issue is not None)
-    if not counts or max(counts.values()) < 2:
-        raise NoAnswer
-    answer = single_extreme({issue: float(n) for issue, n in counts.items()}, "max")
+    answer = _most_cases(Counter(issue for issue, _ in cases if issue is not None))
     policy = (
         "An issue's count is the number of cases created in the period about an order item of "
         "the product (the case's OrderItemId__c) with that issue (IssueId__c). Answer with the "
@@ -80,10 +84,7 @@ def draw_monthly_trend(rng: Random, data: OrgData) -> Draft:
     product = _product(rng, data)
     today, period = _several_months(rng, *_span(data))
     cases = org_sql.product_case_dates(data.conn, data.tables, product, period)
-    counts = Counter(calendar.month_name[created.month] for _, created in cases)
-    if not counts or max(counts.values()) < 2:
-        raise NoAnswer
-    answer = single_extreme({month: float(n) for month, n in counts.items()}, "max")
+    answer = _most_cases(Counter(calendar.month_name[created.month] for _, created in cases))
     policy = (
         "A month's count is the number of cases created in it about an order item of the "
         "product (the case's OrderItemId__c). Answer with the month's English name, e.g. May."

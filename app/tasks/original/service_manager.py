@@ -45,6 +45,13 @@ def _qualified(data: OrgData, period: Period, threshold: int) -> list[str]:
     return agents
 
 
+def _agent_draft(
+    answer: str, query: str, today: date, policy: str, period: Period, threshold: int, extreme: str
+) -> Draft:
+    params = {"period": period, "threshold": threshold, "extreme": extreme}
+    return Draft(answer, query, today, policy, DEFINITIONS, params)
+
+
 HANDLE_TIME_QUERIES = (
     "Which agent had the {word} average handle time in {period}?",
     "Find the agent with the {word} average handle time for cases in {period}.",
@@ -69,8 +76,7 @@ def draw_handle_time(rng: Random, data: OrgData) -> Draft:
         f"the period). {_qualification(threshold)} Answer with the agent's User Id."
     )
     query = rng.choice(HANDLE_TIME_QUERIES).format(word=EXTREMES[extreme][0], period=period.words)
-    params = {"period": period, "threshold": threshold, "extreme": extreme}
-    return Draft(answer, query, today, policy, DEFINITIONS, params)
+    return _agent_draft(answer, query, today, policy, period, threshold, extreme)
 
 
 TRANSFER_QUERIES = (
@@ -92,8 +98,7 @@ def draw_transfer_count(rng: Random, data: OrgData) -> Draft:
         f"old owner). {_qualification(threshold)} Answer with the agent's User Id."
     )
     query = rng.choice(TRANSFER_QUERIES).format(word=EXTREMES[extreme][1], period=period.words)
-    params = {"period": period, "threshold": threshold, "extreme": extreme}
-    return Draft(answer, query, today, policy, DEFINITIONS, params)
+    return _agent_draft(answer, query, today, policy, period, threshold, extreme)
 
 
 ROUTING_POLICY = (
