@@ -256,3 +256,15 @@ def case_closed_or_created(conn: Connection, tables: TableSet, case_id: str) -> 
         select(case.c.CreatedDate, case.c.ClosedDate).where(case.c.Id == case_id)
     ).one()
     return closed or created  # type: ignore[no-any-return]
+
+
+def cases_with_text(conn: Connection, tables: TableSet, subject: str, description: str) -> int:
+    """How many cases have this Subject and this Description."""
+    case = tables["Case"]
+    return int(
+        conn.execute(
+            select(func.count(case.c.Id)).where(
+                case.c.Subject == subject, case.c.Description == description
+            )
+        ).scalar_one()
+    )

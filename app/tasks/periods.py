@@ -10,6 +10,8 @@ from December of the year named to the end of the next February.
 from __future__ import annotations
 
 import calendar
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from random import Random
@@ -111,3 +113,36 @@ def draw_window(rng: Random, first: date, last: date) -> tuple[date, Period]:
         return period.end.date() + timedelta(days=rng.randint(0, 90)), period
     today = first + timedelta(days=rng.randint(min(365, (last - first).days), (last - first).days))
     return today, draw_past_period(rng, today)
+
+
+_MONTHS = {name: number for number, name in enumerate(calendar.month_name) if name}
+_READERS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str], date], Period]], ...] = (
+    (re.compile(r"\bQ([1-4]) (\d{4})\b"), lambda m, _: quarter(int(m[2]), int(m[1]))),
+    (
+        re.compile(rf"\b({'|'.join(SEASONS)}) (\d{{4}})\b"),
+        lambda m, _: season(int(m[2]), m[1]),
+    ),
+    (re.compile(r"\bthe year (\d{4})\b"), lambda m, _: year(int(m[1]))),
+    (
+        re.compile(rf"\b({'|'.join(_MONTHS)}) (\d{{4}})\b"),
+        lambda m, _: month(int(m[2]), _MONTHS[m[1]]),
+    ),
+    (
+        re.compile(r"\bthe past (\d+) (weeks|months|quarters)\b"),
+        lambda m, today: past(today, int(m[1]), m[2]),
+    ),
+    (
+        re.compile(r"\bthe past (week|month|quarter)\b"),
+        lambda m, today: past(today, 1, m[1] + "s"),
+    ),
+)
+
+
+def read_period(text: str, today: date) -> Period:
+    """The period a task's words name (the inverse of the constructors above), as an agent
+    reading the query works it out."""
+    for pattern, make in _READERS:
+        found = pattern.search(text)
+        if found is not None:
+            return make(found, today)
+    raise ValueError(f"no period is named in {text!r}")

@@ -143,6 +143,8 @@ def draw_case_routing(rng: Random, data: OrgData) -> Draft:
     case_id, subject, description, issue, product, created = rng.choice(
         org_sql.open_cases(data.conn, data.tables)
     )
+    if org_sql.cases_with_text(data.conn, data.tables, subject, description) > 1:
+        raise Ambiguous  # the words do not single out the case, nor its issue and product
     answer = route(data, issue, product)
     query = rng.choice(ROUTING_QUERIES).format(subject=subject, description=description)
     params = {"case": case_id, "issue": issue, "product": product}

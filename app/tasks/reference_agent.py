@@ -1,0 +1,282 @@
+"""A scripted reference agent: it solves a task as an agent must, from the task's words and
+metadata alone, through the org's REST API (SOQL), never reading the database or the answer.
+It proves a task is solvable and that the query engine agrees with the SQL ground truth.
+
+Types whose answer is in free text (policy violation identification, knowledge QA) need
+reading, not scripting: `solve` raises NotScripted for them."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter
+from collections.abc import Callable, Iterable
+from datetime import date, datetime, timedelta
+from typing import Any, Protocol
+
+import httpx
+
+from app.tasks.episodes import TODAY
+from app.tasks.periods import Period, read_period
+
+API_VERSION = "v59.0"
+
+
+class Api(Protocol):
+    def query(self, soql: str) -> list[dict[str, Any]]: ...
+
+
+class NotScripted(Exception):
+    """A task type the reference agent does not solve."""
+
+
+class HttpApi:
+    """The org's REST API with a session token: every record of a query, page after page."""
+
+    def __init__(self, client: httpx.Client, token: str) -> None:
+        self.client = client
+        self.headers = {"Authorization": f"Bearer {token}"}
+
+    def query(self, soql: str) -> list[dict[str, Any]]:
+        url = f"/services/data/{API_VERSION}/query"
+        response = self.client.get(url, params={"q": soql}, headers=self.headers)
+        records: list[dict[str, Any]] = []
+        while True:
+            response.raise_for_status()
+            body = response.json()
+            records += body["records"]
+            if body["done"]:
+                return records
+            response = self.client.get(body["nextRecordsUrl"], headers=self.headers)
+
+
+def _literal(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _ids(values: Iterable[str]) -> str:
+    return "(" + ", ".join(_quoted(value) for value in values) + ")"
+
+
+def _moment(wire: str) -> datetime:
+    return datetime.strptime(wire, "%Y-%m-%dT%H:%M:%S.%f%z").replace(tzinfo=None)
+
+
+def _today(task: dict[str, Any]) -> date:
+    found = TODAY.search(task["metadata"]["required"])
+    if found is None:
+        raise NotScripted("the task names no today")
+    return date.fromisoformat(found[1])
+
+
+def _period(task: dict[str, Any]) -> Period:
+    return read_period(task["query"], _today(task))
+
+
+def _created_in(period: Period) -> str:
+    return f"CreatedDate >= {_literal(period.start)} AND CreatedDate < {_literal(period.end)}"
+
+
+def _pick(values: dict[str, float], extreme: str) -> str:
+    return (min if extreme == "min" else max)(values, key=lambda key: values[key])
+
+
+def _extreme(query: str) -> str:
+    return "min" if re.search(r"\b(shortest|fewest)\b", query) else "max"
+
+
+def _threshold(policy: str) -> int:
+    if "at least one case" in policy:
+        return 0
+    if "more than one case" in policy:
+        return 1
+    found = re.search(r"more than (\d+) cases", policy)
+    if found is None:
+        raise NotScripted("the policy names no threshold")
+    return int(found[1])
+
+
+def _counts(api: Api, soql: str, key: str) -> dict[str, int]:
+    return {row[key]: int(row["n"]) for row in api.query(soql) if row[key] is not None}
+
+
+def _qualified(api: Api, period: Period, threshold: int) -> set[str]:
+    assigned = _counts(
+        api,
+        "SELECT NewValue__c, COUNT(Id) n FROM CaseHistory__c WHERE Field__c = 'Owner Assignment'"
+        f" AND {_created_in(period)} GROUP BY NewValue__c",
+        "NewValue__c",
+    )
+    return {agent for agent, count in assigned.items() if count > threshold}
+
+
+def handle_time(api: Api, task: dict[str, Any]) -> str:
+    period = _period(task)
+    qualified = _qualified(api, period, _threshold(task["metadata"]["required"]))
+    once = {
+        row["CaseId__c"]
+        for row in api.query(
+            "SELECT CaseId__c FROM CaseHistory__c WHERE Field__c = 'Owner Assignment' AND "
+            f"{_created_in(period)} GROUP BY CaseId__c HAVING COUNT(Id) = 1"
+        )
+    }
+    times: dict[str, list[float]] = {}
+    for case in api.query(
+        "SELECT Id, OwnerId, CreatedDate, ClosedDate FROM Case WHERE Status = 'Closed' AND "
+        + _created_in(period)
+    ):
+        if case["OwnerId"] in qualified and case["Id"] in once and case["ClosedDate"]:
+            spent = _moment(case["ClosedDate"]) - _moment(case["CreatedDate"])
+            times.setdefault(case["OwnerId"], []).append(spent.total_seconds())
+    means = {owner: statistics.fmean(seconds) for owner, seconds in times.items()}
+    return _pick(means, _extreme(task["query"]))
+
+
+def transfer_count(api: Api, task: dict[str, Any]) -> str:
+    period = _period(task)
+    qualified = _qualified(api, period, _threshold(task["metadata"]["required"]))
+    moved = _counts(
+        api,
+        "SELECT OldValue__c, COUNT(Id) n FROM CaseHistory__c WHERE Field__c = 'Owner Assignment'"
+        f" AND {_created_in(period)} GROUP BY OldValue__c",
+        "OldValue__c",
+    )
+    counts = {agent: float(moved.get(agent, 0)) for agent in qualified}
+    return _pick(counts, _extreme(task["query"]))
+
+
+def _product_items(api: Api, product: str) -> list[str]:
+    rows = api.query(f"SELECT Id FROM OrderItem WHERE Product2Id = {_quoted(product)}")
+    return [row["Id"] for row in rows]
+
+
+def _product_cases(api: Api, task: dict[str, Any], fields: str) -> list[dict[str, Any]]:
+    found = re.search(r"\b01t[0-9A-Za-z]{15}\b", task["query"])
+    if found is None:
+        raise NotScripted("the query names no product")
+    items = _product_items(api, found[0])
+    if not items:
+        return []
+    return api.query(
+        f"SELECT {fields} FROM Case WHERE OrderItemId__c IN {_ids(items)} AND "
+        + _created_in(_period(task))
+    )
+
+
+def top_issue(api: Api, task: dict[str, Any]) -> str:
+    cases = _product_cases(api, task, "IssueId__c")
+    counts = Counter(case["IssueId__c"] for case in cases if case["IssueId__c"])
+    return _pick(dict(counts), "max")
+
+
+def monthly_trend(api: Api, task: dict[str, Any]) -> str:
+    cases = _product_cases(api, task, "CreatedDate")
+    counts = Counter(_moment(case["CreatedDate"]).strftime("%B") for case in cases)
+    return _pick(dict(counts), "max")
+
+
+def best_region(api: Api, task: dict[str, Any]) -> str:
+    times: dict[str, list[float]] = {}
+    for case in api.query(
+        "SELECT Account.ShippingState, CreatedDate, ClosedDate FROM Case WHERE Status = "
+        f"'Closed' AND {_created_in(_period(task))}"
+    ):
+        state = (case.get("Account") or {}).get("ShippingState")
+        if state and case["ClosedDate"]:
+            spent = _moment(case["ClosedDate"]) - _moment(case["CreatedDate"])
+            times.setdefault(state, []).append(spent.total_seconds())
+    return _pick({state: statistics.fmean(t) for state, t in times.items()}, "min")
+
+
+_NEW_CASE = (
+    re.compile(r"Subject: (.*?)\. Description: (.*) Which agent should it be routed to\?$", re.S),
+    re.compile(r"Subject: (.*)\nDescription: (.*)$", re.S),
+    re.compile(r'Subject: "(.*)"\. Description: "(.*)"$', re.S),
+)
+
+
+def case_routing(api: Api, task: dict[str, Any]) -> str:
+    found = next((m for p in _NEW_CASE if (m := p.search(task["query"]))), None)
+    if found is None:
+        raise NotScripted("the query holds no subject and description")
+    subject, description = found[1], found[2]
+    cases = [
+        case
+        for case in api.query(
+            "SELECT Id, Description, IssueId__c, OrderItemId__c FROM Case WHERE Subject = "
+            + _quoted(subject)
+        )
+        if (case["Description"] or "").strip() == description.strip()
+    ]
+    if len(cases) != 1:
+        raise NotScripted(f"{len(cases)} cases have the new case's subject and description")
+    issue, item = cases[0]["IssueId__c"], cases[0]["OrderItemId__c"]
+    closed = "SELECT OwnerId, COUNT(Id) n FROM Case WHERE Status = 'Closed' AND "
+    by_issue = _counts(api, f"{closed}IssueId__c = {_quoted(issue)} GROUP BY OwnerId", "OwnerId")
+    (product,) = api.query(f"SELECT Product2Id FROM OrderItem WHERE Id = {_quoted(item)}")
+    items = _product_items(api, product["Product2Id"])
+    by_product = _counts(
+        api, f"{closed}OrderItemId__c IN {_ids(items)} GROUP BY OwnerId", "OwnerId"
+    )
+    still_open = _counts(
+        api,
+        "SELECT OwnerId, COUNT(Id) n FROM Case WHERE Status != 'Closed' GROUP BY OwnerId",
+        "OwnerId",
+    )
+    ranked = sorted(
+        by_issue,
+        key=lambda agent: (-by_issue[agent], -by_product.get(agent, 0), still_open.get(agent, 0)),
+    )
+    return ranked[0]
+
+
+_BOUGHT = re.compile(r"the (\S+) I (?:bought|purchased|ordered) (a|\d+) (days?|weeks?) ago")
+_CONTACT = re.compile(r"Contact Id: (003[0-9A-Za-z]{15})")
+
+
+def named_entity(api: Api, task: dict[str, Any]) -> str:
+    bought, contact = _BOUGHT.search(task["query"]), _CONTACT.search(task["metadata"]["required"])
+    if bought is None or contact is None:
+        raise NotScripted("the task names no purchase or no contact")
+    count = 1 if bought[2] == "a" else int(bought[2])
+    days = count * (7 if bought[3].startswith("week") else 1)
+    day = _today(task) - timedelta(days=days)
+    (account,) = api.query(f"SELECT AccountId FROM Contact WHERE Id = {_quoted(contact[1])}")
+    items = api.query(
+        "SELECT Product2Id, Product2.Name, Product2.Description FROM OrderItem WHERE "
+        f"Order.AccountId = {_quoted(account['AccountId'])} AND Order.Status = 'Activated' "
+        f"AND Order.EffectiveDate = {day.isoformat()}"
+    )
+    word = re.compile(rf"\b{re.escape(bought[1])}\b", re.IGNORECASE)
+    found = {
+        item["Product2Id"]
+        for item in items
+        if word.search(item["Product2"]["Name"] or "")
+        or word.search(item["Product2"]["Description"] or "")
+    }
+    if len(found) != 1:
+        raise NotScripted(f"{len(found)} products fit {bought[1]!r}")
+    return str(found.pop())
+
+
+SOLVERS: dict[str, Callable[[Api, dict[str, Any]], str]] = {
+    "case_routing": case_routing,
+    "handle_time": handle_time,
+    "transfer_count": transfer_count,
+    "named_entity_disambiguation": named_entity,
+    "top_issue_identification": top_issue,
+    "monthly_trend_analysis": monthly_trend,
+    "best_region_identification": best_region,
+}
+
+
+def solve(api: Api, task: dict[str, Any]) -> str:
+    """The reference agent's answer to a task it is given (a task row without its answer)."""
+    solver = SOLVERS.get(task["task"])
+    if solver is None:
+        raise NotScripted(f"{task['task']} is not scripted")
+    return solver(api, task)

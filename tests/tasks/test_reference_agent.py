@@ -1,0 +1,97 @@
+"""The scripted reference agent solves every scripted task type through the REST API alone and
+scores 1 on each, in episodes on a real server, on both back ends; the do-nothing and random
+agents stay near chance."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import create_engine
+
+from app.config import REPO_ROOT
+from app.metadata.registry import SchemaRegistry
+from app.storage.tables import TableSet
+from app.tasks.baselines import RandomAnswers, do_nothing
+from app.tasks.generator import generate_tasks, task_file_text
+from app.tasks.grading import grade
+from app.tasks.reference_agent import SOLVERS, HttpApi, NotScripted, solve
+from tests.conftest import TEST_SEED
+from tests.databases import DatabaseFactory
+from tests.servers import private_org_app, serve_in_thread
+
+EPISODES = "/__localforce/episodes"
+TABLES = TableSet(
+    SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original" / "objects")
+)
+PER_TYPE = 3
+
+
+@pytest.fixture(scope="module")
+def tasks(seeded_template: str) -> list[dict[str, Any]]:
+    engine = create_engine(seeded_template)
+    try:
+        rows = generate_tasks(engine, TABLES, org="original", seed=TEST_SEED, per_type=PER_TYPE)
+    finally:
+        engine.dispose()
+    parsed: list[dict[str, Any]] = json.loads(task_file_text(rows))
+    return parsed
+
+
+@pytest.fixture(scope="module")
+def control(
+    database_factory: DatabaseFactory, sandbox_ready_template: str
+) -> Iterator[httpx.Client]:
+    app = private_org_app(database_factory, sandbox_ready_template)
+    with (
+        serve_in_thread(app) as port,
+        httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client,
+    ):
+        yield client
+
+
+def run_episode(control: httpx.Client, task: dict[str, Any], answer: Any) -> float:
+    """An episode for `task`, answered by `answer(api, given task)`; its reward."""
+    made = control.post(EPISODES, json={"task": task})
+    assert made.status_code == 201, made.text
+    episode = made.json()
+    api = HttpApi(control, episode["access_token"])
+    response = answer(api, episode["task"])
+    graded = control.post(f"{EPISODES}/{episode['id']}/answer", json={"response": response})
+    assert graded.status_code == 200, graded.text
+    assert control.delete(f"{EPISODES}/{episode['id']}").status_code == 204
+    return float(graded.json()["reward"])
+
+
+@pytest.mark.parametrize("type_name", sorted(SOLVERS))
+def test_the_reference_agent_solves_every_task_of_a_scripted_type(
+    control: httpx.Client, tasks: list[dict[str, Any]], type_name: str
+) -> None:
+    of_type = [task for task in tasks if task["task"] == type_name]
+    assert len(of_type) == PER_TYPE
+    rewards = [run_episode(control, task, solve) for task in of_type]
+    assert rewards == [1.0] * PER_TYPE
+
+
+def test_the_reference_agent_says_which_types_it_does_not_script(
+    tasks: list[dict[str, Any]],
+) -> None:
+    unscripted = sorted({task["task"] for task in tasks} - set(SOLVERS))
+    assert unscripted == ["knowledge_qa", "policy_violation_identification"]
+    with pytest.raises(NotScripted) as raised:
+        solve(HttpApi(httpx.Client(), ""), next(t for t in tasks if t["task"] == "knowledge_qa"))
+    assert str(raised.value) == "knowledge_qa is not scripted"
+
+
+def test_the_baselines_stay_near_chance(tasks: list[dict[str, Any]]) -> None:
+    nothing = grade(tasks, [{"idx": t["idx"], "response": do_nothing(t)} for t in tasks])
+    guesser = RandomAnswers(tasks, seed=1)
+    guessed = grade(tasks, [{"idx": t["idx"], "response": guesser(t)} for t in tasks])
+    # Answering nothing is right only where the answer is None (a compliant case).
+    nones = sum(1 for task in tasks if task["answer"] is None)
+    assert nothing.overall == pytest.approx(nones / len(tasks))
+    assert nothing.overall < 0.1
+    assert guessed.overall < 0.5
