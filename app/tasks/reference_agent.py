@@ -2,11 +2,14 @@
 metadata alone, through the org's REST API (SOQL), never reading the database or the answer.
 It proves a task is solvable and that the query engine agrees with the SQL ground truth.
 
-Types whose answer is in free text (policy violation identification, knowledge QA) need
-reading, not scripting: `solve` raises NotScripted for them."""
+Where a task needs reading, the script carries a rulebook instead of judgment: for policy
+violations, the lines the knowledge base's policies (and the issues' stories) count as
+violations (`seed/orgs/original/text`); for knowledge QA, which words of an article state the
+figure each question asks for. The figures and conversations themselves come from the API."""
 
 from __future__ import annotations
 
+import functools
 import re
 import statistics
 from collections import Counter
@@ -16,7 +19,9 @@ from typing import Any, Protocol
 
 import httpx
 
+from app.seeding.generate.text import load_text
 from app.tasks.episodes import TODAY
+from app.tasks.original.service_agent import FACTS
 from app.tasks.periods import Period, read_period
 
 API_VERSION = "v59.0"
@@ -263,11 +268,68 @@ def named_entity(api: Api, task: dict[str, Any]) -> str:
     return str(found.pop())
 
 
+def _pattern(line: str) -> re.Pattern[str]:
+    """A rulebook line as a pattern: its placeholders ({product}, {days_since}) match any text."""
+    return re.compile(".+?".join(re.escape(part) for part in re.split(r"\{\w+\}", line)))
+
+
+@functools.cache
+def _violation_lines() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """(the policy's article title, a line that violates it), for every violation line."""
+    policies = load_text("knowledge")["policies"]
+    titles = {policy["key"]: policy["title"] for policy in policies}
+    lines = [(policy["key"], line) for policy in policies for line in policy.get("violation", [])]
+    for issue in load_text("issues")["issues"]:
+        for scenario in issue.get("scenarios", []):
+            for key, extra in scenario.get("violations", {}).items():
+                lines += [(key, line) for line in extra]
+    return tuple((titles[key], _pattern(line)) for key, line in lines)
+
+
+def policy_violation(api: Api, task: dict[str, Any]) -> str:
+    found = re.search(r"\bcase (500[0-9A-Za-z]{15})\b", task["query"])
+    if found is None:
+        raise NotScripted("the query names no case")
+    case = _quoted(found[1])
+    texts = [
+        row["Body"] or ""
+        for row in api.query(f"SELECT Body FROM LiveChatTranscript WHERE CaseId = {case}")
+    ] + [
+        row["TextBody"] or ""
+        for row in api.query(f"SELECT TextBody FROM EmailMessage WHERE ParentId = {case}")
+    ]
+    broken = {title for title, line in _violation_lines() for text in texts if line.search(text)}
+    if not broken:
+        return "None"
+    if len(broken) > 1:
+        raise NotScripted(f"lines of {len(broken)} policies are broken")
+    (article,) = api.query(
+        "SELECT Id FROM Knowledge__kav WHERE PublishStatus = 'Online' AND Title = "
+        + _quoted(broken.pop())
+    )
+    return str(article["Id"])
+
+
+def knowledge_qa(api: Api, task: dict[str, Any]) -> str:
+    fact = next((fact for fact in FACTS if task["query"] in fact.questions), None)
+    if fact is None:
+        raise NotScripted("the question is not in the rulebook")
+    pattern = re.compile(r"(\S+?)".join(re.escape(part) for part in fact.evidence.split("{value}")))
+    for row in api.query("SELECT Summary FROM Knowledge__kav WHERE PublishStatus = 'Online'"):
+        stated = pattern.search(row["Summary"] or "")
+        if stated is not None:
+            value = stated[1] if pattern.groups else None
+            return fact.answer.format(value=value)
+    raise NotScripted("no article states it")
+
+
 SOLVERS: dict[str, Callable[[Api, dict[str, Any]], str]] = {
     "case_routing": case_routing,
     "handle_time": handle_time,
     "transfer_count": transfer_count,
     "named_entity_disambiguation": named_entity,
+    "policy_violation_identification": policy_violation,
+    "knowledge_qa": knowledge_qa,
     "top_issue_identification": top_issue,
     "monthly_trend_analysis": monthly_trend,
     "best_region_identification": best_region,
