@@ -18,12 +18,12 @@ from app.storage.tables import TableSet
 from app.tasks.baselines import RandomAnswers, do_nothing
 from app.tasks.generator import generate_tasks, task_file_text
 from app.tasks.grading import grade
+from app.tasks.harness import run_tasks
 from app.tasks.reference_agent import SOLVERS, HttpApi, NotScripted, solve
 from tests.conftest import TEST_SEED
 from tests.databases import DatabaseFactory
 from tests.servers import private_org_app, serve_in_thread
 
-EPISODES = "/__localforce/episodes"
 TABLES = TableSet(
     SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original" / "objects")
 )
@@ -53,27 +53,14 @@ def control(
         yield client
 
 
-def run_episode(control: httpx.Client, task: dict[str, Any], answer: Any) -> float:
-    """An episode for `task`, answered by `answer(api, given task)`; its reward."""
-    made = control.post(EPISODES, json={"task": task})
-    assert made.status_code == 201, made.text
-    episode = made.json()
-    api = HttpApi(control, episode["access_token"])
-    response = answer(api, episode["task"])
-    graded = control.post(f"{EPISODES}/{episode['id']}/answer", json={"response": response})
-    assert graded.status_code == 200, graded.text
-    assert control.delete(f"{EPISODES}/{episode['id']}").status_code == 204
-    return float(graded.json()["reward"])
-
-
 @pytest.mark.parametrize("type_name", sorted(SOLVERS))
 def test_the_reference_agent_solves_every_task_of_a_scripted_type(
     control: httpx.Client, tasks: list[dict[str, Any]], type_name: str
 ) -> None:
     of_type = [task for task in tasks if task["task"] == type_name]
     assert len(of_type) == PER_TYPE
-    rewards = [run_episode(control, task, solve) for task in of_type]
-    assert rewards == [1.0] * PER_TYPE
+    rewards = run_tasks(control, of_type, solve)
+    assert list(rewards.values()) == [1.0] * PER_TYPE
 
 
 def test_the_reference_agent_scripts_every_type(tasks: list[dict[str, Any]]) -> None:
