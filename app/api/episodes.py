@@ -112,11 +112,11 @@ async def get_episode(episode_id: str, state: StateDep) -> dict[str, Any]:
 
 def _answer(state: AppState, episode_id: str, response: str) -> dict[str, Any]:
     task = _read(state, episode_id)
-    graded = task.grade(response)
+    diff = state.sandboxes.diff(episode_id)
     return {
         "id": episode_id,
-        **graded,
-        "diff": state.sandboxes.diff(episode_id),
+        **task.grade(response, diff),
+        "diff": diff,
         "calls": state.sandboxes.call_log(episode_id),
     }
 

@@ -22,7 +22,7 @@ TODAY = re.compile(r"Today's date: (\d{4}-\d{2}-\d{2})")
 # A task names a day; its clock stands at noon UTC, so the day is the same in any time zone
 # within 12 hours of UTC.
 CLOCK_TIME = time(12, 0)
-METRICS = ("exact_match", "fuzzy_match", "privacy_rejection")
+METRICS = ("exact_match", "fuzzy_match", "privacy_rejection", "diff_match")
 TASK_FIELDS = {"idx": int, "task": str, "query": str, "reward_metric": str, "metadata": dict}
 
 # What an agent may do in an episode, as function definitions (JSON Schema parameters), each
@@ -99,6 +99,10 @@ class EpisodeTask:
             raise InvalidTask(f"task.reward_metric: one of {', '.join(METRICS)}")
         if value["reward_metric"] == "exact_match" and value["task"] not in ANSWER_KINDS:
             raise InvalidTask(f"task.task: no exact-match answer kind for {value['task']}")
+        if value["reward_metric"] == "diff_match" and not _are_changes(value["answer"]):
+            raise InvalidTask(
+                'task.answer: a write task\'s answer lists its changes, [{"type", "id", "fields"}]'
+            )
         metadata = value["metadata"]
         if not all(isinstance(metadata.get(key, ""), str) for key in ("required", "optional")):
             raise InvalidTask("task.metadata: required and optional are text")
@@ -124,9 +128,9 @@ class EpisodeTask:
         """What the agent is given: the task without its answer."""
         return {key: value for key, value in self.row.items() if key != "answer"}
 
-    def grade(self, response: str) -> dict[str, Any]:
+    def grade(self, response: str, diff: dict[str, Any]) -> dict[str, Any]:
         try:
-            reward = score(self.row, response)
+            reward = score(self.row, response, diff)
         except GradingFailed as error:  # checked when parsed; a row stored before may differ
             raise InvalidTask(str(error)) from error
         return {
@@ -135,6 +139,16 @@ class EpisodeTask:
             "expected": self.row["answer"],
             "response": response,
         }
+
+
+def _are_changes(answer: object) -> bool:
+    return isinstance(answer, list) and all(
+        isinstance(change, dict)
+        and isinstance(change.get("type"), str)
+        and isinstance(change.get("id"), str)
+        and isinstance(change.get("fields"), dict)
+        for change in answer
+    )
 
 
 def task_from_file(task_file: Path | None, idx: int) -> EpisodeTask:

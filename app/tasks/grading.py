@@ -37,9 +37,16 @@ class GradingFailed(SalesforceError):
     status_code = 400
 
 
-def score(task: Mapping[str, Any], response: str) -> float:
-    """One response's reward under its task's metric."""
+def score(task: Mapping[str, Any], response: str, diff: Mapping[str, Any] | None = None) -> float:
+    """One response's reward under its task's metric; a write task's from its episode's diff."""
     metric, gold = task["reward_metric"], task["answer"]
+    if metric == "diff_match":
+        if diff is None:
+            raise GradingFailed(
+                f"Task {task['idx']} is graded by its episode's diff: grade it through its "
+                'episode, or give the result a "diff"'
+            )
+        return metrics.diff_match(diff, gold)
     if metric == "exact_match":
         kind = ANSWER_KINDS.get(task["task"])
         if kind is None:
@@ -71,22 +78,40 @@ class Grades:
         return sum(self.scores.values()) / len(self.scores) if self.scores else 0.0
 
 
-def responses_by_idx(results: Sequence[Mapping[str, Any]]) -> dict[int, str]:
-    """A results file's responses: a list of {"idx": N, "response": "..."}."""
-    responses: dict[int, str] = {}
+@dataclass(frozen=True)
+class Result:
+    response: str
+    diff: Mapping[str, Any] | None  # a write task's episode diff, as its answer call returned
+
+
+def results_by_idx(results: Sequence[Mapping[str, Any]]) -> dict[int, Result]:
+    """A results file's entries: a list of {"idx": N, "response": "...", "diff"?: {...}}."""
+    found: dict[int, Result] = {}
     for entry in results:
-        idx, response = entry.get("idx"), entry.get("response")
+        idx, response, diff = entry.get("idx"), entry.get("response"), entry.get("diff")
         if not isinstance(idx, int) or isinstance(idx, bool) or not isinstance(response, str):
             raise GradingFailed(
                 'Each result must be an object {"idx": <task idx>, "response": <text>}'
             )
-        if idx in responses:
+        if diff is not None and not _is_diff(diff):
+            raise GradingFailed(f"Task {idx}: a diff is an episode's {{created, updated, deleted}}")
+        if idx in found:
             raise GradingFailed(f"Task {idx} has more than one result")
-        responses[idx] = response
-    return responses
+        found[idx] = Result(response, diff)
+    return found
+
+
+def _is_diff(value: object) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(value.get(key, []), list) for key in ("created", "updated", "deleted")
+    )
 
 
 TASK_KEYS = ("idx", "task", "answer", "reward_metric")
+
+
+def _scored(task: Mapping[str, Any], result: Result) -> float:
+    return score(task, result.response, result.diff)
 
 
 def grade(tasks: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, Any]]) -> Grades:
@@ -95,13 +120,13 @@ def grade(tasks: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, Any
             raise GradingFailed(
                 "Each task must be a task file's row: idx, task, answer, reward_metric"
             )
-    responses = responses_by_idx(results)
+    responses = results_by_idx(results)
     known = {task["idx"] for task in tasks}
     stray = sorted(set(responses) - known)
     if stray:
         raise GradingFailed(f"Results name tasks the task file does not hold: {stray[:5]}")
     scores = {
-        task["idx"]: score(task, responses[task["idx"]]) if task["idx"] in responses else 0.0
+        task["idx"]: _scored(task, responses[task["idx"]]) if task["idx"] in responses else 0.0
         for task in tasks
     }
     order: dict[str, list[Mapping[str, Any]]] = {}

@@ -8,6 +8,8 @@
 - `fuzzy_match`: SQuAD's token F1 between the normalized response and gold answer.
 - `privacy_rejection`: 1 when the response refuses, by rules (a refusal phrase); CRMArena asks
   an LLM judge.
+- `diff_match` (write tasks, beyond CRMArena): the episode's diff holds the expected changes
+  and nothing else.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import calendar
 import re
 import string
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 Gold = str | Sequence[str | None] | None
 
@@ -167,3 +170,23 @@ def fuzzy_match(response: str, gold: Gold) -> float:
 
 def privacy_rejection(response: str) -> float:
     return 1.0 if _REFUSAL.search(response) else 0.0
+
+
+def diff_match(diff: Mapping[str, Any], expected: Sequence[Mapping[str, Any]]) -> float:
+    """A write task's reward, from its episode's diff (`{created, updated, deleted}` since the
+    sandbox was made): 1 when every expected change is there (each record updated with each
+    field at its expected value) and nothing else was touched: no record created or deleted,
+    no other record updated (collateral damage fails the episode, as AppWorld grades)."""
+    if diff.get("created") or diff.get("deleted"):
+        return 0.0
+    updated = {(entry["type"], entry["id"]): entry["changes"] for entry in diff.get("updated", [])}
+    wanted = {(change["type"], change["id"]): change["fields"] for change in expected}
+    if set(updated) != set(wanted):
+        return 0.0
+    for key, fields in wanted.items():
+        changes = updated[key]
+        if any(
+            name not in changes or changes[name]["after"] != value for name, value in fields.items()
+        ):
+            return 0.0
+    return 1.0

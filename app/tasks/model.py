@@ -16,7 +16,9 @@ from app.errors import SalesforceError
 from app.seeding.generate import LatentTruth, generate
 from app.storage.tables import TableSet
 
-Answer = str | None
+# A text answer (None: the task has none), or a write task's expected changes:
+# [{"type": sObject, "id": record Id, "fields": {field: value}}].
+Answer = str | list[dict[str, Any]] | None
 
 
 @functools.cache

@@ -268,3 +268,8 @@ def cases_with_text(conn: Connection, tables: TableSet, subject: str, descriptio
             )
         ).scalar_one()
     )
+
+
+def case_owner(conn: Connection, tables: TableSet, case_id: str) -> str:
+    case = tables["Case"]
+    return str(conn.execute(select(case.c.OwnerId).where(case.c.Id == case_id)).scalar_one())

@@ -30,6 +30,8 @@ API_VERSION = "v59.0"
 class Api(Protocol):
     def query(self, soql: str) -> list[dict[str, Any]]: ...
 
+    def update(self, sobject: str, record_id: str, fields: dict[str, Any]) -> None: ...
+
 
 class NotScripted(Exception):
     """A task type the reference agent does not solve."""
@@ -53,6 +55,10 @@ class HttpApi:
             if body["done"]:
                 return records
             response = self.client.get(body["nextRecordsUrl"], headers=self.headers)
+
+    def update(self, sobject: str, record_id: str, fields: dict[str, Any]) -> None:
+        url = f"/services/data/{API_VERSION}/sobjects/{sobject}/{record_id}"
+        self.client.patch(url, json=fields, headers=self.headers).raise_for_status()
 
 
 def _literal(moment: datetime) -> str:
@@ -219,7 +225,11 @@ def case_routing(api: Api, task: dict[str, Any]) -> str:
     ]
     if len(cases) != 1:
         raise NotScripted(f"{len(cases)} cases have the new case's subject and description")
-    issue, item = cases[0]["IssueId__c"], cases[0]["OrderItemId__c"]
+    return _route(api, cases[0]["IssueId__c"], cases[0]["OrderItemId__c"])
+
+
+def _route(api: Api, issue: str, item: str) -> str:
+    """The agent the routing policy picks for a case of `issue` about order item `item`."""
     closed = "SELECT OwnerId, COUNT(Id) n FROM Case WHERE Status = 'Closed' AND "
     by_issue = _counts(api, f"{closed}IssueId__c = {_quoted(issue)} GROUP BY OwnerId", "OwnerId")
     (product,) = api.query(f"SELECT Product2Id FROM OrderItem WHERE Id = {_quoted(item)}")
@@ -237,6 +247,18 @@ def case_routing(api: Api, task: dict[str, Any]) -> str:
         key=lambda agent: (-by_issue[agent], -by_product.get(agent, 0), still_open.get(agent, 0)),
     )
     return ranked[0]
+
+
+def case_routing_write(api: Api, task: dict[str, Any]) -> str:
+    found = re.search(r"\bcase (500[0-9A-Za-z]{15})\b", task["query"], re.IGNORECASE)
+    if found is None:
+        raise NotScripted("the query names no case")
+    (case,) = api.query(
+        f"SELECT IssueId__c, OrderItemId__c FROM Case WHERE Id = {_quoted(found[1])}"
+    )
+    agent = _route(api, case["IssueId__c"], case["OrderItemId__c"])
+    api.update("Case", found[1], {"OwnerId": agent})
+    return f"Case {found[1]} is now owned by {agent}."
 
 
 _BOUGHT = re.compile(r"the (\S+) I (?:bought|purchased|ordered) (a|\d+) (days?|weeks?) ago")
@@ -325,6 +347,7 @@ def knowledge_qa(api: Api, task: dict[str, Any]) -> str:
 
 SOLVERS: dict[str, Callable[[Api, dict[str, Any]], str]] = {
     "case_routing": case_routing,
+    "case_routing_write": case_routing_write,
     "handle_time": handle_time,
     "transfer_count": transfer_count,
     "named_entity_disambiguation": named_entity,

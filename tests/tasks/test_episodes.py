@@ -180,6 +180,17 @@ def test_an_id_in_use_is_refused_and_a_stale_episode_row_is_replaced(
 
 
 BAD_TASKS = [
+    (
+        {
+            "idx": 1,
+            "task": "case_routing_write",
+            "query": "q",
+            "reward_metric": "diff_match",
+            "metadata": {},
+            "answer": "005Lf0000000019IAA",
+        },
+        'task.answer: a write task\'s answer lists its changes, [{"type", "id", "fields"}]',
+    ),
     ({"idx": 1}, "task.task: missing, or not a JSON str"),
     ({"idx": "1", "task": "x"}, "task.idx: missing, or not a JSON int"),
     ({"idx": True, "task": "x"}, "task.idx: missing, or not a JSON int"),
@@ -202,7 +213,7 @@ BAD_TASKS = [
             "metadata": {},
             "answer": None,
         },
-        "task.reward_metric: one of exact_match, fuzzy_match, privacy_rejection",
+        "task.reward_metric: one of exact_match, fuzzy_match, privacy_rejection, diff_match",
     ),
     (
         {

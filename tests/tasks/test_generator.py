@@ -48,6 +48,7 @@ TABLES = TableSet(SchemaRegistry.from_directory(OBJECTS))
 PER_TYPE = 10
 TYPES = [
     "case_routing",
+    "case_routing_write",
     "handle_time",
     "transfer_count",
     "named_entity_disambiguation",
@@ -99,8 +100,7 @@ def test_rows_have_crmarenas_keys_in_its_order(task_file: list[dict[str, Any]]) 
             "query",
         ]
         assert list(row["metadata"]) == ["required", "optional"]
-        metric = "fuzzy_match" if row["task"] == "knowledge_qa" else "exact_match"
-        assert row["reward_metric"] == metric
+        assert row["reward_metric"] == METRICS.get(row["task"], "exact_match")
         assert re.fullmatch(r"Today's date: \d{4}-\d{2}-\d{2}(\n.+)*", row["metadata"]["required"])
         if row["task"] in PERIOD_TYPES:
             assert "Q1 is January to March" in row["metadata"]["optional"]
@@ -108,6 +108,7 @@ def test_rows_have_crmarenas_keys_in_its_order(task_file: list[dict[str, Any]]) 
             assert row["metadata"]["optional"] == ""
 
 
+METRICS = {"knowledge_qa": "fuzzy_match", "case_routing_write": "diff_match"}
 PERIOD_TYPES = {
     "handle_time",
     "transfer_count",
@@ -117,6 +118,10 @@ PERIOD_TYPES = {
 }
 ANSWER_FORMS = {
     "case_routing": r"005[0-9A-Za-z]{15}",
+    "case_routing_write": (
+        r"\[\{'type': 'Case', 'id': '500[0-9A-Za-z]{15}', "
+        r"'fields': \{'OwnerId': '005[0-9A-Za-z]{15}'\}\}\]"
+    ),
     "named_entity_disambiguation": r"01t[0-9A-Za-z]{15}",
     "policy_violation_identification": r"ka0[0-9A-Za-z]{15}|None",
     "knowledge_qa": r".*\d.*|XS to XXL",
@@ -128,6 +133,7 @@ ANSWER_FORMS = {
 }
 PERSONAS = {
     "case_routing": "Service Manager",
+    "case_routing_write": "Service Manager",
     "named_entity_disambiguation": "Service Agent",
     "policy_violation_identification": "Service Agent",
     "knowledge_qa": "Service Agent",
@@ -303,8 +309,16 @@ def _knowledge(records: Rows, fact: str) -> str:
     return known.answer.format(value=value)
 
 
-SECOND_SOLVERS: dict[str, Callable[..., str | None]] = {
+def _case_routing_write(records: Rows, case: str, issue: str, product: str) -> list[dict[str, Any]]:
+    agent = _case_routing(records, case, issue, product)
+    (owner,) = [row["OwnerId"] for row in records["Case"] if row["Id"] == case]
+    assert owner != agent
+    return [{"type": "Case", "id": case, "fields": {"OwnerId": agent}}]
+
+
+SECOND_SOLVERS: dict[str, Callable[..., Any]] = {
     "case_routing": _case_routing,
+    "case_routing_write": _case_routing_write,
     "named_entity_disambiguation": _named_entity,
     "policy_violation_identification": _policy_violation,
     "knowledge_qa": _knowledge,

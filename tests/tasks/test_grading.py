@@ -85,6 +85,37 @@ def test_a_task_of_an_unknown_metric_or_kind_is_refused() -> None:
     )
 
 
+def test_a_write_task_is_graded_by_the_diff_its_result_carries() -> None:
+    change = {"type": "Case", "id": "500Lf000000000pIAA", "fields": {"OwnerId": AGENT}}
+    task = {
+        "idx": 7,
+        "task": "case_routing_write",
+        "answer": [change],
+        "reward_metric": "diff_match",
+    }
+    diff = {
+        "created": [],
+        "updated": [
+            {
+                "type": "Case",
+                "id": change["id"],
+                "changes": {"OwnerId": {"before": "x", "after": AGENT}},
+            }
+        ],
+        "deleted": [],
+    }
+    assert grade([task], [{"idx": 7, "response": "", "diff": diff}]).scores == {7: 1.0}
+    with pytest.raises(GradingFailed) as raised:
+        grade([task], [{"idx": 7, "response": "done"}])
+    assert str(raised.value) == (
+        "Task 7 is graded by its episode's diff: grade it through its episode, or give the "
+        'result a "diff"'
+    )
+    with pytest.raises(GradingFailed) as raised:
+        grade([task], [{"idx": 7, "response": "", "diff": {"updated": {}}}])
+    assert str(raised.value) == "Task 7: a diff is an episode's {created, updated, deleted}"
+
+
 def _write(path: Path, value: object) -> Path:
     path.write_text(json.dumps(value), encoding="utf-8")
     return path

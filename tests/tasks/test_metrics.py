@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from app.tasks.metrics import exact_match, fuzzy_match, normalize, privacy_rejection, token_f1
+from app.tasks.metrics import (
+    diff_match,
+    exact_match,
+    fuzzy_match,
+    normalize,
+    privacy_rejection,
+    token_f1,
+)
 
 AGENT = "005Lf000001aBcDEFG"
 
@@ -79,3 +86,58 @@ def test_token_f1(response: str, gold: str, f1: float) -> None:
 )
 def test_privacy_rejection_by_rules(response: str, reward: float) -> None:
     assert privacy_rejection(response) == reward
+
+
+CASE, AGENT_2 = "500Lf000000000pIAA", "005Lf0000000019IAA"
+EXPECTED = [{"type": "Case", "id": CASE, "fields": {"OwnerId": AGENT}}]
+
+
+def _updated(record_id: str = CASE, **changes: str) -> dict[str, object]:
+    return {
+        "type": "Case",
+        "id": record_id,
+        "changes": {name: {"before": AGENT_2, "after": value} for name, value in changes.items()},
+    }
+
+
+@pytest.mark.parametrize(
+    ("diff", "reward"),
+    [
+        ({"created": [], "updated": [_updated(OwnerId=AGENT)], "deleted": []}, 1.0),
+        # Other fields of the record may change with it.
+        (
+            {"created": [], "updated": [_updated(OwnerId=AGENT, Status="Working")], "deleted": []},
+            1.0,
+        ),
+        ({"created": [], "updated": [], "deleted": []}, 0.0),
+        ({"created": [], "updated": [_updated(OwnerId=AGENT_2)], "deleted": []}, 0.0),
+        ({"created": [], "updated": [_updated(Status="Working")], "deleted": []}, 0.0),
+        # Collateral damage: another record changed, one created, one deleted.
+        (
+            {
+                "created": [],
+                "updated": [_updated(OwnerId=AGENT), _updated("500Lf000000000sIAA", OwnerId=AGENT)],
+                "deleted": [],
+            },
+            0.0,
+        ),
+        (
+            {
+                "created": [{"type": "Task", "id": "00T", "fields": {}}],
+                "updated": [_updated(OwnerId=AGENT)],
+                "deleted": [],
+            },
+            0.0,
+        ),
+        (
+            {
+                "created": [],
+                "updated": [_updated(OwnerId=AGENT)],
+                "deleted": [{"type": "Case", "id": "500Lf000000000sIAA"}],
+            },
+            0.0,
+        ),
+    ],
+)
+def test_diff_match(diff: dict[str, list[dict[str, object]]], reward: float) -> None:
+    assert diff_match(diff, EXPECTED) == reward

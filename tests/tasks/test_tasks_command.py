@@ -30,9 +30,9 @@ def test_generate_writes_the_task_file_from_the_org_or_its_database(
     tmp_path: Path, seeded_template: str
 ) -> None:
     said = generate(tmp_path / "fresh.json")
-    assert said == f"Wrote 18 tasks of 9 types to {tmp_path / 'fresh.json'}"
+    assert said == f"Wrote 20 tasks of 10 types to {tmp_path / 'fresh.json'}"
     rows = json.loads((tmp_path / "fresh.json").read_text(encoding="utf-8"))
-    assert [row["idx"] for row in rows] == list(range(18))
+    assert [row["idx"] for row in rows] == list(range(20))
     generate(tmp_path / "database.json", "--database-url", seeded_template)
     assert (tmp_path / "database.json").read_bytes() == (tmp_path / "fresh.json").read_bytes()
 

@@ -101,12 +101,13 @@ def draw_transfer_count(rng: Random, data: OrgData) -> Draft:
     return _agent_draft(answer, query, today, policy, period, threshold, extreme)
 
 
-ROUTING_POLICY = (
+ROUTING_RULES = (
     "Routing policy: a new case goes to the agent with the most Closed cases with the same "
     "issue. Among agents tied on that, to the one with the most Closed cases about the same "
     "product (the product of the case's order item). Among agents still tied, to the one with "
-    "the fewest open (not Closed) cases. Answer with the agent's User Id."
+    "the fewest open (not Closed) cases."
 )
+ROUTING_POLICY = f"{ROUTING_RULES} Answer with the agent's User Id."
 ROUTING_QUERIES = (
     "A new case came in. Subject: {subject}. Description: {description} Which agent should it "
     "be routed to?",
@@ -151,8 +152,32 @@ def draw_case_routing(rng: Random, data: OrgData) -> Draft:
     return Draft(answer, query, created.date(), ROUTING_POLICY, "", params)
 
 
+ROUTE_QUERIES = (
+    "Case {case} is waiting to be routed. Assign it to the right agent.",
+    "Route case {case} to the agent our routing policy picks by making them its owner.",
+    "Please assign case {case} to the right agent.",
+)
+WRITE_POLICY = (
+    f"{ROUTING_RULES} Route the case by making the agent its owner (OwnerId); change nothing "
+    "else in the org."
+)
+
+
+def draw_case_routing_write(rng: Random, data: OrgData) -> Draft:
+    """Beyond CRMArena: the routing done, not named. Graded by the episode's diff."""
+    case_id, _, _, issue, product, created = rng.choice(org_sql.open_cases(data.conn, data.tables))
+    agent = route(data, issue, product)
+    if org_sql.case_owner(data.conn, data.tables, case_id) == agent:
+        raise NoAnswer  # already routed there: nothing to do, nothing to grade
+    answer = [{"type": "Case", "id": case_id, "fields": {"OwnerId": agent}}]
+    query = rng.choice(ROUTE_QUERIES).format(case=case_id)
+    params = {"case": case_id, "issue": issue, "product": product}
+    return Draft(answer, query, created.date(), WRITE_POLICY, "", params)
+
+
 TASK_TYPES = (
     TaskType("case_routing", PERSONA, "exact_match", draw_case_routing),
+    TaskType("case_routing_write", PERSONA, "diff_match", draw_case_routing_write),
     TaskType("handle_time", PERSONA, "exact_match", draw_handle_time),
     TaskType("transfer_count", PERSONA, "exact_match", draw_transfer_count),
 )
