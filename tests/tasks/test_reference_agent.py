@@ -78,7 +78,7 @@ def test_the_baselines_stay_near_chance(seeded_template: str) -> None:
     finally:
         engine.dispose()
     tasks = json.loads(task_file_text(rows))
-    untouched = {"created": [], "updated": [], "deleted": []}  # neither agent writes
+    untouched: dict[str, list[Any]] = {"created": [], "updated": [], "deleted": []}  # no writes
     nothing = grade(
         tasks, [{"idx": t["idx"], "response": do_nothing(t), "diff": untouched} for t in tasks]
     )
