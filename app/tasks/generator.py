@@ -26,6 +26,7 @@ from app.tasks.model import (
     required_text,
 )
 from app.tasks.original import service_agent, service_analyst, service_manager
+from app.tasks.pro import sales_analyst
 
 TASK_TYPES: Mapping[str, Sequence[TaskType]] = {
     "original": (
@@ -33,6 +34,8 @@ TASK_TYPES: Mapping[str, Sequence[TaskType]] = {
         *service_agent.TASK_TYPES,
         *service_analyst.TASK_TYPES,
     ),
+    "b2b": sales_analyst.TASK_TYPES,
+    "b2c": sales_analyst.TASK_TYPES,
 }
 DRAWS_PER_TASK = 40  # draws a type may spend on each task it emits before giving up
 

@@ -15,10 +15,20 @@ EPISODES = "/__localforce/episodes"
 Agent = Callable[[Api, dict[str, Any]], str]
 
 
-def run_episode(control: httpx.Client, task: dict[str, Any], agent: Agent) -> dict[str, Any]:
-    """One episode of `task` answered by `agent`; the server's grading of it (the episode is
-    deleted afterwards)."""
-    made = control.post(EPISODES, json={"task": task})
+def run_episode(
+    control: httpx.Client,
+    task: dict[str, Any],
+    agent: Agent,
+    *,
+    org: str | None = None,
+    seed: int | None = None,
+) -> dict[str, Any]:
+    """One episode of `task` answered by `agent`, in a sandbox of `org` and `seed` (the
+    server's own by default); the server's grading of it (the episode is deleted after)."""
+    body = {"task": task, "org": org, "seed": seed}
+    made = control.post(
+        EPISODES, json={key: value for key, value in body.items() if value is not None}
+    )
     made.raise_for_status()
     episode = made.json()
     try:
@@ -31,7 +41,15 @@ def run_episode(control: httpx.Client, task: dict[str, Any], agent: Agent) -> di
 
 
 def run_tasks(
-    control: httpx.Client, tasks: Sequence[dict[str, Any]], agent: Agent
+    control: httpx.Client,
+    tasks: Sequence[dict[str, Any]],
+    agent: Agent,
+    *,
+    org: str | None = None,
+    seed: int | None = None,
 ) -> dict[int, float]:
     """Each task's reward: task idx -> reward."""
-    return {task["idx"]: float(run_episode(control, task, agent)["reward"]) for task in tasks}
+    return {
+        task["idx"]: float(run_episode(control, task, agent, org=org, seed=seed)["reward"])
+        for task in tasks
+    }

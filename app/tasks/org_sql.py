@@ -246,6 +246,8 @@ def online_articles(conn: Connection, tables: TableSet) -> dict[str, str]:
 
 
 def _date(value: Any) -> date:
+    if isinstance(value, datetime):
+        return value.date()
     return value if isinstance(value, date) else date.fromisoformat(str(value)[:10])
 
 
@@ -273,3 +275,68 @@ def cases_with_text(conn: Connection, tables: TableSet, subject: str, descriptio
 def case_owner(conn: Connection, tables: TableSet, case_id: str) -> str:
     case = tables["Case"]
     return str(conn.execute(select(case.c.OwnerId).where(case.c.Id == case_id)).scalar_one())
+
+
+def day_span(conn: Connection, tables: TableSet, sobject: str, column: str) -> tuple[date, date]:
+    """The first and the last day of a date or datetime column of an object."""
+    values = tables[sobject].c[column]
+    first, last = conn.execute(select(func.min(values), func.max(values))).one()
+    if first is None or last is None:
+        raise ValueError(f"{sobject}.{column} holds no value")
+    return _date(first), _date(last)
+
+
+def _days_in(column: Any, period: Period) -> Any:
+    return (column >= period.start.date()) & (column < period.end.date())
+
+
+def sales_per_owner(conn: Connection, tables: TableSet, period: Period) -> dict[str, float]:
+    """Order owner -> the sum of Quantity x UnitPrice over the items of their Activated orders
+    whose EffectiveDate is in `period`."""
+    order, item = tables["Order"], tables["OrderItem"]
+    rows = conn.execute(
+        select(order.c.OwnerId, item.c.Quantity, item.c.UnitPrice)
+        .join_from(item, order, item.c.OrderId == order.c.Id)
+        .where(order.c.Status == "Activated", _days_in(order.c.EffectiveDate, period))
+        .order_by(item.c.Id)
+    )
+    totals: dict[str, float] = {}
+    for owner, quantity, price in rows:
+        totals[str(owner)] = totals.get(str(owner), 0.0) + float(quantity) * float(price)
+    return totals
+
+
+def signing_field(tables: TableSet) -> str:
+    """The date a contract is signed on: the company's signature where the org's Contract has
+    it (b2b), else the customer's (b2c's Contract has no CompanySignedDate)."""
+    columns = tables["Contract"].c
+    return "CompanySignedDate" if "CompanySignedDate" in columns else "CustomerSignedDate"
+
+
+def signed_opportunities(
+    conn: Connection, tables: TableSet, period: Period
+) -> list[tuple[str, datetime, date]]:
+    """(the opportunity's OwnerId, its CreatedDate, its contract's signing date) for the
+    opportunities whose contract (ContractID__c) was signed in `period`."""
+    opportunity, contract = tables["Opportunity"], tables["Contract"]
+    signed = contract.c[signing_field(tables)]
+    rows = conn.execute(
+        select(opportunity.c.OwnerId, opportunity.c.CreatedDate, signed)
+        .join_from(opportunity, contract, opportunity.c.ContractID__c == contract.c.Id)
+        .where(_days_in(signed, period))
+        .order_by(opportunity.c.Id)
+    )
+    return [(str(owner), created, _date(signed)) for owner, created, signed in rows]
+
+
+def leads_created(
+    conn: Connection, tables: TableSet, period: Period
+) -> list[tuple[str, date | None]]:
+    """(OwnerId, ConvertedDate) of the leads created in `period`."""
+    lead = tables["Lead"]
+    rows = conn.execute(
+        select(lead.c.OwnerId, lead.c.ConvertedDate)
+        .where(_in(lead.c.CreatedDate, period))
+        .order_by(lead.c.Id)
+    )
+    return [(str(owner), None if day is None else _date(day)) for owner, day in rows]

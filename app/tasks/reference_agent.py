@@ -97,7 +97,7 @@ def _pick(values: dict[str, float], extreme: str) -> str:
 
 
 def _extreme(query: str) -> str:
-    return "min" if re.search(r"\b(shortest|fewest)\b", query) else "max"
+    return "min" if re.search(r"\b(shortest|fewest|lowest)\b", query) else "max"
 
 
 def _threshold(policy: str) -> int:
@@ -345,6 +345,58 @@ def knowledge_qa(api: Api, task: dict[str, Any]) -> str:
     raise NotScripted("no article states it")
 
 
+def _days_in(field: str, period: Period) -> str:
+    start, end = period.start.date().isoformat(), period.end.date().isoformat()
+    return f"{field} >= {start} AND {field} < {end}"
+
+
+def sales_amount(api: Api, task: dict[str, Any]) -> str:
+    totals: dict[str, float] = {}
+    for item in api.query(
+        "SELECT Order.OwnerId, Quantity, UnitPrice FROM OrderItem WHERE Order.Status = "
+        f"'Activated' AND {_days_in('Order.EffectiveDate', _period(task))}"
+    ):
+        owner = item["Order"]["OwnerId"]
+        totals[owner] = totals.get(owner, 0.0) + item["Quantity"] * item["UnitPrice"]
+    return _pick(totals, _extreme(task["query"]))
+
+
+def sales_cycle(api: Api, task: dict[str, Any]) -> str:
+    field = re.search(r"Contract\.(\w+)\)", task["metadata"]["required"])
+    if field is None:
+        raise NotScripted("the policy names no signing date")
+    signed = {
+        row["Id"]: date.fromisoformat(row[field[1]])
+        for row in api.query(
+            f"SELECT Id, {field[1]} FROM Contract WHERE {_days_in(field[1], _period(task))}"
+        )
+    }
+    cycles: dict[str, list[float]] = {}
+    if signed:
+        for deal in api.query(
+            "SELECT OwnerId, CreatedDate, ContractID__c FROM Opportunity WHERE ContractID__c IN "
+            + _ids(signed)
+        ):
+            days = (signed[deal["ContractID__c"]] - _moment(deal["CreatedDate"]).date()).days
+            cycles.setdefault(deal["OwnerId"], []).append(float(days))
+    means = {owner: statistics.fmean(days) for owner, days in cycles.items()}
+    return _pick(means, _extreme(task["query"]))
+
+
+def conversion_rate(api: Api, task: dict[str, Any]) -> str:
+    least = re.search(r"at least (\d+) leads", task["metadata"]["required"])
+    if least is None:
+        raise NotScripted("the policy names no least number of leads")
+    period = _period(task)
+    leads: dict[str, list[bool]] = {}
+    for lead in api.query(f"SELECT OwnerId, ConvertedDate FROM Lead WHERE {_created_in(period)}"):
+        converted = lead["ConvertedDate"]
+        inside = converted is not None and date.fromisoformat(converted) < period.end.date()
+        leads.setdefault(lead["OwnerId"], []).append(inside)
+    rates = {o: sum(won) / len(won) for o, won in leads.items() if len(won) >= int(least[1])}
+    return _pick(rates, _extreme(task["query"]))
+
+
 SOLVERS: dict[str, Callable[[Api, dict[str, Any]], str]] = {
     "case_routing": case_routing,
     "case_routing_write": case_routing_write,
@@ -356,6 +408,9 @@ SOLVERS: dict[str, Callable[[Api, dict[str, Any]], str]] = {
     "top_issue_identification": top_issue,
     "monthly_trend_analysis": monthly_trend,
     "best_region_identification": best_region,
+    "sales_amount_understanding": sales_amount,
+    "sales_cycle_understanding": sales_cycle,
+    "conversion_rate_comprehension": conversion_rate,
 }
 
 
