@@ -372,4 +372,4 @@ def test_a_type_that_cannot_find_enough_single_answers_fails_the_generation(
 def test_an_org_without_task_types_is_named_in_the_error() -> None:
     with pytest.raises(TaskGenerationFailed) as raised:
         task_types("b2x")
-    assert str(raised.value) == "No task types are defined for org b2x (known: original)"
+    assert str(raised.value) == "No task types are defined for org b2x (known: b2b, b2c, original)"

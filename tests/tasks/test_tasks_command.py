@@ -37,13 +37,24 @@ def test_generate_writes_the_task_file_from_the_org_or_its_database(
     assert (tmp_path / "database.json").read_bytes() == (tmp_path / "fresh.json").read_bytes()
 
 
-def test_an_org_without_task_types_fails_and_writes_nothing(tmp_path: Path) -> None:
+def test_an_org_that_does_not_exist_is_refused_and_nothing_written(tmp_path: Path) -> None:
     out = tmp_path / "tasks.json"
     result = CliRunner().invoke(
-        cli, ["tasks", "generate", "--org", "b2b", "--per-type", "1", "--out", str(out)]
+        cli, ["tasks", "generate", "--org", "b2x", "--per-type", "1", "--out", str(out)]
+    )
+    assert result.exit_code == 2
+    assert "Invalid value for '--org'" in " ".join(result.output.split())
+    assert not out.exists()
+
+
+def test_a_type_asked_for_more_tasks_than_it_has_fails_the_run(tmp_path: Path) -> None:
+    out = tmp_path / "tasks.json"
+    result = CliRunner().invoke(
+        cli, ["tasks", "generate", "--seed", str(TEST_SEED), "--per-type", "23", "--out", str(out)]
     )
     assert result.exit_code == 1
     assert " ".join(result.output.split()) == (
-        "Generation failed: No task types are defined for org b2b (known: original)"
+        "Generation failed: Only 22 of 23 knowledge_qa tasks, each distinct and with a single "
+        "answer, could be drawn from org original (seed 42): ask for fewer"
     )
     assert not out.exists()
