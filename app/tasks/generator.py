@@ -34,8 +34,8 @@ TASK_TYPES: Mapping[str, Sequence[TaskType]] = {
         *service_agent.TASK_TYPES,
         *service_analyst.TASK_TYPES,
     ),
-    "b2b": sales_analyst.TASK_TYPES,
-    "b2c": sales_analyst.TASK_TYPES,
+    "b2b": (*service_manager.TASK_TYPES, *service_analyst.TASK_TYPES, *sales_analyst.TASK_TYPES),
+    "b2c": (*service_manager.TASK_TYPES, *service_analyst.TASK_TYPES, *sales_analyst.TASK_TYPES),
 }
 DRAWS_PER_TASK = 40  # draws a type may spend on each task it emits before giving up
 

@@ -7,10 +7,8 @@ from __future__ import annotations
 import calendar
 import json
 import re
-import statistics
 from collections import Counter
-from collections.abc import Callable, Iterator
-from datetime import date, datetime
+from collections.abc import Iterator
 from random import Random
 from typing import Any
 
@@ -35,13 +33,11 @@ from app.tasks.model import (
     OrgData,
     TaskGenerationFailed,
     TaskType,
-    planted_truth,
     single_extreme,
 )
-from app.tasks.original.service_agent import FACTS
-from app.tasks.periods import Period
 from app.tasks.source import org_database
 from tests.conftest import TEST_SEED
+from tests.tasks.second_solvers import SECOND_SOLVERS, Rows
 
 OBJECTS = REPO_ROOT / "seed" / "orgs" / "original" / "objects"
 TABLES = TableSet(SchemaRegistry.from_directory(OBJECTS))
@@ -58,7 +54,6 @@ TYPES = [
     "monthly_trend_analysis",
     "best_region_identification",
 ]
-Rows = dict[str, list[dict[str, Any]]]
 
 
 @pytest.fixture(scope="module")
@@ -179,155 +174,6 @@ def test_another_seed_draws_other_tasks(engine: Engine) -> None:
     ours = generate_tasks(engine, TABLES, org="original", seed=TEST_SEED, per_type=3)
     theirs = generate_tasks(engine, TABLES, org="original", seed=TEST_SEED + 1, per_type=3)
     assert [row.query for row in ours] != [row.query for row in theirs]
-
-
-# The second computation: each type's answer from the records the generator wrote, by Python.
-
-
-def _assignments(records: Rows, period: Period) -> list[dict[str, Any]]:
-    return [
-        row
-        for row in records["CaseHistory__c"]
-        if row["Field__c"] == "Owner Assignment" and period.holds(row["CreatedDate"])
-    ]
-
-
-def _qualified(records: Rows, period: Period, threshold: int) -> set[str]:
-    counts = Counter(row["NewValue__c"] for row in _assignments(records, period))
-    return {agent for agent, count in counts.items() if agent and count > threshold}
-
-
-def _pick(values: dict[str, float], extreme: str) -> str:
-    return (min if extreme == "min" else max)(values, key=lambda key: values[key])
-
-
-def _handle_time(records: Rows, period: Period, threshold: int, extreme: str) -> str:
-    qualified = _qualified(records, period, threshold)
-    once = {
-        case
-        for case, n in Counter(r["CaseId__c"] for r in _assignments(records, period)).items()
-        if n == 1
-    }
-    times: dict[str, list[float]] = {}
-    for case in records["Case"]:
-        if (
-            case["Status"] == "Closed"
-            and case["ClosedDate"] is not None
-            and period.holds(case["CreatedDate"])
-            and case["OwnerId"] in qualified
-            and case["Id"] in once
-        ):
-            seconds = (case["ClosedDate"] - case["CreatedDate"]).total_seconds()
-            times.setdefault(case["OwnerId"], []).append(seconds)
-    return _pick({owner: statistics.fmean(t) for owner, t in times.items()}, extreme)
-
-
-def _transfer_count(records: Rows, period: Period, threshold: int, extreme: str) -> str:
-    moved = Counter(row["OldValue__c"] for row in _assignments(records, period))
-    return _pick(
-        {agent: moved.get(agent, 0) for agent in _qualified(records, period, threshold)}, extreme
-    )
-
-
-def _product_cases(records: Rows, product: str, period: Period) -> list[dict[str, Any]]:
-    items = {row["Id"] for row in records["OrderItem"] if row["Product2Id"] == product}
-    return [
-        case
-        for case in records["Case"]
-        if case["OrderItemId__c"] in items and period.holds(case["CreatedDate"])
-    ]
-
-
-def _top_issue(records: Rows, period: Period, product: str) -> str:
-    counts = Counter(case["IssueId__c"] for case in _product_cases(records, product, period))
-    return _pick(dict(counts), "max")
-
-
-def _monthly_trend(records: Rows, period: Period, product: str) -> str:
-    created: list[datetime] = [
-        case["CreatedDate"] for case in _product_cases(records, product, period)
-    ]
-    return _pick(dict(Counter(calendar.month_name[day.month] for day in created)), "max")
-
-
-def _best_region(records: Rows, period: Period) -> str:
-    states = {row["Id"]: row["ShippingState"] for row in records["Account"]}
-    times: dict[str, list[float]] = {}
-    for case in records["Case"]:
-        if case["Status"] == "Closed" and period.holds(case["CreatedDate"]):
-            seconds = (case["ClosedDate"] - case["CreatedDate"]).total_seconds()
-            times.setdefault(states[case["AccountId"]], []).append(seconds)
-    return _pick({state: statistics.fmean(t) for state, t in times.items()}, "min")
-
-
-def _case_routing(records: Rows, case: str, issue: str, product: str) -> str:
-    items = {row["Id"]: row["Product2Id"] for row in records["OrderItem"]}
-    closed = [row for row in records["Case"] if row["Status"] == "Closed"]
-    by_issue = Counter(row["OwnerId"] for row in closed if row["IssueId__c"] == issue)
-    by_product = Counter(
-        row["OwnerId"] for row in closed if items.get(row["OrderItemId__c"]) == product
-    )
-    still_open = Counter(row["OwnerId"] for row in records["Case"] if row["Status"] != "Closed")
-    ranked = sorted(
-        by_issue, key=lambda agent: (-by_issue[agent], -by_product[agent], still_open[agent])
-    )
-    return str(ranked[0])
-
-
-def _named_entity(records: Rows, contact: str, day: date, term: str) -> str:
-    (account,) = [row["AccountId"] for row in records["Contact"] if row["Id"] == contact]
-    orders = {
-        row["Id"]
-        for row in records["Order"]
-        if row["AccountId"] == account
-        and row["Status"] == "Activated"
-        and row["EffectiveDate"] == day
-    }
-    products = {row["Id"]: row for row in records["Product2"]}
-    word = re.compile(rf"\b{re.escape(term)}\b", re.IGNORECASE)
-    (found,) = {
-        item["Product2Id"]
-        for item in records["OrderItem"]
-        if item["OrderId"] in orders
-        and (
-            word.search(products[item["Product2Id"]]["Name"] or "")
-            or word.search(products[item["Product2Id"]]["Description"] or "")
-        )
-    }
-    return str(found)
-
-
-def _policy_violation(records: Rows, case: str) -> str | None:
-    return planted_truth(TEST_SEED).violations.get(case)
-
-
-def _knowledge(records: Rows, fact: str) -> str:
-    (known,) = [known for known in FACTS if known.name == fact]
-    value = planted_truth(TEST_SEED).policy_params[known.param] if known.param else None
-    evidence = known.evidence.format(value=value)
-    assert any(evidence in row["Summary"] for row in records["Knowledge__kav"])
-    return known.answer.format(value=value)
-
-
-def _case_routing_write(records: Rows, case: str, issue: str, product: str) -> list[dict[str, Any]]:
-    agent = _case_routing(records, case, issue, product)
-    (owner,) = [row["OwnerId"] for row in records["Case"] if row["Id"] == case]
-    assert owner != agent
-    return [{"type": "Case", "id": case, "fields": {"OwnerId": agent}}]
-
-
-SECOND_SOLVERS: dict[str, Callable[..., Any]] = {
-    "case_routing": _case_routing,
-    "case_routing_write": _case_routing_write,
-    "named_entity_disambiguation": _named_entity,
-    "policy_violation_identification": _policy_violation,
-    "knowledge_qa": _knowledge,
-    "handle_time": _handle_time,
-    "transfer_count": _transfer_count,
-    "top_issue_identification": _top_issue,
-    "monthly_trend_analysis": _monthly_trend,
-    "best_region_identification": _best_region,
-}
 
 
 @pytest.mark.parametrize("type_name", TYPES)
