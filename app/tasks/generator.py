@@ -26,16 +26,22 @@ from app.tasks.model import (
     required_text,
 )
 from app.tasks.original import service_agent, service_analyst, service_manager
-from app.tasks.pro import sales_analyst
+from app.tasks.pro import sales_analyst, sales_ops
 
+PRO_TYPES = (
+    *service_manager.TASK_TYPES,
+    *service_analyst.TASK_TYPES,
+    *sales_analyst.TASK_TYPES,
+    *sales_ops.TASK_TYPES,
+)
 TASK_TYPES: Mapping[str, Sequence[TaskType]] = {
     "original": (
         *service_manager.TASK_TYPES,
         *service_agent.TASK_TYPES,
         *service_analyst.TASK_TYPES,
     ),
-    "b2b": (*service_manager.TASK_TYPES, *service_analyst.TASK_TYPES, *sales_analyst.TASK_TYPES),
-    "b2c": (*service_manager.TASK_TYPES, *service_analyst.TASK_TYPES, *sales_analyst.TASK_TYPES),
+    "b2b": PRO_TYPES,
+    "b2c": PRO_TYPES,
 }
 DRAWS_PER_TASK = 40  # draws a type may spend on each task it emits before giving up
 

@@ -14,6 +14,8 @@ from sqlalchemy import Connection
 
 from app.errors import SalesforceError
 from app.seeding.generate import LatentTruth, generate
+from app.seeding.pro import ProLatentTruth
+from app.seeding.pro import generate as generate_pro
 from app.storage.tables import TableSet
 
 # A text answer (None: the task has none), or a write task's expected changes:
@@ -24,6 +26,11 @@ Answer = str | list[dict[str, Any]] | None
 @functools.cache
 def planted_truth(seed: int) -> LatentTruth:
     return generate(seed).truth
+
+
+@functools.cache
+def planted_pro_truth(org: str, seed: int) -> ProLatentTruth:
+    return generate_pro(org, seed).truth
 
 
 class TaskGenerationFailed(SalesforceError):
@@ -65,6 +72,10 @@ class OrgData:
         """What the generator planted in the org of this seed (for the checks of the types
         whose answers it planted)."""
         return planted_truth(self.seed)
+
+    def pro_truth(self) -> ProLatentTruth:
+        """What the Pro generator planted in this org (b2b or b2c) of this seed."""
+        return planted_pro_truth(self.org, self.seed)
 
 
 @dataclass(frozen=True)

@@ -340,3 +340,43 @@ def leads_created(
         .order_by(lead.c.Id)
     )
     return [(str(owner), None if day is None else _date(day)) for owner, day in rows]
+
+
+APPROVED_QUOTE_STATUSES = ("Approved", "Presented", "Accepted")
+
+
+def approved_quotes(conn: Connection, tables: TableSet) -> list[str]:
+    """The Ids of the quotes approved (or presented or accepted on approval), in Id order."""
+    quote = tables["Quote"]
+    rows = conn.execute(
+        select(quote.c.Id).where(quote.c.Status.in_(APPROVED_QUOTE_STATUSES)).order_by(quote.c.Id)
+    )
+    return [str(quote_id) for (quote_id,) in rows]
+
+
+def largest_discount(conn: Connection, tables: TableSet, quote_id: str) -> float:
+    """The largest line Discount (percent) of a quote; 0 when it has none."""
+    line = tables["QuoteLineItem"]
+    found = conn.execute(
+        select(func.max(line.c.Discount)).where(line.c.QuoteId == quote_id)
+    ).scalar()
+    return float(found or 0.0)
+
+
+def online_answers(conn: Connection, tables: TableSet) -> dict[str, str]:
+    """Id -> FAQ_Answer__c of the published (Online) Knowledge articles."""
+    article = tables["Knowledge__kav"]
+    rows = conn.execute(
+        select(article.c.Id, article.c.FAQ_Answer__c)
+        .where(article.c.PublishStatus == "Online")
+        .order_by(article.c.Id)
+    )
+    return {str(i): str(text or "") for i, text in rows}
+
+
+def quote_day(conn: Connection, tables: TableSet, quote_id: str) -> date:
+    """The day the quote was created."""
+    quote = tables["Quote"]
+    return _date(
+        conn.execute(select(quote.c.CreatedDate).where(quote.c.Id == quote_id)).scalar_one()
+    )

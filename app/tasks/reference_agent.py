@@ -23,6 +23,7 @@ from app.seeding.generate.text import load_text
 from app.tasks.episodes import TODAY
 from app.tasks.original.service_agent import FACTS
 from app.tasks.periods import Period, read_period
+from app.tasks.pro.sales_ops import MAX_DISCOUNT_RULE
 
 API_VERSION = "v59.0"
 
@@ -397,6 +398,25 @@ def conversion_rate(api: Api, task: dict[str, Any]) -> str:
     return _pick(rates, _extreme(task["query"]))
 
 
+def quote_approval(api: Api, task: dict[str, Any]) -> str:
+    found = re.search(r"\bquote (0Q0[0-9A-Za-z]{15})\b", task["query"], re.IGNORECASE)
+    if found is None:
+        raise NotScripted("the query names no quote")
+    rules = [
+        (row["Id"], float(rule[1]))
+        for row in api.query(
+            "SELECT Id, FAQ_Answer__c FROM Knowledge__kav WHERE PublishStatus = 'Online'"
+        )
+        if (rule := MAX_DISCOUNT_RULE.search(row["FAQ_Answer__c"] or ""))
+    ]
+    if len(rules) != 1:
+        raise NotScripted(f"{len(rules)} articles state the largest discount")
+    article, most = rules[0]
+    lines = api.query(f"SELECT Discount FROM QuoteLineItem WHERE QuoteId = {_quoted(found[1])}")
+    largest = max((line["Discount"] or 0.0 for line in lines), default=0.0)
+    return article if largest > most else "None"
+
+
 SOLVERS: dict[str, Callable[[Api, dict[str, Any]], str]] = {
     "case_routing": case_routing,
     "case_routing_write": case_routing_write,
@@ -411,6 +431,7 @@ SOLVERS: dict[str, Callable[[Api, dict[str, Any]], str]] = {
     "sales_amount_understanding": sales_amount,
     "sales_cycle_understanding": sales_cycle,
     "conversion_rate_comprehension": conversion_rate,
+    "quote_approval": quote_approval,
 }
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 
-from app.tasks.model import planted_truth
+from app.tasks.model import planted_pro_truth, planted_truth
 from app.tasks.original.service_agent import FACTS
 from app.tasks.periods import Period
 from tests.conftest import TEST_SEED
@@ -194,7 +194,17 @@ def _conversion_rate(records: Rows, period: Period, extreme: str) -> str:
     return _pick(rates, extreme)
 
 
+def _quote_approval(records: Rows, quote: str, org: str) -> str | None:
+    """From the discounts the generator wrote and the truth's largest allowed discount."""
+    truth = planted_pro_truth(org, TEST_SEED)
+    lines = [row["Discount"] or 0.0 for row in records["QuoteLineItem"] if row["QuoteId"] == quote]
+    breaks = max(lines, default=0.0) > truth.max_discount
+    article = truth.policy_articles["discount_approval"]
+    return article if breaks else None
+
+
 SECOND_SOLVERS: dict[str, Callable[..., Any]] = {
+    "quote_approval": _quote_approval,
     "sales_amount_understanding": _sales_amount,
     "sales_cycle_understanding": _sales_cycle,
     "conversion_rate_comprehension": _conversion_rate,

@@ -41,6 +41,7 @@ TYPES = [
     "sales_amount_understanding",
     "sales_cycle_understanding",
     "conversion_rate_comprehension",
+    "quote_approval",
 ]
 AGENT_ANSWERS = {
     "case_routing",
