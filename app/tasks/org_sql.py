@@ -380,3 +380,21 @@ def quote_day(conn: Connection, tables: TableSet, quote_id: str) -> date:
     return _date(
         conn.execute(select(quote.c.CreatedDate).where(quote.c.Id == quote_id)).scalar_one()
     )
+
+
+def product_names(conn: Connection, tables: TableSet) -> dict[str, str]:
+    """Name -> Id of the org's products."""
+    product = tables["Product2"]
+    rows = conn.execute(select(product.c.Name, product.c.Id).order_by(product.c.Id))
+    return {str(name): str(product_id) for name, product_id in rows}
+
+
+def quote_lines(conn: Connection, tables: TableSet, quote_id: str) -> list[tuple[str, float]]:
+    """(Product2Id, Quantity) of a quote's lines."""
+    line = tables["QuoteLineItem"]
+    rows = conn.execute(
+        select(line.c.Product2Id, line.c.Quantity)
+        .where(line.c.QuoteId == quote_id)
+        .order_by(line.c.Id)
+    )
+    return [(str(product), float(quantity)) for product, quantity in rows]

@@ -23,7 +23,7 @@ from app.seeding.generate.text import load_text
 from app.tasks.episodes import TODAY
 from app.tasks.original.service_agent import FACTS
 from app.tasks.periods import Period, read_period
-from app.tasks.pro.sales_ops import MAX_DISCOUNT_RULE
+from app.tasks.pro.sales_ops import MAX_DISCOUNT_RULE, broken_rules, config_rules
 
 API_VERSION = "v59.0"
 
@@ -417,6 +417,29 @@ def quote_approval(api: Api, task: dict[str, Any]) -> str:
     return article if largest > most else "None"
 
 
+def invalid_config(api: Api, task: dict[str, Any]) -> str:
+    found = re.search(r"\bquote (0Q0[0-9A-Za-z]{15})\b", task["query"], re.IGNORECASE)
+    if found is None:
+        raise NotScripted("the query names no quote")
+    answers = {
+        row["Id"]: row["FAQ_Answer__c"] or ""
+        for row in api.query(
+            "SELECT Id, FAQ_Answer__c FROM Knowledge__kav WHERE PublishStatus = 'Online'"
+        )
+    }
+    products = {row["Name"]: row["Id"] for row in api.query("SELECT Id, Name FROM Product2")}
+    lines = [
+        (row["Product2Id"], float(row["Quantity"]))
+        for row in api.query(
+            f"SELECT Product2Id, Quantity FROM QuoteLineItem WHERE QuoteId = {_quoted(found[1])}"
+        )
+    ]
+    broken = broken_rules(config_rules(answers, products), lines)
+    if len(broken) > 1:
+        raise NotScripted(f"the quote breaks {len(broken)} rules")
+    return broken.pop() if broken else "None"
+
+
 SOLVERS: dict[str, Callable[[Api, dict[str, Any]], str]] = {
     "case_routing": case_routing,
     "case_routing_write": case_routing_write,
@@ -432,6 +455,7 @@ SOLVERS: dict[str, Callable[[Api, dict[str, Any]], str]] = {
     "sales_cycle_understanding": sales_cycle,
     "conversion_rate_comprehension": conversion_rate,
     "quote_approval": quote_approval,
+    "invalid_config": invalid_config,
 }
 
 

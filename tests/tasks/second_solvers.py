@@ -203,7 +203,13 @@ def _quote_approval(records: Rows, quote: str, org: str) -> str | None:
     return article if breaks else None
 
 
+def _invalid_config(records: Rows, quote: str, org: str) -> str | None:
+    """What the generator injected: the quote's broken configuration rule, if any."""
+    return planted_pro_truth(org, TEST_SEED).config_violations.get(quote)
+
+
 SECOND_SOLVERS: dict[str, Callable[..., Any]] = {
+    "invalid_config": _invalid_config,
     "quote_approval": _quote_approval,
     "sales_amount_understanding": _sales_amount,
     "sales_cycle_understanding": _sales_cycle,

@@ -42,6 +42,7 @@ TYPES = [
     "sales_cycle_understanding",
     "conversion_rate_comprehension",
     "quote_approval",
+    "invalid_config",
 ]
 AGENT_ANSWERS = {
     "case_routing",

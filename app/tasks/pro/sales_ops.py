@@ -1,18 +1,30 @@
-"""The Pro orgs' policy compliance over quotes (crmarena.md 5.2): Quote Approval. An approved
-quote breaks the discount approval policy when a line's discount is above the most the policy
-allows; the answer is the policy's article, or None.
+"""The Pro orgs' policy compliance over quotes (crmarena.md 5.2):
 
-The answer is computed from the data (the quote's line discounts against the figure the
-policy's article states) and checked against the violations the generator injected."""
+- Quote Approval: an approved quote breaks the discount approval policy when a line's discount
+  is above the most the policy allows; the answer is the policy's article, or None.
+- Invalid Configuration Identification: a quote breaks a product's configuration rule (more
+  units than one quote may hold, or a product that cannot be on one quote with it); the
+  answer is that product's configuration article, or None.
+
+Each answer is computed from the data (the quote's lines against the rules its articles state)
+and checked against the violations the generator injected."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import timedelta
 from random import Random
 
 from app.tasks import org_sql
-from app.tasks.model import Draft, NoAnswer, OrgData, PlantedTruthDisagrees, TaskType
+from app.tasks.model import (
+    Ambiguous,
+    Draft,
+    NoAnswer,
+    OrgData,
+    PlantedTruthDisagrees,
+    TaskType,
+)
 
 PERSONA = "Sales Manager"
 # The discount approval article's rule: "Discounts above 25% are not allowed" (b2b), "... are
@@ -61,4 +73,88 @@ def draw_quote_approval(rng: Random, data: OrgData) -> Draft:
     return Draft(answer, query, today, QUOTE_POLICY, "", {"quote": quote, "org": data.org})
 
 
-TASK_TYPES = (TaskType("quote_approval", PERSONA, "exact_match", draw_quote_approval),)
+# A product's configuration article: "... at most 80 units of SiteWatch 4K Camera.</p>" (b2c
+# adds "(Category, $price each)"), and "<p>Other Product cannot be quoted (bought) together
+# with this product ...".
+QUANTITY_RULE = re.compile(r"at most (\d+) units of (.+?)(?: \([^()]*\))?\.</p>")
+EXCLUSION_RULE = re.compile(r"<p>([^<]+?) cannot be (?:quoted|bought) together with this product")
+
+
+@dataclass(frozen=True)
+class ConfigRule:
+    article: str
+    max_quantity: int
+    excludes: str | None  # a product Id
+
+
+def config_rules(answers: dict[str, str], products: dict[str, str]) -> dict[str, ConfigRule]:
+    """Product Id -> its configuration rule, read from the articles' text (article Id ->
+    FAQ_Answer__c), products named as `products` (Name -> Id) knows them."""
+    rules: dict[str, ConfigRule] = {}
+    for article, text in answers.items():
+        quantity = QUANTITY_RULE.search(text)
+        if quantity is None or quantity[2] not in products:
+            continue
+        excluded = EXCLUSION_RULE.search(text)
+        other = products.get(excluded[1]) if excluded else None
+        rules[products[quantity[2]]] = ConfigRule(article, int(quantity[1]), other)
+    return rules
+
+
+def broken_rules(rules: dict[str, ConfigRule], lines: list[tuple[str, float]]) -> set[str]:
+    """The articles whose rule the quote's lines (Product2Id, Quantity) break."""
+    on_quote = {product for product, _ in lines}
+    broken = set()
+    for product, quantity in lines:
+        rule = rules.get(product)
+        if rule is None:
+            continue
+        if quantity > rule.max_quantity or (
+            rule.excludes is not None and rule.excludes in on_quote
+        ):
+            broken.add(rule.article)
+    return broken
+
+
+CONFIG_QUERIES = (
+    "Is quote {quote} configured correctly?",
+    "Check quote {quote} against our product configuration rules.",
+    "Does quote {quote} break any product configuration rule?",
+)
+CONFIG_POLICY = (
+    "Check the quote's lines against each product's configuration rules in the knowledge base "
+    "(the most units one quote may hold, and products that cannot be on one quote together). "
+    "Answer with the Id of the Knowledge__kav article whose rule the quote breaks, or None if "
+    "it breaks none."
+)
+
+
+def draw_invalid_config(rng: Random, data: OrgData) -> Draft:
+    planted = data.pro_truth().config_violations
+    approved = org_sql.approved_quotes(data.conn, data.tables)
+    violated = [quote for quote in approved if quote in planted]
+    pool = violated if rng.random() < VIOLATED_SHARE else [q for q in approved if q not in planted]
+    if not pool:
+        raise NoAnswer
+    quote = rng.choice(pool)
+    rules = config_rules(
+        org_sql.online_answers(data.conn, data.tables),
+        org_sql.product_names(data.conn, data.tables),
+    )
+    broken = broken_rules(rules, org_sql.quote_lines(data.conn, data.tables, quote))
+    if len(broken) > 1:
+        raise Ambiguous
+    answer = broken.pop() if broken else None
+    if answer != planted.get(quote):
+        raise PlantedTruthDisagrees(
+            f"quote {quote}: the data gives {answer}, not {planted.get(quote)}"
+        )
+    today = org_sql.quote_day(data.conn, data.tables, quote) + timedelta(days=rng.randint(1, 30))
+    query = rng.choice(CONFIG_QUERIES).format(quote=quote)
+    return Draft(answer, query, today, CONFIG_POLICY, "", {"quote": quote, "org": data.org})
+
+
+TASK_TYPES = (
+    TaskType("quote_approval", PERSONA, "exact_match", draw_quote_approval),
+    TaskType("invalid_config", PERSONA, "exact_match", draw_invalid_config),
+)
