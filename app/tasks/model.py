@@ -18,9 +18,9 @@ from app.seeding.pro import ProLatentTruth
 from app.seeding.pro import generate as generate_pro
 from app.storage.tables import TableSet
 
-# A text answer (None: the task has none), or a write task's expected changes:
+# A text answer (None: the task has none), a list of Ids, or a write task's expected changes:
 # [{"type": sObject, "id": record Id, "fields": {field: value}}].
-Answer = str | list[dict[str, Any]] | None
+Answer = str | list[str] | list[dict[str, Any]] | None
 
 
 @functools.cache

@@ -398,3 +398,32 @@ def quote_lines(conn: Connection, tables: TableSet, quote_id: str) -> list[tuple
         .order_by(line.c.Id)
     )
     return [(str(product), float(quantity)) for product, quantity in rows]
+
+
+def open_deals_with_pending_tasks(conn: Connection, tables: TableSet) -> list[str]:
+    """The Ids of the open opportunities that have a 'Not Started' task, in Id order."""
+    opportunity, task = tables["Opportunity"], tables["Task"]
+    rows = conn.execute(
+        select(opportunity.c.Id)
+        .distinct()
+        .join_from(opportunity, task, task.c.WhatId == opportunity.c.Id)
+        .where(opportunity.c.IsClosed.is_(False), task.c.Status == "Not Started")
+        .order_by(opportunity.c.Id)
+    )
+    return [str(deal) for (deal,) in rows]
+
+
+def deal_stage_and_pending_tasks(
+    conn: Connection, tables: TableSet, deal: str
+) -> tuple[str, list[tuple[str, str]]]:
+    """The opportunity's StageName, and (Id, Subject) of its 'Not Started' tasks."""
+    opportunity, task = tables["Opportunity"], tables["Task"]
+    stage = conn.execute(
+        select(opportunity.c.StageName).where(opportunity.c.Id == deal)
+    ).scalar_one()
+    rows = conn.execute(
+        select(task.c.Id, task.c.Subject)
+        .where(task.c.WhatId == deal, task.c.Status == "Not Started")
+        .order_by(task.c.Id)
+    )
+    return str(stage), [(str(i), str(subject or "")) for i, subject in rows]

@@ -23,6 +23,7 @@ from app.seeding.generate.text import load_text
 from app.tasks.episodes import TODAY
 from app.tasks.original.service_agent import FACTS
 from app.tasks.periods import Period, read_period
+from app.tasks.pro.sales_activity import off_stage_tasks
 from app.tasks.pro.sales_ops import MAX_DISCOUNT_RULE, broken_rules, config_rules
 
 API_VERSION = "v59.0"
@@ -32,6 +33,8 @@ class Api(Protocol):
     def query(self, soql: str) -> list[dict[str, Any]]: ...
 
     def update(self, sobject: str, record_id: str, fields: dict[str, Any]) -> None: ...
+
+    def fields(self, sobject: str) -> set[str]: ...
 
 
 class NotScripted(Exception):
@@ -60,6 +63,12 @@ class HttpApi:
     def update(self, sobject: str, record_id: str, fields: dict[str, Any]) -> None:
         url = f"/services/data/{API_VERSION}/sobjects/{sobject}/{record_id}"
         self.client.patch(url, json=fields, headers=self.headers).raise_for_status()
+
+    def fields(self, sobject: str) -> set[str]:
+        url = f"/services/data/{API_VERSION}/sobjects/{sobject}/describe"
+        response = self.client.get(url, headers=self.headers)
+        response.raise_for_status()
+        return {field["name"] for field in response.json()["fields"]}
 
 
 def _literal(moment: datetime) -> str:
@@ -440,6 +449,28 @@ def invalid_config(api: Api, task: dict[str, Any]) -> str:
     return broken.pop() if broken else "None"
 
 
+def activity_priority(api: Api, task: dict[str, Any]) -> str:
+    found = re.search(r"\bopportunity (006[0-9A-Za-z]{15})", task["query"], re.IGNORECASE)
+    if found is None:
+        raise NotScripted("the query names no opportunity")
+    deal = _quoted(found[1])
+    (opportunity,) = api.query(f"SELECT StageName FROM Opportunity WHERE Id = {deal}")
+    tasks = [
+        (row["Id"], row["Subject"] or "")
+        for row in api.query(
+            f"SELECT Id, Subject FROM Task WHERE WhatId = {deal} AND Status = 'Not Started'"
+        )
+    ]
+    org = _org_of_stages(api)
+    stray = off_stage_tasks(org, opportunity["StageName"], tasks)
+    return ", ".join(stray) if stray else "None"
+
+
+def _org_of_stages(api: Api) -> str:
+    """Which Pro org's texts the org speaks: b2c sells to people (person accounts)."""
+    return "b2c" if "IsPersonAccount" in api.fields("Account") else "b2b"
+
+
 SOLVERS: dict[str, Callable[[Api, dict[str, Any]], str]] = {
     "case_routing": case_routing,
     "case_routing_write": case_routing_write,
@@ -456,6 +487,7 @@ SOLVERS: dict[str, Callable[[Api, dict[str, Any]], str]] = {
     "conversion_rate_comprehension": conversion_rate,
     "quote_approval": quote_approval,
     "invalid_config": invalid_config,
+    "activity_priority": activity_priority,
 }
 
 

@@ -208,7 +208,13 @@ def _invalid_config(records: Rows, quote: str, org: str) -> str | None:
     return planted_pro_truth(org, TEST_SEED).config_violations.get(quote)
 
 
+def _activity_priority(records: Rows, deal: str, org: str) -> list[str] | None:
+    """What the generator planted: the deal's tasks of another stage, if any."""
+    return sorted(planted_pro_truth(org, TEST_SEED).stray_tasks.get(deal, [])) or None
+
+
 SECOND_SOLVERS: dict[str, Callable[..., Any]] = {
+    "activity_priority": _activity_priority,
     "invalid_config": _invalid_config,
     "quote_approval": _quote_approval,
     "sales_amount_understanding": _sales_amount,

@@ -43,6 +43,7 @@ TYPES = [
     "conversion_rate_comprehension",
     "quote_approval",
     "invalid_config",
+    "activity_priority",
 ]
 AGENT_ANSWERS = {
     "case_routing",
