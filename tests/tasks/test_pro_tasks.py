@@ -26,7 +26,6 @@ from app.tasks.reference_agent import solve
 from app.tasks.source import org_database
 from tests.conftest import TEST_SEED
 from tests.databases import DatabaseFactory
-from tests.servers import private_org_app, serve_in_thread
 from tests.tasks.second_solvers import SECOND_SOLVERS
 
 ORGS = ["b2b", "b2c"]
@@ -112,20 +111,8 @@ def test_every_answer_is_what_the_records_give_computed_in_python(engine: Engine
             assert SECOND_SOLVERS[kind.name](records, **draft.params) == draft.answer, draft
 
 
-@pytest.fixture(scope="module")
-def control(
-    database_factory: DatabaseFactory, sandbox_ready_template: str
-) -> Iterator[httpx.Client]:
-    app = private_org_app(database_factory, sandbox_ready_template)
-    with (
-        serve_in_thread(app) as port,
-        httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client,
-    ):
-        yield client
-
-
 def test_the_reference_agent_solves_every_task(
-    control: httpx.Client, tasks: list[dict[str, Any]], org: str
+    agent_control: httpx.Client, tasks: list[dict[str, Any]], org: str
 ) -> None:
-    rewards = run_tasks(control, tasks, solve, org=org, seed=TEST_SEED)
+    rewards = run_tasks(agent_control, tasks, solve, org=org, seed=TEST_SEED)
     assert list(rewards.values()) == [1.0] * len(tasks)

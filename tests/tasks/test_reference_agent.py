@@ -5,7 +5,6 @@ agents stay near chance."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -21,8 +20,6 @@ from app.tasks.grading import grade
 from app.tasks.harness import run_tasks
 from app.tasks.reference_agent import SOLVERS, HttpApi, NotScripted, solve
 from tests.conftest import TEST_SEED
-from tests.databases import DatabaseFactory
-from tests.servers import private_org_app, serve_in_thread
 
 TABLES = TableSet(
     SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original" / "objects")
@@ -41,28 +38,16 @@ def tasks(seeded_template: str) -> list[dict[str, Any]]:
     return parsed
 
 
-@pytest.fixture(scope="module")
-def control(
-    database_factory: DatabaseFactory, sandbox_ready_template: str
-) -> Iterator[httpx.Client]:
-    app = private_org_app(database_factory, sandbox_ready_template)
-    with (
-        serve_in_thread(app) as port,
-        httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client,
-    ):
-        yield client
-
-
 ORIGINAL_TYPES = [kind.name for kind in task_types("original")]
 
 
 @pytest.mark.parametrize("type_name", ORIGINAL_TYPES)
 def test_the_reference_agent_solves_every_task_of_a_scripted_type(
-    control: httpx.Client, tasks: list[dict[str, Any]], type_name: str
+    agent_control: httpx.Client, tasks: list[dict[str, Any]], type_name: str
 ) -> None:
     of_type = [task for task in tasks if task["task"] == type_name]
     assert len(of_type) == PER_TYPE
-    rewards = run_tasks(control, of_type, solve)
+    rewards = run_tasks(agent_control, of_type, solve)
     assert list(rewards.values()) == [1.0] * PER_TYPE
 
 

@@ -53,14 +53,20 @@ def discount_policy(data: OrgData) -> tuple[str, float]:
     raise PlantedTruthDisagrees("no published article states the largest discount allowed")
 
 
-def draw_quote_approval(rng: Random, data: OrgData) -> Draft:
-    planted = data.pro_truth().approval_violations
+def _approved_quote(rng: Random, data: OrgData, planted: dict[str, str]) -> str:
+    """An approved quote: one that broke the rule (planted) as often as VIOLATED_SHARE says,
+    else one that did not."""
     approved = org_sql.approved_quotes(data.conn, data.tables)
     violated = [quote for quote in approved if quote in planted]
     pool = violated if rng.random() < VIOLATED_SHARE else [q for q in approved if q not in planted]
     if not pool:
         raise NoAnswer
-    quote = rng.choice(pool)
+    return rng.choice(pool)
+
+
+def draw_quote_approval(rng: Random, data: OrgData) -> Draft:
+    planted = data.pro_truth().approval_violations
+    quote = _approved_quote(rng, data, planted)
     article, most = discount_policy(data)
     breaks = org_sql.largest_discount(data.conn, data.tables, quote) > most
     answer = article if breaks else None
@@ -131,12 +137,7 @@ CONFIG_POLICY = (
 
 def draw_invalid_config(rng: Random, data: OrgData) -> Draft:
     planted = data.pro_truth().config_violations
-    approved = org_sql.approved_quotes(data.conn, data.tables)
-    violated = [quote for quote in approved if quote in planted]
-    pool = violated if rng.random() < VIOLATED_SHARE else [q for q in approved if q not in planted]
-    if not pool:
-        raise NoAnswer
-    quote = rng.choice(pool)
+    quote = _approved_quote(rng, data, planted)
     rules = config_rules(
         org_sql.online_answers(data.conn, data.tables),
         org_sql.product_names(data.conn, data.tables),

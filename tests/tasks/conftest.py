@@ -1,0 +1,25 @@
+"""A server for agents' episodes: the org with its sandbox template built (a Pro org's
+template is built on its first episode)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.databases import DatabaseFactory
+from tests.servers import private_org_app, serve_in_thread
+
+
+@pytest.fixture(scope="module")
+def agent_control(
+    database_factory: DatabaseFactory, sandbox_ready_template: str
+) -> Iterator[httpx.Client]:
+    """The control plane of a server on the module's own copy of the org."""
+    app = private_org_app(database_factory, sandbox_ready_template)
+    with (
+        serve_in_thread(app) as port,
+        httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client,
+    ):
+        yield client
