@@ -101,8 +101,12 @@ def _read(state: AppState, episode_id: str) -> EpisodeTask:
 
 @router.get("/episodes/{episode_id}")
 async def get_episode(episode_id: str, state: StateDep) -> dict[str, Any]:
-    task = await run_in_threadpool(_read, state, episode_id)
-    sandbox = state.sandboxes.find(episode_id)
+    return await run_in_threadpool(_show, state, episode_id)
+
+
+def _show(state: AppState, episode_id: str) -> dict[str, Any]:
+    task = _read(state, episode_id)
+    sandbox = state.sandboxes.find(episode_id)  # None once it expired or was deleted
     return {
         "id": episode_id,
         **_episode(task),
