@@ -116,20 +116,6 @@ def products_with_cases(conn: Connection, tables: TableSet, least: int) -> list[
     return [product for (product,) in rows]
 
 
-def case_span(conn: Connection, tables: TableSet) -> tuple[datetime, datetime]:
-    """The first and the last CreatedDate of the org's cases."""
-    case = tables["Case"]
-    first, last = conn.execute(
-        select(func.min(case.c.CreatedDate), func.max(case.c.CreatedDate))
-    ).one()
-    return _datetime(first), _datetime(last)
-
-
-def _datetime(value: Any) -> datetime:
-    # min()/max() lose the column's type on SQLite: the stored text comes back as it is.
-    return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-
-
 def open_cases(
     conn: Connection, tables: TableSet
 ) -> list[tuple[str, str, str, str, str, datetime]]:
@@ -234,15 +220,15 @@ def cases_with_conversation(conn: Connection, tables: TableSet) -> list[str]:
     return [str(case_id) for (case_id,) in rows]
 
 
-def online_articles(conn: Connection, tables: TableSet) -> dict[str, str]:
-    """Id -> Summary of the published (Online) Knowledge articles."""
+def online_articles(conn: Connection, tables: TableSet, column: str = "Summary") -> dict[str, str]:
+    """Id -> `column` (Summary, FAQ_Answer__c) of the published (Online) Knowledge articles."""
     article = tables["Knowledge__kav"]
     rows = conn.execute(
-        select(article.c.Id, article.c.Summary)
+        select(article.c.Id, article.c[column])
         .where(article.c.PublishStatus == "Online")
         .order_by(article.c.Id)
     )
-    return {str(i): str(summary or "") for i, summary in rows}
+    return {str(i): str(text or "") for i, text in rows}
 
 
 def _date(value: Any) -> date:
@@ -361,17 +347,6 @@ def largest_discount(conn: Connection, tables: TableSet, quote_id: str) -> float
         select(func.max(line.c.Discount)).where(line.c.QuoteId == quote_id)
     ).scalar()
     return float(found or 0.0)
-
-
-def online_answers(conn: Connection, tables: TableSet) -> dict[str, str]:
-    """Id -> FAQ_Answer__c of the published (Online) Knowledge articles."""
-    article = tables["Knowledge__kav"]
-    rows = conn.execute(
-        select(article.c.Id, article.c.FAQ_Answer__c)
-        .where(article.c.PublishStatus == "Online")
-        .order_by(article.c.Id)
-    )
-    return {str(i): str(text or "") for i, text in rows}
 
 
 def quote_day(conn: Connection, tables: TableSet, quote_id: str) -> date:

@@ -9,7 +9,6 @@ figure each question asks for. The figures and conversations themselves come fro
 
 from __future__ import annotations
 
-import functools
 import re
 import statistics
 from collections import Counter
@@ -19,12 +18,12 @@ from typing import Any, Protocol
 
 import httpx
 
-from app.seeding.generate.text import load_text
 from app.tasks.episodes import TODAY
 from app.tasks.original.service_agent import FACTS
 from app.tasks.periods import Period, read_period
 from app.tasks.pro.sales_activity import off_stage_tasks
 from app.tasks.pro.sales_ops import MAX_DISCOUNT_RULE, broken_rules, config_rules
+from app.tasks.rulebook import violation_lines
 
 API_VERSION = "v59.0"
 
@@ -170,16 +169,22 @@ def transfer_count(api: Api, task: dict[str, Any]) -> str:
     return _pick(counts, _extreme(task["query"]))
 
 
+def _named_id(task: dict[str, Any], prefix: str, what: str) -> str:
+    """The record Id of key prefix `prefix` that the task's query names."""
+    found = re.search(rf"\b{prefix}[0-9A-Za-z]{{15}}\b", task["query"])
+    if found is None:
+        raise NotScripted(f"the query names no {what}")
+    return found[0]
+
+
 def _product_items(api: Api, product: str) -> list[str]:
     rows = api.query(f"SELECT Id FROM OrderItem WHERE Product2Id = {_quoted(product)}")
     return [row["Id"] for row in rows]
 
 
 def _product_cases(api: Api, task: dict[str, Any], fields: str) -> list[dict[str, Any]]:
-    found = re.search(r"\b01t[0-9A-Za-z]{15}\b", task["query"])
-    if found is None:
-        raise NotScripted("the query names no product")
-    items = _product_items(api, found[0])
+    product = _named_id(task, "01t", "product")
+    items = _product_items(api, product)
     if not items:
         return []
     return api.query(
@@ -260,15 +265,13 @@ def _route(api: Api, issue: str, item: str) -> str:
 
 
 def case_routing_write(api: Api, task: dict[str, Any]) -> str:
-    found = re.search(r"\bcase (500[0-9A-Za-z]{15})\b", task["query"], re.IGNORECASE)
-    if found is None:
-        raise NotScripted("the query names no case")
+    case_id = _named_id(task, "500", "case")
     (case,) = api.query(
-        f"SELECT IssueId__c, OrderItemId__c FROM Case WHERE Id = {_quoted(found[1])}"
+        f"SELECT IssueId__c, OrderItemId__c FROM Case WHERE Id = {_quoted(case_id)}"
     )
     agent = _route(api, case["IssueId__c"], case["OrderItemId__c"])
-    api.update("Case", found[1], {"OwnerId": agent})
-    return f"Case {found[1]} is now owned by {agent}."
+    api.update("Case", case_id, {"OwnerId": agent})
+    return f"Case {case_id} is now owned by {agent}."
 
 
 _BOUGHT = re.compile(r"the (\S+) I (?:bought|purchased|ordered) (a|\d+) (days?|weeks?) ago")
@@ -300,29 +303,9 @@ def named_entity(api: Api, task: dict[str, Any]) -> str:
     return str(found.pop())
 
 
-def _pattern(line: str) -> re.Pattern[str]:
-    """A rulebook line as a pattern: its placeholders ({product}, {days_since}) match any text."""
-    return re.compile(".+?".join(re.escape(part) for part in re.split(r"\{\w+\}", line)))
-
-
-@functools.cache
-def _violation_lines() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    """(the policy's article title, a line that violates it), for every violation line."""
-    policies = load_text("knowledge")["policies"]
-    titles = {policy["key"]: policy["title"] for policy in policies}
-    lines = [(policy["key"], line) for policy in policies for line in policy.get("violation", [])]
-    for issue in load_text("issues")["issues"]:
-        for scenario in issue.get("scenarios", []):
-            for key, extra in scenario.get("violations", {}).items():
-                lines += [(key, line) for line in extra]
-    return tuple((titles[key], _pattern(line)) for key, line in lines)
-
-
 def policy_violation(api: Api, task: dict[str, Any]) -> str:
-    found = re.search(r"\bcase (500[0-9A-Za-z]{15})\b", task["query"])
-    if found is None:
-        raise NotScripted("the query names no case")
-    case = _quoted(found[1])
+    case_id = _named_id(task, "500", "case")
+    case = _quoted(case_id)
     texts = [
         row["Body"] or ""
         for row in api.query(f"SELECT Body FROM LiveChatTranscript WHERE CaseId = {case}")
@@ -330,7 +313,7 @@ def policy_violation(api: Api, task: dict[str, Any]) -> str:
         row["TextBody"] or ""
         for row in api.query(f"SELECT TextBody FROM EmailMessage WHERE ParentId = {case}")
     ]
-    broken = {title for title, line in _violation_lines() for text in texts if line.search(text)}
+    broken = {title for title, line in violation_lines() for text in texts if line.search(text)}
     if not broken:
         return "None"
     if len(broken) > 1:
@@ -408,9 +391,7 @@ def conversion_rate(api: Api, task: dict[str, Any]) -> str:
 
 
 def quote_approval(api: Api, task: dict[str, Any]) -> str:
-    found = re.search(r"\bquote (0Q0[0-9A-Za-z]{15})\b", task["query"], re.IGNORECASE)
-    if found is None:
-        raise NotScripted("the query names no quote")
+    quote = _named_id(task, "0Q0", "quote")
     rules = [
         (row["Id"], float(rule[1]))
         for row in api.query(
@@ -421,15 +402,13 @@ def quote_approval(api: Api, task: dict[str, Any]) -> str:
     if len(rules) != 1:
         raise NotScripted(f"{len(rules)} articles state the largest discount")
     article, most = rules[0]
-    lines = api.query(f"SELECT Discount FROM QuoteLineItem WHERE QuoteId = {_quoted(found[1])}")
+    lines = api.query(f"SELECT Discount FROM QuoteLineItem WHERE QuoteId = {_quoted(quote)}")
     largest = max((line["Discount"] or 0.0 for line in lines), default=0.0)
     return article if largest > most else "None"
 
 
 def invalid_config(api: Api, task: dict[str, Any]) -> str:
-    found = re.search(r"\bquote (0Q0[0-9A-Za-z]{15})\b", task["query"], re.IGNORECASE)
-    if found is None:
-        raise NotScripted("the query names no quote")
+    quote = _named_id(task, "0Q0", "quote")
     answers = {
         row["Id"]: row["FAQ_Answer__c"] or ""
         for row in api.query(
@@ -440,7 +419,7 @@ def invalid_config(api: Api, task: dict[str, Any]) -> str:
     lines = [
         (row["Product2Id"], float(row["Quantity"]))
         for row in api.query(
-            f"SELECT Product2Id, Quantity FROM QuoteLineItem WHERE QuoteId = {_quoted(found[1])}"
+            f"SELECT Product2Id, Quantity FROM QuoteLineItem WHERE QuoteId = {_quoted(quote)}"
         )
     ]
     broken = broken_rules(config_rules(answers, products), lines)
@@ -450,10 +429,8 @@ def invalid_config(api: Api, task: dict[str, Any]) -> str:
 
 
 def activity_priority(api: Api, task: dict[str, Any]) -> str:
-    found = re.search(r"\bopportunity (006[0-9A-Za-z]{15})", task["query"], re.IGNORECASE)
-    if found is None:
-        raise NotScripted("the query names no opportunity")
-    deal = _quoted(found[1])
+    deal_id = _named_id(task, "006", "opportunity")
+    deal = _quoted(deal_id)
     (opportunity,) = api.query(f"SELECT StageName FROM Opportunity WHERE Id = {deal}")
     tasks = [
         (row["Id"], row["Subject"] or "")

@@ -295,10 +295,11 @@ def draw_knowledge_qa(rng: Random, data: OrgData) -> Draft:
     summaries = org_sql.online_articles(data.conn, data.tables).values()
     if not any(evidence in summary for summary in summaries):
         raise PlantedTruthDisagrees(f"no published article says {evidence!r}")
-    _, last = org_sql.case_span(data.conn, data.tables)  # one today: a question is asked once
+    # One today for every draw: a question is asked once.
+    _, last = org_sql.day_span(data.conn, data.tables, "Case", "CreatedDate")
     question = rng.choice(fact.questions)
     answer = fact.answer.format(value=value)
-    return Draft(answer, question, last.date(), "", "", {"fact": fact.name})
+    return Draft(answer, question, last, "", "", {"fact": fact.name})
 
 
 TASK_TYPES = (

@@ -26,8 +26,7 @@ def _product(rng: Random, data: OrgData) -> str:
 
 
 def _span(data: OrgData) -> tuple[date, date]:
-    first, last = org_sql.case_span(data.conn, data.tables)
-    return first.date(), last.date()
+    return org_sql.day_span(data.conn, data.tables, "Case", "CreatedDate")
 
 
 def _most_cases(counts: Counter[str]) -> str:

@@ -21,8 +21,8 @@ MIN_CANDIDATES = 2
 
 def _window(rng: Random, data: OrgData) -> tuple[date, Period, int, str]:
     """The task's today, its period, the assignments threshold and min or max."""
-    first, last = org_sql.case_span(data.conn, data.tables)
-    today, period = draw_window(rng, first.date(), last.date())
+    first, last = org_sql.day_span(data.conn, data.tables, "Case", "CreatedDate")
+    today, period = draw_window(rng, first, last)
     return today, period, rng.randint(0, 3), rng.choice(("min", "max"))
 
 

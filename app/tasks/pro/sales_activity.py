@@ -19,7 +19,7 @@ from app.tasks.model import (
     PlantedTruthDisagrees,
     TaskType,
 )
-from app.tasks.pro.rulebook import stages_of_subject
+from app.tasks.rulebook import stages_of_subject
 
 PERSONA = "Sales Manager"
 STRAY_SHARE = 0.7  # of the drawn opportunities, those with tasks of another stage

@@ -46,7 +46,7 @@ QUOTE_POLICY = (
 
 def discount_policy(data: OrgData) -> tuple[str, float]:
     """The discount approval article's Id and the largest discount it allows."""
-    for article, text in org_sql.online_answers(data.conn, data.tables).items():
+    for article, text in org_sql.online_articles(data.conn, data.tables, "FAQ_Answer__c").items():
         found = MAX_DISCOUNT_RULE.search(text)
         if found is not None:
             return article, float(found[1])
@@ -139,7 +139,7 @@ def draw_invalid_config(rng: Random, data: OrgData) -> Draft:
     planted = data.pro_truth().config_violations
     quote = _approved_quote(rng, data, planted)
     rules = config_rules(
-        org_sql.online_answers(data.conn, data.tables),
+        org_sql.online_articles(data.conn, data.tables, "FAQ_Answer__c"),
         org_sql.product_names(data.conn, data.tables),
     )
     broken = broken_rules(rules, org_sql.quote_lines(data.conn, data.tables, quote))
