@@ -8,13 +8,14 @@ ordered so that the same data gives the same result on SQLite and PostgreSQL.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date, datetime
+from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, func, select
 
 from app.storage.tables import TableSet
 from app.tasks.periods import Period
+from app.tasks.rulebook import DealActivity
 
 OWNER_ASSIGNMENT = "Owner Assignment"
 
@@ -263,6 +264,10 @@ def case_owner(conn: Connection, tables: TableSet, case_id: str) -> str:
     return str(conn.execute(select(case.c.OwnerId).where(case.c.Id == case_id)).scalar_one())
 
 
+def _start_of(day: date) -> datetime:
+    return datetime.combine(day, time())
+
+
 def day_span(conn: Connection, tables: TableSet, sobject: str, column: str) -> tuple[date, date]:
     """The first and the last day of a date or datetime column of an object."""
     values = tables[sobject].c[column]
@@ -402,3 +407,150 @@ def deal_stage_and_pending_tasks(
         .order_by(task.c.Id)
     )
     return str(stage), [(str(i), str(subject or "")) for i, subject in rows]
+
+
+def open_deals_in_stages(conn: Connection, tables: TableSet, stages: Sequence[str]) -> list[str]:
+    """The Ids of the open opportunities whose StageName is one of `stages`, in Id order."""
+    opportunity = tables["Opportunity"]
+    rows = conn.execute(
+        select(opportunity.c.Id)
+        .where(opportunity.c.IsClosed.is_(False), opportunity.c.StageName.in_(stages))
+        .order_by(opportunity.c.Id)
+    )
+    return [str(deal) for (deal,) in rows]
+
+
+def deal_activity(conn: Connection, tables: TableSet, deal: str) -> tuple[str, DealActivity]:
+    """The opportunity's StageName and what its records say of its progress."""
+    opportunity, task, event = tables["Opportunity"], tables["Task"], tables["Event"]
+    email, call, quote = tables["EmailMessage"], tables["VoiceCallTranscript__c"], tables["Quote"]
+    stage = conn.execute(
+        select(opportunity.c.StageName).where(opportunity.c.Id == deal)
+    ).scalar_one()
+
+    def texts(column: Any, *where: Any) -> list[str]:
+        rows = conn.execute(select(column).where(*where).order_by(column))
+        return [str(text or "") for (text,) in rows]
+
+    activity = DealActivity(
+        task_subjects=texts(task.c.Subject, task.c.WhatId == deal, task.c.Status != "Not Started"),
+        event_subjects=texts(event.c.Subject, event.c.WhatId == deal),
+        email_subjects=texts(email.c.Subject, email.c.RelatedToId == deal),
+        call_transcripts=texts(call.c.Body__c, call.c.OpportunityId__c == deal),
+        has_quote=bool(texts(quote.c.Id, quote.c.OpportunityId == deal)),
+    )
+    return str(stage), activity
+
+
+def deal_last_activity_day(conn: Connection, tables: TableSet, deal: str) -> date:
+    """The day of the opportunity's latest task, event, e-mail or call."""
+    days = [
+        conn.execute(select(func.max(table.c.CreatedDate)).where(link == deal)).scalar_one()
+        for table, link in (
+            (tables["Task"], tables["Task"].c.WhatId),
+            (tables["Event"], tables["Event"].c.WhatId),
+            (tables["EmailMessage"], tables["EmailMessage"].c.RelatedToId),
+            (tables["VoiceCallTranscript__c"], tables["VoiceCallTranscript__c"].c.OpportunityId__c),
+        )
+    ]
+    return max(_date(day) for day in days if day is not None)
+
+
+def leads_with_calls(conn: Connection, tables: TableSet) -> list[str]:
+    """The Ids of the leads that have a call transcript, in Id order."""
+    call = tables["VoiceCallTranscript__c"]
+    rows = conn.execute(
+        select(call.c.LeadId__c)
+        .distinct()
+        .where(call.c.LeadId__c.is_not(None))
+        .order_by(call.c.LeadId__c)
+    )
+    return [str(lead) for (lead,) in rows]
+
+
+def lead_calls(conn: Connection, tables: TableSet, lead: str) -> tuple[list[str], date]:
+    """The lead's call transcripts, oldest first, and the day of its last call."""
+    call = tables["VoiceCallTranscript__c"]
+    rows = conn.execute(
+        select(call.c.Body__c, call.c.CreatedDate)
+        .where(call.c.LeadId__c == lead)
+        .order_by(call.c.CreatedDate, call.c.Id)
+    ).all()
+    return [str(body or "") for body, _ in rows], _date(rows[-1][1])
+
+
+def territory_descriptions(conn: Connection, tables: TableSet) -> dict[str, str]:
+    """Territory2 Id -> its Description, in Id order."""
+    territory = tables["Territory2"]
+    rows = conn.execute(select(territory.c.Id, territory.c.Description).order_by(territory.c.Id))
+    return {str(i): str(text or "") for i, text in rows}
+
+
+def territory_users(conn: Connection, tables: TableSet, territory: str, day: date) -> list[str]:
+    """The Ids of the users actively assigned to the territory by the end of `day`."""
+    link = tables["UserTerritory2Association"]
+    rows = conn.execute(
+        select(link.c.UserId)
+        .distinct()
+        .where(
+            link.c.Territory2Id == territory,
+            link.c.IsActive.is_(True),
+            link.c.CreatedDate < _start_of(day + timedelta(days=1)),
+        )
+        .order_by(link.c.UserId)
+    )
+    return [str(user) for (user,) in rows]
+
+
+def accepted_quotes_per_owner(
+    conn: Connection, tables: TableSet, owners: Sequence[str]
+) -> dict[str, int]:
+    """Owner Id -> the Accepted quotes of the opportunities they own (0 for none)."""
+    quote, opportunity = tables["Quote"], tables["Opportunity"]
+    rows = conn.execute(
+        select(opportunity.c.OwnerId, func.count(quote.c.Id))
+        .join_from(quote, opportunity, quote.c.OpportunityId == opportunity.c.Id)
+        .where(quote.c.Status == "Accepted", opportunity.c.OwnerId.in_(owners))
+        .group_by(opportunity.c.OwnerId)
+    )
+    counts = {str(owner): int(count) for owner, count in rows}
+    return {owner: counts.get(owner, 0) for owner in owners}
+
+
+def unconverted_leads_per_owner(
+    conn: Connection, tables: TableSet, owners: Sequence[str]
+) -> dict[str, int]:
+    """Owner Id -> the leads they own that are not converted (0 for none)."""
+    lead = tables["Lead"]
+    rows = conn.execute(
+        select(lead.c.OwnerId, func.count(lead.c.Id))
+        .where(lead.c.IsConverted.is_(False), lead.c.OwnerId.in_(owners))
+        .group_by(lead.c.OwnerId)
+    )
+    counts = {str(owner): int(count) for owner, count in rows}
+    return {owner: counts.get(owner, 0) for owner in owners}
+
+
+def case_conversation(conn: Connection, tables: TableSet, case: str) -> list[str]:
+    """The texts of the case's chat transcripts and e-mails."""
+    chat, email = tables["LiveChatTranscript"], tables["EmailMessage"]
+    chats = conn.execute(select(chat.c.Body).where(chat.c.CaseId == case).order_by(chat.c.Id))
+    emails = conn.execute(
+        select(email.c.TextBody).where(email.c.ParentId == case).order_by(email.c.Id)
+    )
+    return [str(text or "") for (text,) in [*chats, *emails]]
+
+
+def closed_cases_with_conversation(conn: Connection, tables: TableSet) -> list[str]:
+    """The Ids of the Closed cases that have a chat transcript or an e-mail, in Id order."""
+    case = tables["Case"]
+    with_conversation = set(cases_with_conversation(conn, tables))
+    rows = conn.execute(select(case.c.Id).where(case.c.Status == "Closed").order_by(case.c.Id))
+    return [str(i) for (i,) in rows if str(i) in with_conversation]
+
+
+def lead_names(conn: Connection, tables: TableSet) -> list[tuple[str, str, str]]:
+    """(Id, FirstName, LastName) of every lead, in Id order."""
+    lead = tables["Lead"]
+    rows = conn.execute(select(lead.c.Id, lead.c.FirstName, lead.c.LastName).order_by(lead.c.Id))
+    return [(str(i), str(first or ""), str(last or "")) for i, first, last in rows]

@@ -23,7 +23,15 @@ from app.tasks.original.service_agent import FACTS
 from app.tasks.periods import Period, read_period
 from app.tasks.pro.sales_activity import off_stage_tasks
 from app.tasks.pro.sales_ops import MAX_DISCOUNT_RULE, broken_rules, config_rules
-from app.tasks.rulebook import violation_lines
+from app.tasks.rulebook import (
+    DealActivity,
+    bant_factors,
+    factors_failed,
+    resolution_policy_title,
+    resolutions_stated,
+    stage_shown,
+    violation_lines,
+)
 
 API_VERSION = "v59.0"
 
@@ -34,6 +42,8 @@ class Api(Protocol):
     def update(self, sobject: str, record_id: str, fields: dict[str, Any]) -> None: ...
 
     def fields(self, sobject: str) -> set[str]: ...
+
+    def sobjects(self) -> set[str]: ...
 
 
 class NotScripted(Exception):
@@ -68,6 +78,11 @@ class HttpApi:
         response = self.client.get(url, headers=self.headers)
         response.raise_for_status()
         return {field["name"] for field in response.json()["fields"]}
+
+    def sobjects(self) -> set[str]:
+        response = self.client.get(f"/services/data/{API_VERSION}/sobjects", headers=self.headers)
+        response.raise_for_status()
+        return {sobject["name"] for sobject in response.json()["sobjects"]}
 
 
 def _literal(moment: datetime) -> str:
@@ -261,7 +276,7 @@ def _route(api: Api, issue: str, item: str) -> str:
         by_issue,
         key=lambda agent: (-by_issue[agent], -by_product.get(agent, 0), still_open.get(agent, 0)),
     )
-    return ranked[0]
+    return str(ranked[0])
 
 
 def case_routing_write(api: Api, task: dict[str, Any]) -> str:
@@ -303,26 +318,35 @@ def named_entity(api: Api, task: dict[str, Any]) -> str:
     return str(found.pop())
 
 
-def policy_violation(api: Api, task: dict[str, Any]) -> str:
-    case_id = _named_id(task, "500", "case")
+def _case_conversation(api: Api, case_id: str) -> list[str]:
     case = _quoted(case_id)
-    texts = [
-        row["Body"] or ""
-        for row in api.query(f"SELECT Body FROM LiveChatTranscript WHERE CaseId = {case}")
-    ] + [
-        row["TextBody"] or ""
-        for row in api.query(f"SELECT TextBody FROM EmailMessage WHERE ParentId = {case}")
-    ]
+    chats = api.query(f"SELECT Body FROM LiveChatTranscript WHERE CaseId = {case}")
+    emails = api.query(f"SELECT TextBody FROM EmailMessage WHERE ParentId = {case}")
+    return [row["Body"] or "" for row in chats] + [row["TextBody"] or "" for row in emails]
+
+
+def _article_titled(api: Api, title: str) -> str:
+    (article,) = api.query(
+        f"SELECT Id FROM Knowledge__kav WHERE PublishStatus = 'Online' AND Title = {_quoted(title)}"
+    )
+    return str(article["Id"])
+
+
+def policy_violation(api: Api, task: dict[str, Any]) -> str:
+    texts = _case_conversation(api, _named_id(task, "500", "case"))
+    org = _org(api)
+    if org != "original":
+        stated = resolutions_stated(org, texts)
+        if len(stated) != 1:
+            raise NotScripted(f"the conversation states {len(stated)} resolutions")
+        ((issue, breaks),) = stated
+        return _article_titled(api, resolution_policy_title(org, issue)) if breaks else "None"
     broken = {title for title, line in violation_lines() for text in texts if line.search(text)}
     if not broken:
         return "None"
     if len(broken) > 1:
         raise NotScripted(f"lines of {len(broken)} policies are broken")
-    (article,) = api.query(
-        "SELECT Id FROM Knowledge__kav WHERE PublishStatus = 'Online' AND Title = "
-        + _quoted(broken.pop())
-    )
-    return str(article["Id"])
+    return _article_titled(api, broken.pop())
 
 
 def knowledge_qa(api: Api, task: dict[str, Any]) -> str:
@@ -438,14 +462,89 @@ def activity_priority(api: Api, task: dict[str, Any]) -> str:
             f"SELECT Id, Subject FROM Task WHERE WhatId = {deal} AND Status = 'Not Started'"
         )
     ]
-    org = _org_of_stages(api)
+    org = _org(api)
     stray = off_stage_tasks(org, opportunity["StageName"], tasks)
     return ", ".join(stray) if stray else "None"
 
 
-def _org_of_stages(api: Api) -> str:
-    """Which Pro org's texts the org speaks: b2c sells to people (person accounts)."""
+def _org(api: Api) -> str:
+    """Which org's texts the org speaks: the original has no opportunities, b2c sells to
+    people (person accounts), b2b to companies."""
+    if "Opportunity" not in api.sobjects():
+        return "original"
     return "b2c" if "IsPersonAccount" in api.fields("Account") else "b2b"
+
+
+def wrong_stage(api: Api, task: dict[str, Any]) -> str:
+    deal = _quoted(_named_id(task, "006", "opportunity"))
+    (opportunity,) = api.query(f"SELECT StageName FROM Opportunity WHERE Id = {deal}")
+
+    def texts(field: str, sobject: str, where: str) -> list[str]:
+        return [
+            row[field] or "" for row in api.query(f"SELECT {field} FROM {sobject} WHERE {where}")
+        ]
+
+    activity = DealActivity(
+        task_subjects=texts("Subject", "Task", f"WhatId = {deal} AND Status != 'Not Started'"),
+        event_subjects=texts("Subject", "Event", f"WhatId = {deal}"),
+        email_subjects=texts("Subject", "EmailMessage", f"RelatedToId = {deal}"),
+        call_transcripts=texts("Body__c", "VoiceCallTranscript__c", f"OpportunityId__c = {deal}"),
+        has_quote=bool(api.query(f"SELECT Id FROM Quote WHERE OpportunityId = {deal}")),
+    )
+    shown = stage_shown(_org(api), activity)
+    if shown is None:
+        raise NotScripted("the opportunity's activity shows no stage")
+    return "None" if shown == opportunity["StageName"] else shown
+
+
+def lead_routing(api: Api, task: dict[str, Any]) -> str:
+    found = re.search(r"\b(?:from|in) ([A-Z]{2})\b", task["query"])
+    if found is None:
+        raise NotScripted("the query names no state")
+    state = found[1]
+    territories = [
+        row["Id"]
+        for row in api.query("SELECT Id, Description FROM Territory2")
+        if state in (row["Description"] or "").replace(" ", "").split(",")
+    ]
+    if len(territories) != 1:
+        raise NotScripted(f"{len(territories)} territories list {state}")
+    end = _literal(datetime.combine(_today(task) + timedelta(days=1), datetime.min.time()))
+    users = sorted(
+        {
+            row["UserId"]
+            for row in api.query(
+                "SELECT UserId FROM UserTerritory2Association WHERE IsActive = true AND "
+                f"Territory2Id = {_quoted(territories[0])} AND CreatedDate < {end}"
+            )
+        }
+    )
+    accepted = Counter(
+        row["Opportunity"]["OwnerId"]
+        for row in api.query(
+            "SELECT Opportunity.OwnerId FROM Quote WHERE Status = 'Accepted' AND "
+            f"Opportunity.OwnerId IN {_ids(users)}"
+        )
+    )
+    unconverted = Counter(
+        row["OwnerId"]
+        for row in api.query(
+            f"SELECT OwnerId FROM Lead WHERE IsConverted = false AND OwnerId IN {_ids(users)}"
+        )
+    )
+    ranked = sorted(users, key=lambda user: (-accepted[user], unconverted[user]))
+    return str(ranked[0])
+
+
+def lead_qualification(api: Api, task: dict[str, Any]) -> str:
+    lead = _quoted(_named_id(task, "00Q", "lead"))
+    calls = api.query(f"SELECT Body__c FROM VoiceCallTranscript__c WHERE LeadId__c = {lead}")
+    org = _org(api)
+    failed = factors_failed(org, [row["Body__c"] or "" for row in calls])
+    if failed is None:
+        raise NotScripted("the calls do not settle every factor")
+    failing = [factor for factor in bant_factors(org) if failed[factor]]
+    return ", ".join(failing) if failing else "None"
 
 
 SOLVERS: dict[str, Callable[[Api, dict[str, Any]], str]] = {
@@ -465,6 +564,9 @@ SOLVERS: dict[str, Callable[[Api, dict[str, Any]], str]] = {
     "quote_approval": quote_approval,
     "invalid_config": invalid_config,
     "activity_priority": activity_priority,
+    "wrong_stage_rectification": wrong_stage,
+    "lead_routing": lead_routing,
+    "lead_qualification": lead_qualification,
 }
 
 

@@ -1,11 +1,16 @@
 """What a scripted reader knows of an org's texts (`seed/orgs/<org>/text`), where a task asks
 for reading rather than querying: the lines the original org's policies count as violations,
-and which stage each kind of Pro sales task belongs to."""
+which stage each kind of Pro sales activity belongs to, what a lead's answers say of each
+BANT factor, and which resolutions break a Pro issue's policy.
+
+The task generator and the reference agent both read through it: the generator over plain
+SQL, the agent over the API, so each checks the other's reading."""
 
 from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 
 from app.seeding.generate.text import load_text
 
@@ -44,3 +49,138 @@ def stages_of_subject(org: str, subject: str) -> set[str]:
     """The stages of a Pro org whose kind of task a subject is (one, unless the texts are
     ambiguous)."""
     return {stage for stage, pattern in _task_subjects(org) if pattern.fullmatch(subject)}
+
+
+# --- Pro sales: the stage an opportunity's activity shows -------------------------------------
+
+
+@functools.cache
+def stage_order(org: str) -> tuple[str, ...]:
+    """A Pro org's sales stages, first to last."""
+    return tuple(load_text("sales", org)["tasks"])
+
+
+@functools.cache
+def _activity_lines(org: str) -> dict[str, tuple[tuple[str, re.Pattern[str]], ...]]:
+    """Per kind of activity, (stage, the pattern of a text of that stage): the subjects of tasks,
+    events and e-mails, and what the agent says in a call."""
+    text = load_text("sales", org)
+    stages = stage_order(org)
+
+    def lines(kind: str, key: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
+        return tuple((s, template_pattern(spec[key])) for s in stages for spec in text[kind][s])
+
+    return {
+        "task": lines("tasks", "subject"),
+        "event": lines("events", "subject"),
+        "email": lines("emails", "subject"),
+        "call": lines("calls", "agent"),
+    }
+
+
+def said_lines(transcript: str) -> list[str]:
+    """What each speaker says in a transcript of '[time] Name (Role): words' lines."""
+    return [line.split("): ", 1)[1] for line in transcript.splitlines() if "): " in line]
+
+
+@dataclass(frozen=True)
+class DealActivity:
+    """What an opportunity's records say of its progress: the subjects of its tasks (those not
+    started aside: they are plans, not progress), events and e-mails, its call transcripts, and
+    whether it has a quote."""
+
+    task_subjects: list[str]
+    event_subjects: list[str]
+    email_subjects: list[str]
+    call_transcripts: list[str]
+    has_quote: bool
+
+
+def stage_shown(org: str, activity: DealActivity) -> str | None:
+    """The latest stage the activity shows (an opportunity with a quote is at least in the
+    Quote stage), or None when nothing in it tells a stage."""
+    patterns = _activity_lines(org)
+    texts = {
+        "task": activity.task_subjects,
+        "event": activity.event_subjects,
+        "email": [subject.removeprefix("RE: ") for subject in activity.email_subjects],
+        "call": [said for body in activity.call_transcripts for said in said_lines(body)],
+    }
+    shown = {
+        stage
+        for kind, lines in texts.items()
+        for line in lines
+        for stage, pattern in patterns[kind]
+        if pattern.fullmatch(line)
+    }
+    if activity.has_quote:
+        shown.add(QUOTE_STAGE)
+    order = stage_order(org)
+    return max(shown, key=order.index) if shown else None
+
+
+QUOTE_STAGE = "Quote"
+
+
+# --- Pro leads: the BANT factors a lead's calls show it fails ---------------------------------
+
+
+@functools.cache
+def _bant_answers(org: str) -> dict[str, tuple[tuple[bool, re.Pattern[str]], ...]]:
+    factors = load_text("sales", org)["lead_calls"]["factors"]
+    return {
+        factor: tuple(
+            (met, template_pattern(line))
+            for met, key in ((True, "met"), (False, "not_met"))
+            for line in spec[key]
+        )
+        for factor, spec in factors.items()
+    }
+
+
+def bant_factors(org: str) -> tuple[str, ...]:
+    return tuple(load_text("sales", org)["lead_calls"]["factors"])
+
+
+def factors_failed(org: str, transcripts: list[str]) -> dict[str, bool] | None:
+    """Factor -> whether the lead's answers in its calls show it fails it, for the factors the
+    calls cover; None when an answer is both met and not met, or a factor is not covered."""
+    heard: dict[str, set[bool]] = {}
+    for said in (line for body in transcripts for line in said_lines(body)):
+        for factor, answers in _bant_answers(org).items():
+            for met, pattern in answers:
+                if pattern.fullmatch(said):
+                    heard.setdefault(factor, set()).add(not met)
+    if set(heard) != set(bant_factors(org)) or any(len(v) != 1 for v in heard.values()):
+        return None
+    return {factor: heard[factor].pop() for factor in bant_factors(org)}
+
+
+# --- Pro service: the resolution a case's conversation shows to break its policy -------------
+
+
+@functools.cache
+def _pro_resolutions(org: str) -> tuple[tuple[str, bool, re.Pattern[str]], ...]:
+    issues = load_text("service", org)["issues"]
+    return tuple(
+        (issue["name"], breaks, template_pattern(issue[key]))
+        for issue in issues
+        for breaks, key in ((False, "resolution"), (True, "violation"))
+    )
+
+
+def resolutions_stated(org: str, texts: list[str]) -> set[tuple[str, bool]]:
+    """(issue, whether it breaks the issue's resolution policy) for each resolution a line of
+    the texts (chat, e-mails) states."""
+    return {
+        (name, breaks)
+        for name, breaks, line in _pro_resolutions(org)
+        for text in texts
+        if line.search(text)
+    }
+
+
+def resolution_policy_title(org: str, issue: str) -> str:
+    """The title of an issue's resolution policy article in a Pro org's knowledge base."""
+    title: str = load_text("knowledge", org)["per_issue"][0]["title"]
+    return title.format(issue=issue)

@@ -133,8 +133,10 @@ def _named_entity(records: Rows, contact: str, day: date, term: str) -> str:
     return str(found)
 
 
-def _policy_violation(records: Rows, case: str) -> str | None:
-    return planted_truth(TEST_SEED).violations.get(case)
+def _policy_violation(records: Rows, case: str, org: str = "original") -> str | None:
+    if org == "original":
+        return planted_truth(TEST_SEED).violations.get(case)
+    return planted_pro_truth(org, TEST_SEED).case_violations.get(case)
 
 
 def _knowledge(records: Rows, fact: str) -> str:
@@ -213,7 +215,40 @@ def _activity_priority(records: Rows, deal: str, org: str) -> list[str] | None:
     return sorted(planted_pro_truth(org, TEST_SEED).stray_tasks.get(deal, [])) or None
 
 
+def _wrong_stage(records: Rows, deal: str, org: str) -> str | None:
+    """What the generator planted: the stage the deal's activity shows, where it lags."""
+    return planted_pro_truth(org, TEST_SEED).wrong_stages.get(deal)
+
+
+def _lead_qualification(records: Rows, lead: str, org: str) -> list[str] | None:
+    failing = planted_pro_truth(org, TEST_SEED).lead_failing_factors[lead]
+    return [
+        factor for factor in ("Budget", "Authority", "Need", "Timeline") if factor in failing
+    ] or None
+
+
+def _lead_routing(records: Rows, name: str, state: str, org: str) -> str:
+    """The territory the generator gave the state, its users, ranked by the Accepted quotes of
+    the opportunities they own, then the fewest unconverted leads they own."""
+    truth = planted_pro_truth(org, TEST_SEED)
+    (territory,) = [t for t, states in truth.territory_states.items() if state in states]
+    users = {
+        row["UserId"]
+        for row in records["UserTerritory2Association"]
+        if row["Territory2Id"] == territory and row["IsActive"]
+    }
+    owners = {row["Id"]: row["OwnerId"] for row in records["Opportunity"]}
+    accepted = Counter(
+        owners[row["OpportunityId"]] for row in records["Quote"] if row["Status"] == "Accepted"
+    )
+    unconverted = Counter(row["OwnerId"] for row in records["Lead"] if not row["IsConverted"])
+    return str(min(users, key=lambda user: (-accepted[user], unconverted[user], user)))
+
+
 SECOND_SOLVERS: dict[str, Callable[..., Any]] = {
+    "wrong_stage_rectification": _wrong_stage,
+    "lead_qualification": _lead_qualification,
+    "lead_routing": _lead_routing,
     "activity_priority": _activity_priority,
     "invalid_config": _invalid_config,
     "quote_approval": _quote_approval,

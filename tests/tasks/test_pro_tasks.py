@@ -34,6 +34,7 @@ TYPES = [
     "case_routing_write",
     "handle_time",
     "transfer_count",
+    "policy_violation_identification",
     "top_issue_identification",
     "monthly_trend_analysis",
     "best_region_identification",
@@ -42,7 +43,10 @@ TYPES = [
     "conversion_rate_comprehension",
     "quote_approval",
     "invalid_config",
+    "lead_routing",
+    "lead_qualification",
     "activity_priority",
+    "wrong_stage_rectification",
 ]
 AGENT_ANSWERS = {
     "case_routing",
@@ -51,6 +55,7 @@ AGENT_ANSWERS = {
     "sales_amount_understanding",
     "sales_cycle_understanding",
     "conversion_rate_comprehension",
+    "lead_routing",
 }
 PER_TYPE = 5
 

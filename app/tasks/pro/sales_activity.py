@@ -1,10 +1,14 @@
-"""The Pro orgs' activity reasoning (crmarena.md 5.2): Activity Priority. An open opportunity's
-'Not Started' tasks that belong to another stage than the one it is in are the ones to set
-aside; the answer lists their Ids, or is None when every task fits.
+"""The Pro orgs' activity reasoning (crmarena.md 5.2).
 
-Which stage a task belongs to is read from its subject (the kinds of task each stage calls
-for); the answer is computed from the data and checked against the tasks the generator
-planted."""
+- Activity Priority: an open opportunity's 'Not Started' tasks that belong to another stage
+  than the one it is in are the ones to set aside; the answer lists their Ids, or is None when
+  every task fits.
+- Wrong Stage Rectification: the stage an open opportunity's activity shows, when its
+  StageName lags behind it, or None when StageName is right.
+
+Which stage an activity belongs to is read from its words (the kinds of task, meeting, e-mail
+and call each stage calls for); answers are computed from the data and checked against what
+the generator planted."""
 
 from __future__ import annotations
 
@@ -19,10 +23,10 @@ from app.tasks.model import (
     PlantedTruthDisagrees,
     TaskType,
 )
-from app.tasks.rulebook import stages_of_subject
+from app.tasks.pro import ABSTAIN_SHARE
+from app.tasks.rulebook import stage_order, stage_shown, stages_of_subject
 
 PERSONA = "Sales Manager"
-STRAY_SHARE = 0.7  # of the drawn opportunities, those with tasks of another stage
 
 PRIORITY_QUERIES = (
     "Which of opportunity {deal}'s open tasks do not fit the stage it is in?",
@@ -56,7 +60,7 @@ def draw_activity_priority(rng: Random, data: OrgData) -> Draft:
     with_stray = [deal for deal in deals if deal in planted]
     pool = (
         with_stray
-        if rng.random() < STRAY_SHARE
+        if rng.random() >= ABSTAIN_SHARE
         else [deal for deal in deals if deal not in planted and deal not in wrong]
     )
     if not pool:
@@ -73,4 +77,48 @@ def draw_activity_priority(rng: Random, data: OrgData) -> Draft:
     return Draft(answer, query, last, PRIORITY_POLICY, "", params)
 
 
-TASK_TYPES = (TaskType("activity_priority", PERSONA, "exact_match", draw_activity_priority),)
+RECTIFY_QUERIES = (
+    "Is opportunity {deal} in the right stage? If not, which stage should it be in?",
+    "Check the stage of opportunity {deal} against its activity. What should it be?",
+    "The stage of opportunity {deal} may be out of date. Which stage is it really in?",
+)
+RECTIFY_POLICY = (
+    "An opportunity is in the latest stage its activity shows: its tasks (those not started "
+    "aside), events, e-mails and calls, each of a kind the knowledge base places in a stage; an "
+    "opportunity with a quote is at least in the Quote stage. Answer with the stage the "
+    "opportunity should be in, or None if its StageName is right."
+)
+
+
+def draw_wrong_stage(rng: Random, data: OrgData) -> Draft:
+    wrong = data.pro_truth().wrong_stages
+    # The stages a deal can be recorded in while its activity shows a later, open one.
+    stages = stage_order(data.org)[:-2]
+    deals = org_sql.open_deals_in_stages(data.conn, data.tables, stages)
+    lagging = [deal for deal in deals if deal in wrong]
+    if len(lagging) != len(wrong):
+        missing = sorted(set(wrong) - set(lagging))[:3]
+        raise PlantedTruthDisagrees(
+            f"opportunities planted in a wrong stage are not open: {missing}"
+        )
+    right = [deal for deal in deals if deal not in wrong]
+    deal = rng.choice(right if rng.random() < ABSTAIN_SHARE else lagging)
+    recorded, activity = org_sql.deal_activity(data.conn, data.tables, deal)
+    shown = stage_shown(data.org, activity)
+    if deal in wrong and shown != wrong[deal]:
+        raise PlantedTruthDisagrees(
+            f"opportunity {deal}'s activity shows {shown}, not {wrong[deal]}"
+        )
+    if deal not in wrong and shown != recorded:
+        raise Ambiguous  # its activity does not (yet) show the stage it is in
+    answer = None if shown == recorded else shown
+    today = org_sql.deal_last_activity_day(data.conn, data.tables, deal)
+    query = rng.choice(RECTIFY_QUERIES).format(deal=deal)
+    params = {"deal": deal, "org": data.org}
+    return Draft(answer, query, today, RECTIFY_POLICY, "", params)
+
+
+TASK_TYPES = (
+    TaskType("activity_priority", PERSONA, "exact_match", draw_activity_priority),
+    TaskType("wrong_stage_rectification", PERSONA, "exact_match", draw_wrong_stage),
+)
