@@ -554,3 +554,29 @@ def lead_names(conn: Connection, tables: TableSet) -> list[tuple[str, str, str]]
     lead = tables["Lead"]
     rows = conn.execute(select(lead.c.Id, lead.c.FirstName, lead.c.LastName).order_by(lead.c.Id))
     return [(str(i), str(first or ""), str(last or "")) for i, first, last in rows]
+
+
+def list_prices(conn: Connection, tables: TableSet) -> dict[str, float]:
+    """Product2 Id -> its UnitPrice in the standard price book."""
+    entry, book = tables["PricebookEntry"], tables["Pricebook2"]
+    rows = conn.execute(
+        select(entry.c.Product2Id, entry.c.UnitPrice)
+        .join_from(entry, book, entry.c.Pricebook2Id == book.c.Id)
+        .where(book.c.IsStandard.is_(True))
+        .order_by(entry.c.Product2Id)
+    )
+    return {str(product): float(price) for product, price in rows}
+
+
+def product_articles(conn: Connection, tables: TableSet, product_name: str) -> list[str]:
+    """The FAQ_Answer__c of the published articles about a product (titled '<name>: ...')."""
+    article = tables["Knowledge__kav"]
+    rows = conn.execute(
+        select(article.c.FAQ_Answer__c)
+        .where(
+            article.c.PublishStatus == "Online",
+            func.substr(article.c.Title, 1, len(product_name) + 2) == f"{product_name}: ",
+        )
+        .order_by(article.c.Id)
+    )
+    return [str(text or "") for (text,) in rows]

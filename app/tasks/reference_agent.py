@@ -23,6 +23,7 @@ from app.tasks.original.service_agent import FACTS
 from app.tasks.periods import Period, read_period
 from app.tasks.pro.sales_activity import off_stage_tasks
 from app.tasks.pro.sales_ops import MAX_DISCOUNT_RULE, broken_rules, config_rules
+from app.tasks.pro.service_agent import PRODUCT_FACTS, ProductFact
 from app.tasks.rulebook import (
     DealActivity,
     bant_factors,
@@ -30,6 +31,7 @@ from app.tasks.rulebook import (
     resolution_policy_title,
     resolutions_stated,
     stage_shown,
+    template_pattern,
     violation_lines,
 )
 
@@ -350,6 +352,10 @@ def policy_violation(api: Api, task: dict[str, Any]) -> str:
 
 
 def knowledge_qa(api: Api, task: dict[str, Any]) -> str:
+    for product_fact in PRODUCT_FACTS:
+        for question in product_fact.questions:
+            if template_pattern(question).fullmatch(task["query"]):
+                return _product_fact(api, product_fact, task["query"], question)
     fact = next((fact for fact in FACTS if task["query"] in fact.questions), None)
     if fact is None:
         raise NotScripted("the question is not in the rulebook")
@@ -360,6 +366,20 @@ def knowledge_qa(api: Api, task: dict[str, Any]) -> str:
             value = stated[1] if pattern.groups else None
             return fact.answer.format(value=value)
     raise NotScripted("no article states it")
+
+
+def _product_fact(api: Api, fact: ProductFact, query: str, question: str) -> str:
+    """A fact a product's articles state: the product named where the question names it."""
+    before, after = question.split("{product}")
+    product = query[len(before) : len(query) - len(after)]
+    rows = api.query(
+        "SELECT Title, FAQ_Answer__c FROM Knowledge__kav WHERE PublishStatus = 'Online'"
+    )
+    texts = [row["FAQ_Answer__c"] or "" for row in rows if row["Title"].startswith(f"{product}: ")]
+    values = {found[1] for text in texts for found in fact.stated.finditer(text)}
+    if len(values) != 1:
+        raise NotScripted(f"the articles of {product} state {len(values)} values")
+    return fact.answer.format(value=values.pop())
 
 
 def _days_in(field: str, period: Period) -> str:

@@ -139,12 +139,39 @@ def _policy_violation(records: Rows, case: str, org: str = "original") -> str | 
     return planted_pro_truth(org, TEST_SEED).case_violations.get(case)
 
 
-def _knowledge(records: Rows, fact: str) -> str:
+def _knowledge(records: Rows, fact: str, product: str = "", org: str = "original") -> str:
+    if org != "original":
+        return _product_fact(records, fact, product)
     (known,) = [known for known in FACTS if known.name == fact]
     value = planted_truth(TEST_SEED).policy_params[known.param] if known.param else None
     evidence = known.evidence.format(value=value)
     assert any(evidence in row["Summary"] for row in records["Knowledge__kav"])
     return known.answer.format(value=value)
+
+
+def _product_fact(records: Rows, fact: str, product: str) -> str:
+    """From the product's own records where they hold it (its price book entry), else from its
+    articles' sentences, split by hand."""
+    (product_id,) = [row["Id"] for row in records["Product2"] if row["Name"] == product]
+    if fact == "list price":
+        (standard,) = [row["Id"] for row in records["Pricebook2"] if row["IsStandard"]]
+        ((price,),) = {
+            (row["UnitPrice"],)
+            for row in records["PricebookEntry"]
+            if row["Product2Id"] == product_id and row["Pricebook2Id"] == standard
+        }
+        return f"${price:,.2f}"
+    texts = [
+        row["FAQ_Answer__c"]
+        for row in records["Knowledge__kav"]
+        if row["Title"].startswith(product + ": ") and row["PublishStatus"] == "Online"
+    ]
+    sentences = [s for text in texts for s in text.replace("</p>", "").split("<p>")]
+    if fact == "quantity limit":
+        (limit,) = [s.split("at most ")[1].split()[0] for s in sentences if "at most " in s]
+        return f"{limit} units"
+    (other,) = [s.split(" cannot be ")[0] for s in sentences if " together with this product" in s]
+    return str(other)
 
 
 def _case_routing_write(records: Rows, case: str, issue: str, product: str) -> list[dict[str, Any]]:

@@ -302,8 +302,10 @@ def draw_knowledge_qa(rng: Random, data: OrgData) -> Draft:
     return Draft(answer, question, last, "", "", {"fact": fact.name})
 
 
+# The Pro orgs ask it too: their contacts' accounts have Activated orders in the same shape.
+NAMED_ENTITY = TaskType("named_entity_disambiguation", PERSONA, "exact_match", draw_named_entity)
 TASK_TYPES = (
-    TaskType("named_entity_disambiguation", PERSONA, "exact_match", draw_named_entity),
+    NAMED_ENTITY,
     TaskType("policy_violation_identification", PERSONA, "exact_match", draw_policy_violation),
     TaskType("knowledge_qa", PERSONA, "fuzzy_match", draw_knowledge_qa),
 )

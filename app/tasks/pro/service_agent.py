@@ -1,11 +1,18 @@
-"""The Pro orgs' Service Agent task (crmarena.md 5.2): Solution Violation Identification
-(`policy_violation_identification`). A closed case's resolution, as its chat and e-mails
-state it, either follows its issue's resolution policy or breaks it; the answer is the policy
-article it breaks, or None. Read from the conversation and checked against the violations the
-generator planted."""
+"""The Pro orgs' Service Agent tasks (crmarena.md 5.2).
+
+- Solution Violation Identification (`policy_violation_identification`): a closed case's
+  resolution, as its chat and e-mails state it, either follows its issue's resolution policy
+  or breaks it; the answer is the policy article it breaks, or None. Read from the
+  conversation and checked against the violations the generator planted.
+- Knowledge QA: what a product's articles state (its quantity limit per quote, the product it
+  cannot share a quote with, its list price), read from the articles; the price is checked
+  against the standard price book. Named Entity Disambiguation is the original org's type.
+"""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from random import Random
 
 from app.tasks import org_sql
@@ -17,6 +24,7 @@ from app.tasks.model import (
     PlantedTruthDisagrees,
     TaskType,
 )
+from app.tasks.original.service_agent import NAMED_ENTITY
 from app.tasks.pro import ABSTAIN_SHARE
 from app.tasks.rulebook import resolution_policy_title, resolutions_stated
 
@@ -69,6 +77,73 @@ def draw_policy_violation(rng: Random, data: OrgData) -> Draft:
     return Draft(answer, query, today, PVI_POLICY, "", {"case": case, "org": data.org})
 
 
+@dataclass(frozen=True)
+class ProductFact:
+    """A fact a product's articles state: the questions that ask it ({product} is the
+    product's name), the words that state it (group 1 the value) and the answer."""
+
+    name: str
+    questions: tuple[str, ...]
+    stated: re.Pattern[str]
+    answer: str  # formatted with {value}
+
+
+PRODUCT_FACTS = (
+    ProductFact(
+        "quantity limit",
+        (
+            "How many units of {product} can a single quote include at most?",
+            "What is the most units of {product} one quote may hold?",
+        ),
+        re.compile(r"at most (\d+) units of"),
+        "{value} units",
+    ),
+    ProductFact(
+        "exclusion",
+        (
+            "Which product cannot be on the same quote as {product}?",
+            "What can't {product} be combined with on a quote?",
+        ),
+        re.compile(r"<p>([^<]+?) cannot be (?:quoted|bought) together with this product"),
+        "{value}",
+    ),
+    ProductFact(
+        "list price",
+        ("What is the list price of {product}?", "How much does one unit of {product} cost?"),
+        re.compile(r"(\$[\d,]+\.\d\d) (?:per unit|each)"),
+        "{value}",
+    ),
+)
+
+
+def fact_value(fact: ProductFact, articles: list[str]) -> str:
+    """The value the product's articles state for the fact; NoAnswer where none states it,
+    Ambiguous where they state more than one."""
+    values = {found[1] for text in articles for found in fact.stated.finditer(text)}
+    if not values:
+        raise NoAnswer
+    if len(values) > 1:
+        raise Ambiguous
+    return values.pop()
+
+
+def draw_knowledge_qa(rng: Random, data: OrgData) -> Draft:
+    fact = rng.choice(PRODUCT_FACTS)
+    names = org_sql.product_names(data.conn, data.tables)
+    name = rng.choice(sorted(names))
+    value = fact_value(fact, org_sql.product_articles(data.conn, data.tables, name))
+    if fact.name == "list price":
+        listed = org_sql.list_prices(data.conn, data.tables).get(names[name])
+        if listed is None or abs(listed - float(value[1:].replace(",", ""))) > 0.005:
+            raise PlantedTruthDisagrees(f"{name}'s article says {value}, its price book {listed}")
+    _, last = org_sql.day_span(data.conn, data.tables, "Case", "CreatedDate")
+    question = rng.choice(fact.questions).format(product=name)
+    params = {"fact": fact.name, "product": name, "org": data.org}
+    return Draft(fact.answer.format(value=value), question, last, "", "", params)
+
+
 TASK_TYPES = (
+    NAMED_ENTITY,
     TaskType("policy_violation_identification", PERSONA, "exact_match", draw_policy_violation),
+    TaskType("knowledge_qa", PERSONA, "fuzzy_match", draw_knowledge_qa),
 )
