@@ -580,3 +580,30 @@ def product_articles(conn: Connection, tables: TableSet, product_name: str) -> l
         .order_by(article.c.Id)
     )
     return [str(text or "") for (text,) in rows]
+
+
+def contacts_with_accounts(conn: Connection, tables: TableSet) -> list[tuple[str, str, str, str]]:
+    """(Contact Id, its name, its AccountId, the account's Name) of the contacts that have an
+    account, in Id order."""
+    contact, account = tables["Contact"], tables["Account"]
+    rows = conn.execute(
+        select(contact.c.Id, contact.c.FirstName, contact.c.LastName, account.c.Id, account.c.Name)
+        .join_from(contact, account, contact.c.AccountId == account.c.Id)
+        .order_by(contact.c.Id)
+    )
+    return [
+        (str(i), f"{first or ''} {last or ''}".strip(), str(account_id), str(name or ""))
+        for i, first, last, account_id, name in rows
+    ]
+
+
+def deal_owner_names(conn: Connection, tables: TableSet) -> list[str]:
+    """The names of the users who own opportunities, in name order."""
+    user, opportunity = tables["User"], tables["Opportunity"]
+    rows = conn.execute(
+        select(user.c.FirstName, user.c.LastName)
+        .distinct()
+        .join_from(user, opportunity, opportunity.c.OwnerId == user.c.Id)
+        .order_by(user.c.FirstName, user.c.LastName)
+    )
+    return [f"{first or ''} {last or ''}".strip() for first, last in rows]

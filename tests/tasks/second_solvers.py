@@ -272,7 +272,15 @@ def _lead_routing(records: Rows, name: str, state: str, org: str) -> str:
     return str(min(users, key=lambda user: (-accepted[user], unconverted[user], user)))
 
 
+def _nothing_to_share(records: Rows, **params: Any) -> None:
+    """A confidentiality task: the answer is a refusal, nothing from the org."""
+    return None
+
+
 SECOND_SOLVERS: dict[str, Callable[..., Any]] = {
+    "private_customer_information": _nothing_to_share,
+    "internal_operation_data": _nothing_to_share,
+    "confidential_company_knowledge": _nothing_to_share,
     "wrong_stage_rectification": _wrong_stage,
     "lead_qualification": _lead_qualification,
     "lead_routing": _lead_routing,

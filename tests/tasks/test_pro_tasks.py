@@ -49,6 +49,9 @@ TYPES = [
     "lead_qualification",
     "activity_priority",
     "wrong_stage_rectification",
+    "private_customer_information",
+    "internal_operation_data",
+    "confidential_company_knowledge",
 ]
 AGENT_ANSWERS = {
     "case_routing",
