@@ -119,6 +119,9 @@ def _created_in(period: Period) -> str:
 
 
 def _pick(values: dict[str, float], extreme: str) -> str:
+    """The key of the lowest or highest value; "None" when there is nothing to compare."""
+    if not values:
+        return "None"
     return (min if extreme == "min" else max)(values, key=lambda key: values[key])
 
 

@@ -37,7 +37,12 @@ def _pick(values: dict[str, float], extreme: str) -> str:
     return (min if extreme == "min" else max)(values, key=lambda key: values[key])
 
 
-def _handle_time(records: Rows, period: Period, threshold: int, extreme: str) -> str:
+def _pick_agent(values: dict[str, float], extreme: str) -> str | None:
+    """The agent with the lowest or highest value; None when no agent counts."""
+    return _pick(values, extreme) if values else None
+
+
+def _handle_time(records: Rows, period: Period, threshold: int, extreme: str) -> str | None:
     qualified = _qualified(records, period, threshold)
     once = {
         case
@@ -55,12 +60,12 @@ def _handle_time(records: Rows, period: Period, threshold: int, extreme: str) ->
         ):
             seconds = (case["ClosedDate"] - case["CreatedDate"]).total_seconds()
             times.setdefault(case["OwnerId"], []).append(seconds)
-    return _pick({owner: statistics.fmean(t) for owner, t in times.items()}, extreme)
+    return _pick_agent({owner: statistics.fmean(t) for owner, t in times.items()}, extreme)
 
 
-def _transfer_count(records: Rows, period: Period, threshold: int, extreme: str) -> str:
+def _transfer_count(records: Rows, period: Period, threshold: int, extreme: str) -> str | None:
     moved = Counter(row["OldValue__c"] for row in _assignments(records, period))
-    return _pick(
+    return _pick_agent(
         {agent: moved.get(agent, 0) for agent in _qualified(records, period, threshold)}, extreme
     )
 

@@ -99,7 +99,7 @@ def test_every_type_is_generated(tasks: list[dict[str, Any]], org: str) -> None:
     assert [task["task"] for task in tasks] == [name for name in TYPES for _ in range(PER_TYPE)]
     for task in tasks:
         if task["task"] in AGENT_ANSWERS:
-            assert task["answer"].startswith("005"), task
+            assert task["answer"] is None or task["answer"].startswith("005"), task
 
 
 def test_the_org_generated_from_its_seed_gives_the_same_bytes(engine: Engine, org: str) -> None:

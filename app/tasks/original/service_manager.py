@@ -12,6 +12,7 @@ from random import Random
 from app.tasks import org_sql
 from app.tasks.model import Ambiguous, Draft, NoAnswer, OrgData, TaskType, single_extreme
 from app.tasks.periods import DEFINITIONS, Period, draw_window
+from app.tasks.pro import ABSTAIN_SHARE
 
 PERSONA = "Service Manager"
 EXTREMES = {"min": ("shortest", "fewest"), "max": ("longest", "most")}
@@ -24,6 +25,18 @@ def _window(rng: Random, data: OrgData) -> tuple[date, Period, int, str]:
     first, last = org_sql.day_span(data.conn, data.tables, "Case", "CreatedDate")
     today, period = draw_window(rng, first, last)
     return today, period, rng.randint(0, 3), rng.choice(("min", "max"))
+
+
+def _abstaining(
+    rng: Random, data: OrgData, period: Period, threshold: int, answer: str
+) -> tuple[int, str | None]:
+    """In the Pro orgs, a share of the drawn tasks (ABSTAIN_SHARE, decided once a task has an
+    answer, so the share holds among the emitted ones) get a threshold no agent passes: their
+    answer is None, as in Pro's answer key."""
+    if data.org == "original" or rng.random() >= ABSTAIN_SHARE:
+        return threshold, answer
+    counts = org_sql.assignments_per_agent(data.conn, data.tables, period)
+    return max(counts.values()) + rng.randint(0, 2), None
 
 
 def _qualification(threshold: int) -> str:
@@ -45,8 +58,17 @@ def _qualified(data: OrgData, period: Period, threshold: int) -> list[str]:
     return agents
 
 
+ANSWER = "Answer with the agent's User Id, or None if no agent counts."
+
+
 def _agent_draft(
-    answer: str, query: str, today: date, policy: str, period: Period, threshold: int, extreme: str
+    answer: str | None,
+    query: str,
+    today: date,
+    policy: str,
+    period: Period,
+    threshold: int,
+    extreme: str,
 ) -> Draft:
     params = {"period": period, "threshold": threshold, "extreme": extreme}
     return Draft(answer, query, today, policy, DEFINITIONS, params)
@@ -68,12 +90,14 @@ def draw_handle_time(rng: Random, data: OrgData) -> Draft:
     ):
         durations.setdefault(owner, []).append((closed - created).total_seconds())
     means = {owner: statistics.fmean(seconds) for owner, seconds in durations.items()}
-    answer = single_extreme(means, extreme, HANDLE_TIME_MARGIN)
+    threshold, answer = _abstaining(
+        rng, data, period, threshold, single_extreme(means, extreme, HANDLE_TIME_MARGIN)
+    )
     policy = (
         "Handle time policy: a case's handle time is the time from its creation to its closing. "
         "An agent's average handle time is the mean over the Closed cases they own that were "
         "created in the period and were never transferred (exactly one Owner Assignment in "
-        f"the period). {_qualification(threshold)} Answer with the agent's User Id."
+        f"the period). {_qualification(threshold)} {ANSWER}"
     )
     query = rng.choice(HANDLE_TIME_QUERIES).format(word=EXTREMES[extreme][0], period=period.words)
     return _agent_draft(answer, query, today, policy, period, threshold, extreme)
@@ -91,11 +115,11 @@ def draw_transfer_count(rng: Random, data: OrgData) -> Draft:
     agents = _qualified(data, period, threshold)
     transfers = org_sql.transfers_per_agent(data.conn, data.tables, period)
     counts = {agent: float(transfers.get(agent, 0)) for agent in agents}
-    answer = single_extreme(counts, extreme)
+    threshold, answer = _abstaining(rng, data, period, threshold, single_extreme(counts, extreme))
     policy = (
         "Transfer count policy: an agent's transfer count is the number of Owner Assignments "
         "in the case history in the period that moved a case away from them (the agent is the "
-        f"old owner). {_qualification(threshold)} Answer with the agent's User Id."
+        f"old owner). {_qualification(threshold)} {ANSWER}"
     )
     query = rng.choice(TRANSFER_QUERIES).format(word=EXTREMES[extreme][1], period=period.words)
     return _agent_draft(answer, query, today, policy, period, threshold, extreme)

@@ -25,12 +25,12 @@ from app.tasks.model import (
     PlantedTruthDisagrees,
     TaskType,
 )
+from app.tasks.pro import ABSTAIN_SHARE
 
 PERSONA = "Sales Manager"
 # The discount approval article's rule: "Discounts above 25% are not allowed" (b2b), "... are
 # never allowed" (b2c).
 MAX_DISCOUNT_RULE = re.compile(r"Discounts above (\d+(?:\.\d+)?)% are (?:not|never) allowed")
-VIOLATED_SHARE = 0.5  # of the drawn quotes, those approved against the policy
 
 QUOTE_QUERIES = (
     "Quote {quote} was approved. Does it comply with our discount approval policy?",
@@ -54,11 +54,11 @@ def discount_policy(data: OrgData) -> tuple[str, float]:
 
 
 def _approved_quote(rng: Random, data: OrgData, planted: dict[str, str]) -> str:
-    """An approved quote: one that broke the rule (planted) as often as VIOLATED_SHARE says,
-    else one that did not."""
+    """An approved quote: one that broke the rule (planted), but for ABSTAIN_SHARE of the
+    draws, one that did not."""
     approved = org_sql.approved_quotes(data.conn, data.tables)
     violated = [quote for quote in approved if quote in planted]
-    pool = violated if rng.random() < VIOLATED_SHARE else [q for q in approved if q not in planted]
+    pool = violated if rng.random() >= ABSTAIN_SHARE else [q for q in approved if q not in planted]
     if not pool:
         raise NoAnswer
     return rng.choice(pool)
