@@ -10,9 +10,16 @@ from datetime import date
 from random import Random
 
 from app.tasks import org_sql
-from app.tasks.model import Ambiguous, Draft, NoAnswer, OrgData, TaskType, single_extreme
+from app.tasks.model import (
+    ABSTAIN_SHARE,
+    Ambiguous,
+    Draft,
+    NoAnswer,
+    OrgData,
+    TaskType,
+    single_extreme,
+)
 from app.tasks.periods import DEFINITIONS, Period, draw_window
-from app.tasks.pro import ABSTAIN_SHARE
 
 PERSONA = "Service Manager"
 EXTREMES = {"min": ("shortest", "fewest"), "max": ("longest", "most")}

@@ -16,6 +16,7 @@ from random import Random
 
 from app.tasks import org_sql
 from app.tasks.model import (
+    ABSTAIN_SHARE,
     Ambiguous,
     Draft,
     NoAnswer,
@@ -23,7 +24,6 @@ from app.tasks.model import (
     PlantedTruthDisagrees,
     TaskType,
 )
-from app.tasks.pro import ABSTAIN_SHARE
 from app.tasks.rulebook import stage_order, stage_shown, stages_of_subject
 
 PERSONA = "Sales Manager"

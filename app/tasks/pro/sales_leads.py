@@ -15,8 +15,15 @@ from datetime import date
 from random import Random
 
 from app.tasks import org_sql
-from app.tasks.model import Ambiguous, Draft, NoAnswer, OrgData, PlantedTruthDisagrees, TaskType
-from app.tasks.pro import ABSTAIN_SHARE
+from app.tasks.model import (
+    ABSTAIN_SHARE,
+    Ambiguous,
+    Draft,
+    NoAnswer,
+    OrgData,
+    PlantedTruthDisagrees,
+    TaskType,
+)
 from app.tasks.rulebook import bant_factors, factors_failed
 
 ROUTING_QUERIES = (

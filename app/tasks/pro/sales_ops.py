@@ -18,6 +18,7 @@ from random import Random
 
 from app.tasks import org_sql
 from app.tasks.model import (
+    ABSTAIN_SHARE,
     Ambiguous,
     Draft,
     NoAnswer,
@@ -25,7 +26,6 @@ from app.tasks.model import (
     PlantedTruthDisagrees,
     TaskType,
 )
-from app.tasks.pro import ABSTAIN_SHARE
 
 PERSONA = "Sales Manager"
 # The discount approval article's rule: "Discounts above 25% are not allowed" (b2b), "... are

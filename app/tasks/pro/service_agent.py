@@ -17,6 +17,7 @@ from random import Random
 
 from app.tasks import org_sql
 from app.tasks.model import (
+    ABSTAIN_SHARE,
     Ambiguous,
     Draft,
     NoAnswer,
@@ -25,7 +26,6 @@ from app.tasks.model import (
     TaskType,
 )
 from app.tasks.original.service_agent import NAMED_ENTITY
-from app.tasks.pro import ABSTAIN_SHARE
 from app.tasks.rulebook import resolution_policy_title, resolutions_stated
 
 PERSONA = "Service Agent"
