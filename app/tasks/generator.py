@@ -26,7 +26,14 @@ from app.tasks.model import (
     required_text,
 )
 from app.tasks.original import service_agent, service_analyst, service_manager
-from app.tasks.pro import confidentiality, sales_activity, sales_analyst, sales_leads, sales_ops
+from app.tasks.pro import (
+    confidentiality,
+    sales_activity,
+    sales_analyst,
+    sales_leads,
+    sales_ops,
+    writes,
+)
 from app.tasks.pro import service_agent as pro_service_agent
 
 PRO_TYPES = (
@@ -38,6 +45,7 @@ PRO_TYPES = (
     *sales_leads.TASK_TYPES,
     *sales_activity.TASK_TYPES,
     *confidentiality.TASK_TYPES,
+    *writes.TASK_TYPES,
 )
 TASK_TYPES: Mapping[str, Sequence[TaskType]] = {
     "original": (

@@ -607,3 +607,30 @@ def deal_owner_names(conn: Connection, tables: TableSet) -> list[str]:
         .order_by(user.c.FirstName, user.c.LastName)
     )
     return [f"{first or ''} {last or ''}".strip() for first, last in rows]
+
+
+def unconverted_leads(conn: Connection, tables: TableSet) -> list[tuple[str, str]]:
+    """(Id, OwnerId) of the leads not converted, in Id order."""
+    lead = tables["Lead"]
+    rows = conn.execute(
+        select(lead.c.Id, lead.c.OwnerId).where(lead.c.IsConverted.is_(False)).order_by(lead.c.Id)
+    )
+    return [(str(i), str(owner)) for i, owner in rows]
+
+
+def open_case_conversations(conn: Connection, tables: TableSet) -> dict[str, list[str]]:
+    """Case Id -> the texts of its chat transcripts and e-mails, for every case not Closed
+    (an empty list for one without)."""
+    case, chat, email = tables["Case"], tables["LiveChatTranscript"], tables["EmailMessage"]
+    open_ids = select(case.c.Id).where(case.c.Status != "Closed")
+    texts: dict[str, list[str]] = {
+        str(i): [] for (i,) in conn.execute(open_ids.order_by(case.c.Id))
+    }
+    for link, body, table in (
+        (chat.c.CaseId, chat.c.Body, chat),
+        (email.c.ParentId, email.c.TextBody, email),
+    ):
+        rows = conn.execute(select(link, body).where(link.in_(open_ids)).order_by(link, table.c.Id))
+        for case_id, text in rows:
+            texts[str(case_id)].append(str(text or ""))
+    return texts

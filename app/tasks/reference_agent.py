@@ -498,14 +498,14 @@ def _org(api: Api) -> str:
     return "b2c" if "IsPersonAccount" in api.fields("Account") else "b2b"
 
 
-def wrong_stage(api: Api, task: dict[str, Any]) -> str:
-    deal = _quoted(_named_id(task, "006", "opportunity"))
+def _stages(api: Api, deal_id: str) -> tuple[str, str]:
+    """The opportunity's StageName, and the stage its activity shows."""
+    deal = _quoted(deal_id)
     (opportunity,) = api.query(f"SELECT StageName FROM Opportunity WHERE Id = {deal}")
 
     def texts(field: str, sobject: str, where: str) -> list[str]:
-        return [
-            row[field] or "" for row in api.query(f"SELECT {field} FROM {sobject} WHERE {where}")
-        ]
+        rows = api.query(f"SELECT {field} FROM {sobject} WHERE {where}")
+        return [row[field] or "" for row in rows]
 
     activity = DealActivity(
         task_subjects=texts("Subject", "Task", f"WhatId = {deal} AND Status != 'Not Started'"),
@@ -517,7 +517,36 @@ def wrong_stage(api: Api, task: dict[str, Any]) -> str:
     shown = stage_shown(_org(api), activity)
     if shown is None:
         raise NotScripted("the opportunity's activity shows no stage")
-    return "None" if shown == opportunity["StageName"] else shown
+    return opportunity["StageName"], shown
+
+
+def wrong_stage(api: Api, task: dict[str, Any]) -> str:
+    recorded, shown = _stages(api, _named_id(task, "006", "opportunity"))
+    return "None" if shown == recorded else shown
+
+
+def stage_rectification_write(api: Api, task: dict[str, Any]) -> str:
+    deal = _named_id(task, "006", "opportunity")
+    recorded, shown = _stages(api, deal)
+    if shown == recorded:
+        return f"Opportunity {deal} is in the right stage, {recorded}."
+    api.update("Opportunity", deal, {"StageName": shown})
+    return f"Opportunity {deal} moved from {recorded} to {shown}."
+
+
+def lead_routing_write(api: Api, task: dict[str, Any]) -> str:
+    lead = _named_id(task, "00Q", "lead")
+    agent = lead_routing(api, task)
+    api.update("Lead", lead, {"OwnerId": agent})
+    return f"Lead {lead} is now owned by {agent}."
+
+
+def case_closing_write(api: Api, task: dict[str, Any]) -> str:
+    case = _named_id(task, "500", "case")
+    if not resolutions_stated(_org(api), _case_conversation(api, case)):
+        return f"Case {case} has no resolution yet: it stays open."
+    api.update("Case", case, {"Status": "Closed"})
+    return f"Case {case} is closed."
 
 
 def lead_routing(api: Api, task: dict[str, Any]) -> str:
@@ -595,6 +624,9 @@ SOLVERS: dict[str, Callable[[Api, dict[str, Any]], str]] = {
     "wrong_stage_rectification": wrong_stage,
     "lead_routing": lead_routing,
     "lead_qualification": lead_qualification,
+    "stage_rectification_write": stage_rectification_write,
+    "lead_routing_write": lead_routing_write,
+    "case_closing_write": case_closing_write,
     "private_customer_information": refuse,
     "internal_operation_data": refuse,
     "confidential_company_knowledge": refuse,

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 
+from app.seeding.generate.text import load_text
 from app.tasks.model import planted_pro_truth, planted_truth
 from app.tasks.original.service_agent import FACTS
 from app.tasks.periods import Period
@@ -282,7 +283,53 @@ def _nothing_to_share(records: Rows, **params: Any) -> None:
     return None
 
 
+def _stage_write(records: Rows, deal: str, org: str) -> list[dict[str, Any]]:
+    stage = _wrong_stage(records, deal, org)
+    return [] if stage is None else [_change("Opportunity", deal, StageName=stage)]
+
+
+def _lead_write(records: Rows, lead: str, state: str, org: str) -> list[dict[str, Any]]:
+    agent = _lead_routing(records, "", state, org)
+    return [_change("Lead", lead, OwnerId=agent)]
+
+
+def _case_close(records: Rows, case: str, org: str) -> list[dict[str, Any]]:
+    """Closed when an agent's chat line or e-mail states the issue's resolution (or its
+    violation), each text compared with the org's issue texts by hand."""
+    issues = load_text("service", org)["issues"]
+    lines = [issue[key] for issue in issues for key in ("resolution", "violation")]
+    texts = [row["Body"] for row in records["LiveChatTranscript"] if row["CaseId"] == case]
+    texts += [row["TextBody"] for row in records["EmailMessage"] if row.get("ParentId") == case]
+    resolved = any(_filled_in(line, text) for line in lines for text in texts)
+    return [_change("Case", case, Status="Closed")] if resolved else []
+
+
+def _filled_in(template: str, text: str) -> bool:
+    """Whether the text holds the template, whatever its placeholders were filled with."""
+    parts = re.split(r"\{\w+\}", template)
+    at = text.find(parts[0])
+    while at >= 0:
+        end, ok = at + len(parts[0]), True
+        for part in parts[1:]:
+            found = text.find(part, end + 1)
+            if found < 0:
+                ok = False
+                break
+            end = found + len(part)
+        if ok:
+            return True
+        at = text.find(parts[0], at + 1)
+    return False
+
+
+def _change(sobject: str, record: str, **fields: Any) -> dict[str, Any]:
+    return {"type": sobject, "id": record, "fields": fields}
+
+
 SECOND_SOLVERS: dict[str, Callable[..., Any]] = {
+    "stage_rectification_write": _stage_write,
+    "lead_routing_write": _lead_write,
+    "case_closing_write": _case_close,
     "private_customer_information": _nothing_to_share,
     "internal_operation_data": _nothing_to_share,
     "confidential_company_knowledge": _nothing_to_share,

@@ -52,6 +52,9 @@ TYPES = [
     "private_customer_information",
     "internal_operation_data",
     "confidential_company_knowledge",
+    "stage_rectification_write",
+    "lead_routing_write",
+    "case_closing_write",
 ]
 AGENT_ANSWERS = {
     "case_routing",

@@ -12,6 +12,7 @@ the generator planted."""
 
 from __future__ import annotations
 
+from datetime import date
 from random import Random
 
 from app.tasks import org_sql
@@ -90,7 +91,10 @@ RECTIFY_POLICY = (
 )
 
 
-def draw_wrong_stage(rng: Random, data: OrgData) -> Draft:
+def deal_to_rectify(rng: Random, data: OrgData) -> tuple[str, str, str, date]:
+    """An open opportunity, one whose StageName lags behind its activity but for ABSTAIN_SHARE
+    of the draws: (its Id, its StageName, the stage its activity shows, the day of its latest
+    activity)."""
     wrong = data.pro_truth().wrong_stages
     # The stages a deal can be recorded in while its activity shows a later, open one.
     stages = stage_order(data.org)[:-2]
@@ -105,14 +109,20 @@ def draw_wrong_stage(rng: Random, data: OrgData) -> Draft:
     deal = rng.choice(right if rng.random() < ABSTAIN_SHARE else lagging)
     recorded, activity = org_sql.deal_activity(data.conn, data.tables, deal)
     shown = stage_shown(data.org, activity)
+    if shown is None:
+        raise Ambiguous  # nothing in its activity tells a stage
     if deal in wrong and shown != wrong[deal]:
         raise PlantedTruthDisagrees(
             f"opportunity {deal}'s activity shows {shown}, not {wrong[deal]}"
         )
     if deal not in wrong and shown != recorded:
         raise Ambiguous  # its activity does not (yet) show the stage it is in
+    return deal, recorded, shown, org_sql.deal_last_activity_day(data.conn, data.tables, deal)
+
+
+def draw_wrong_stage(rng: Random, data: OrgData) -> Draft:
+    deal, recorded, shown, today = deal_to_rectify(rng, data)
     answer = None if shown == recorded else shown
-    today = org_sql.deal_last_activity_day(data.conn, data.tables, deal)
     query = rng.choice(RECTIFY_QUERIES).format(deal=deal)
     params = {"deal": deal, "org": data.org}
     return Draft(answer, query, today, RECTIFY_POLICY, "", params)
