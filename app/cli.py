@@ -479,6 +479,7 @@ def tasks_generate(
                 org=settings.org,
                 seed=settings.seed,
                 per_type=per_type,
+                planted=database.planted,
             )
     except SalesforceError as error:
         console.print(
@@ -486,8 +487,17 @@ def tasks_generate(
         )
         raise typer.Exit(code=1) from error
     write_task_file(rows, out)
-    types = len({row.task for row in rows})
-    console.print(f"Wrote {len(rows)} tasks of {types} types to {escape(str(out))}", soft_wrap=True)
+    drawn = {row.task for row in rows}
+    console.print(
+        f"Wrote {len(rows)} tasks of {len(drawn)} types to {escape(str(out))}", soft_wrap=True
+    )
+    left_out = [kind.name for kind in task_types(settings.org) if kind.name not in drawn]
+    if left_out:
+        console.print(
+            "Left out, as the org was imported and their answers are ones the generator "
+            f"plants: {', '.join(left_out)}",
+            soft_wrap=True,
+        )
 
 
 @tasks_cli.command("grade")

@@ -19,6 +19,7 @@ from app.storage.tables import TableSet
 from app.tasks.model import (
     Draft,
     DrawRejected,
+    NotPlanted,
     OrgData,
     TaskGenerationFailed,
     TaskRow,
@@ -105,15 +106,18 @@ def task_row(idx: int, task_type: TaskType, draft: Draft) -> TaskRow:
 
 
 def generate_tasks(
-    engine: Engine, tables: TableSet, *, org: str, seed: int, per_type: int
+    engine: Engine, tables: TableSet, *, org: str, seed: int, per_type: int, planted: bool = True
 ) -> list[TaskRow]:
-    """`per_type` tasks of every type of `org`, numbered from 0 in type order."""
-    types = task_types(org)
+    """`per_type` tasks of every type of `org`, numbered from 0 in type order. For an imported
+    org (`planted` False), the types whose answers the generator planted are left out."""
+    drawn: list[tuple[TaskType, Draft]] = []
     with engine.connect() as conn:
-        data = OrgData(conn=conn, tables=tables, org=org, seed=seed)
-        drawn = [
-            (kind, draft) for kind in types for draft in draw_drafts(data, kind, seed, per_type)
-        ]
+        data = OrgData(conn=conn, tables=tables, org=org, seed=seed, planted=planted)
+        for kind in task_types(org):
+            try:
+                drawn += [(kind, draft) for draft in draw_drafts(data, kind, seed, per_type)]
+            except NotPlanted:
+                continue
     return [task_row(idx, kind, draft) for idx, (kind, draft) in enumerate(drawn)]
 
 

@@ -49,6 +49,14 @@ class PlantedTruthDisagrees(TaskGenerationFailed):
         super().__init__(f"The org's data disagrees with what its generator planted: {detail}")
 
 
+class NotPlanted(TaskGenerationFailed):
+    """The org was imported, not generated: nothing was planted to draw a task of this type
+    from or check its answer against."""
+
+    def __init__(self) -> None:
+        super().__init__("The org was imported: no generator planted what this task type asks")
+
+
 class DrawRejected(Exception):
     """A drawn task that is not emitted: the generator draws another."""
 
@@ -71,14 +79,19 @@ class OrgData:
     tables: TableSet
     org: str
     seed: int
+    planted: bool = True  # False for an imported org: the types that read the truth are left out
 
     def truth(self) -> LatentTruth:
         """What the generator planted in the org of this seed (for the checks of the types
         whose answers it planted)."""
+        if not self.planted:
+            raise NotPlanted
         return planted_truth(self.seed)
 
     def pro_truth(self) -> ProLatentTruth:
         """What the Pro generator planted in this org (b2b or b2c) of this seed."""
+        if not self.planted:
+            raise NotPlanted
         return planted_pro_truth(self.org, self.seed)
 
 
