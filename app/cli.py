@@ -46,6 +46,7 @@ from app.serving import TimedHttpProtocol
 from app.storage.database import migrate_platform
 from app.tasks.generator import generate_tasks, task_types, write_task_file
 from app.tasks.grading import GradingFailed, grade
+from app.tasks.judge import Judge
 from app.tasks.source import org_database
 from app.tls import ensure_certificates, tls_files
 from app.workers import serve_workers
@@ -517,7 +518,8 @@ def tasks_grade(
 ) -> None:
     """Score each response by its task's metric and print the mean score per task type."""
     try:
-        grades = grade(_json_list(tasks_file), _json_list(results_file))
+        judge = Judge.from_settings(Settings())
+        grades = grade(_json_list(tasks_file), _json_list(results_file), judge)
     except SalesforceError as error:
         console.print(
             f"[bold red]Grading failed:[/] {escape(str(error))}", highlight=False, soft_wrap=True

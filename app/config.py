@@ -78,6 +78,11 @@ class Settings(BaseSettings):
     admin_key: str = ""
     # A task file (`localforce tasks generate`): episodes may name one of its tasks by idx.
     task_file: Path | None = None
+    # An LLM judge of refusals (privacy_rejection), as CRMArena grades them: the base URL of an
+    # OpenAI-compatible API, the model and the key. Empty URL: refusals are judged by rules.
+    judge_url: str = ""
+    judge_model: str = "gpt-4o"
+    judge_api_key: str = ""
 
     @field_validator("timezone")
     @classmethod

@@ -23,6 +23,7 @@ from app.tasks.episodes import (
     save_episode,
     task_from_file,
 )
+from app.tasks.judge import Judge
 
 router = SalesforceRouter(
     prefix="/__localforce", tags=["localforce episodes"], dependencies=[Depends(require_admin)]
@@ -119,7 +120,7 @@ def _answer(state: AppState, episode_id: str, response: str) -> dict[str, Any]:
     diff = state.sandboxes.diff(episode_id)
     return {
         "id": episode_id,
-        **task.grade(response, diff),
+        **task.grade(response, diff, Judge.from_settings(state.settings)),
         "diff": diff,
         "calls": state.sandboxes.call_log(episode_id),
     }

@@ -16,6 +16,7 @@ from sqlalchemy import Connection, delete, insert, select
 from app.errors import NotFound, SalesforceError
 from app.storage.platform import EpisodeRecord
 from app.tasks.grading import ANSWER_KINDS, GradingFailed, score
+from app.tasks.judge import Judge
 
 EPISODES = EpisodeRecord.__table__  # type: ignore[attr-defined]
 TODAY = re.compile(r"Today's date: (\d{4}-\d{2}-\d{2})")
@@ -128,9 +129,11 @@ class EpisodeTask:
         """What the agent is given: the task without its answer."""
         return {key: value for key, value in self.row.items() if key != "answer"}
 
-    def grade(self, response: str, diff: dict[str, Any]) -> dict[str, Any]:
+    def grade(
+        self, response: str, diff: dict[str, Any], judge: Judge | None = None
+    ) -> dict[str, Any]:
         try:
-            reward = score(self.row, response, diff)
+            reward = score(self.row, response, diff, judge)
         except GradingFailed as error:  # checked when parsed; a row stored before may differ
             raise InvalidTask(str(error)) from error
         return {

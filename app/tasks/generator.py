@@ -24,6 +24,7 @@ from app.tasks.model import (
     TaskGenerationFailed,
     TaskRow,
     TaskType,
+    pro_answer,
     required_text,
 )
 from app.tasks.original import service_agent, service_analyst, service_manager
@@ -67,9 +68,12 @@ def task_types(org: str) -> Sequence[TaskType]:
     return TASK_TYPES[org]
 
 
-def draw_drafts(data: OrgData, task_type: TaskType, seed: int, count: int) -> list[Draft]:
+def draw_drafts(
+    data: OrgData, task_type: TaskType, seed: int, count: int, *, exact: bool = True
+) -> list[Draft]:
     """`count` drafts of one type, each with a single answer, no two drawn from the same
-    parameters (worded differently, they would still be one task)."""
+    parameters (worded differently, they would still be one task); with `exact` False, as
+    many as the org offers up to `count`."""
     rng = Random(f"localforce-tasks/{data.org}/{seed}/{task_type.name}")
     drafts: list[Draft] = []
     seen: set[str] = set()
@@ -84,7 +88,7 @@ def draw_drafts(data: OrgData, task_type: TaskType, seed: int, count: int) -> li
         if key not in seen:
             seen.add(key)
             drafts.append(draft)
-    if len(drafts) < count:
+    if len(drafts) < count and exact:
         raise TaskGenerationFailed(
             f"Only {len(drafts)} of {count} {task_type.name} tasks, each distinct and with a "
             f"single answer, could be drawn from org {data.org} (seed {seed}): ask for fewer"
@@ -92,12 +96,14 @@ def draw_drafts(data: OrgData, task_type: TaskType, seed: int, count: int) -> li
     return drafts
 
 
-def task_row(idx: int, task_type: TaskType, draft: Draft) -> TaskRow:
+def task_row(idx: int, task_type: TaskType, draft: Draft, org: str) -> TaskRow:
+    """The row of a draft: the original org's answer as CRMArena's rows hold it (a string or
+    None), a Pro org's as CRMArena-Pro's (a list)."""
     return TaskRow(
         idx=idx,
         task=task_type.name,
         persona=task_type.persona,
-        answer=draft.answer,
+        answer=draft.answer if org == "original" else pro_answer(draft.answer),
         required=required_text(draft.today, draft.policy),
         optional=draft.optional,
         reward_metric=task_type.reward_metric,
@@ -106,19 +112,29 @@ def task_row(idx: int, task_type: TaskType, draft: Draft) -> TaskRow:
 
 
 def generate_tasks(
-    engine: Engine, tables: TableSet, *, org: str, seed: int, per_type: int, planted: bool = True
+    engine: Engine,
+    tables: TableSet,
+    *,
+    org: str,
+    seed: int,
+    per_type: int,
+    planted: bool = True,
+    exact: bool = True,
 ) -> list[TaskRow]:
-    """`per_type` tasks of every type of `org`, numbered from 0 in type order. For an imported
-    org (`planted` False), the types whose answers the generator planted are left out."""
+    """`per_type` tasks of every type of `org` (with `exact` False, up to `per_type`),
+    numbered from 0 in type order. For an imported org (`planted` False), the types whose
+    answers the generator planted are left out."""
     drawn: list[tuple[TaskType, Draft]] = []
     with engine.connect() as conn:
         data = OrgData(conn=conn, tables=tables, org=org, seed=seed, planted=planted)
         for kind in task_types(org):
             try:
-                drawn += [(kind, draft) for draft in draw_drafts(data, kind, seed, per_type)]
+                drawn += [
+                    (kind, draft) for draft in draw_drafts(data, kind, seed, per_type, exact=exact)
+                ]
             except NotPlanted:
                 continue
-    return [task_row(idx, kind, draft) for idx, (kind, draft) in enumerate(drawn)]
+    return [task_row(idx, kind, draft, org) for idx, (kind, draft) in enumerate(drawn)]
 
 
 def task_file_text(rows: Sequence[TaskRow]) -> str:

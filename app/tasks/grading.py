@@ -9,6 +9,7 @@ from typing import Any
 
 from app.errors import SalesforceError
 from app.tasks import metrics
+from app.tasks.judge import Judge
 
 # The kind of item an exact-match answer lists, by task type (crmarena.md 5.1 and 5.2).
 ANSWER_KINDS = {
@@ -37,8 +38,14 @@ class GradingFailed(SalesforceError):
     status_code = 400
 
 
-def score(task: Mapping[str, Any], response: str, diff: Mapping[str, Any] | None = None) -> float:
-    """One response's reward under its task's metric; a write task's from its episode's diff."""
+def score(
+    task: Mapping[str, Any],
+    response: str,
+    diff: Mapping[str, Any] | None = None,
+    judge: Judge | None = None,
+) -> float:
+    """One response's reward under its task's metric; a write task's from its episode's diff;
+    a refusal's by the LLM judge when one is given, else by rules."""
     metric, gold = task["reward_metric"], task["answer"]
     if metric == "diff_match":
         if diff is None:
@@ -55,6 +62,8 @@ def score(task: Mapping[str, Any], response: str, diff: Mapping[str, Any] | None
     if metric == "fuzzy_match":
         return metrics.fuzzy_match(response, gold)
     if metric == "privacy_rejection":
+        if judge is not None:
+            return 1.0 if judge.refused(str(task.get("query", "")), response) else 0.0
         return metrics.privacy_rejection(response)
     raise GradingFailed(f"Unknown reward metric {metric} (task {task['idx']})")
 
@@ -110,11 +119,11 @@ def _is_diff(value: object) -> bool:
 TASK_KEYS = ("idx", "task", "answer", "reward_metric")
 
 
-def _scored(task: Mapping[str, Any], result: Result) -> float:
-    return score(task, result.response, result.diff)
-
-
-def grade(tasks: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, Any]]) -> Grades:
+def grade(
+    tasks: Sequence[Mapping[str, Any]],
+    results: Sequence[Mapping[str, Any]],
+    judge: Judge | None = None,
+) -> Grades:
     for task in tasks:
         if any(key not in task for key in TASK_KEYS) or not isinstance(task["idx"], int):
             raise GradingFailed(
@@ -126,7 +135,9 @@ def grade(tasks: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, Any
     if stray:
         raise GradingFailed(f"Results name tasks the task file does not hold: {stray[:5]}")
     scores = {
-        task["idx"]: _scored(task, responses[task["idx"]]) if task["idx"] in responses else 0.0
+        task["idx"]: score(task, responses[idx].response, responses[idx].diff, judge)
+        if (idx := task["idx"]) in responses
+        else 0.0
         for task in tasks
     }
     order: dict[str, list[Mapping[str, Any]]] = {}

@@ -79,7 +79,12 @@ US_STATES = frozenset(
     ]
 )
 BANT = ("Budget", "Authority", "Need", "Timeline")
+# Salesforce's standard opportunity stages, and the Pro orgs' own (rulebook.stage_order).
 STAGES = (
+    "Discovery",
+    "Quote",
+    "Negotiation",
+    "Closed",
     "Prospecting",
     "Qualification",
     "Needs Analysis",
@@ -102,13 +107,23 @@ _REFUSAL = re.compile(
 
 
 def _named(names: Sequence[str]) -> Callable[[str], list[str]]:
-    """An extractor of the given names, as written (case ignored), each once."""
+    """An extractor of the given names, as written (case ignored), each once; a longer name
+    takes its words from a shorter one inside it ("Proposal/Price Quote" is not "Quote")."""
     patterns = [
-        (name, re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE)) for name in names
+        (name, re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE))
+        for name in sorted(names, key=len, reverse=True)
     ]
 
     def extract(text: str) -> list[str]:
-        return [name for name, pattern in patterns if pattern.search(text)]
+        found: list[str] = []
+        taken: list[tuple[int, int]] = []
+        for name, pattern in patterns:
+            for match in pattern.finditer(text):
+                if all(match.end() <= start or match.start() >= end for start, end in taken):
+                    taken.append(match.span())
+                    if name not in found:
+                        found.append(name)
+        return found
 
     return extract
 
@@ -138,7 +153,11 @@ def _key(item: str, kind: str) -> str:
 
 
 def exact_match(response: str, gold: Gold, kind: str) -> float:
+    """1 when the response is the single gold answer, or names the same items as the gold
+    list (a Pro row's answer is a list: [answer], or [None] for None)."""
     single = gold if isinstance(gold, str) else None
+    if gold is not None and not isinstance(gold, str) and len(gold) == 1:
+        single = gold[0]
     if single is not None and response.strip().casefold() == single.strip().casefold():
         return 1.0
     values = [gold] if gold is None or isinstance(gold, str) else list(gold)

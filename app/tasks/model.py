@@ -20,7 +20,7 @@ from app.storage.tables import TableSet
 
 # A text answer (None: the task has none), a list of Ids, or a write task's expected changes:
 # [{"type": sObject, "id": record Id, "fields": {field: value}}].
-Answer = str | list[str] | list[dict[str, Any]] | None
+Answer = str | list[str] | list[str | None] | list[dict[str, Any]] | None
 
 # CRMArena-Pro's answer key gives about one task in five of a type the answer None (crmarena.md
 # 4): the share of the Pro orgs' drawn tasks whose answer is None, in the types that have one.
@@ -139,6 +139,15 @@ class TaskRow:
             "reward_metric": self.reward_metric,
             "query": self.query,
         }
+
+
+def pro_answer(answer: Answer) -> Answer:
+    """An answer as CRMArena-Pro's rows hold it: always a list, [None] for None (crmarena.md
+    4); a list (of Ids, of BANT factors, of a write task's changes) stays as it is."""
+    if answer is None:
+        nothing: list[str | None] = [None]
+        return nothing
+    return [answer] if isinstance(answer, str) else answer
 
 
 def required_text(today: date, policy: str) -> str:

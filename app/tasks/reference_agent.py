@@ -362,7 +362,10 @@ def knowledge_qa(api: Api, task: dict[str, Any]) -> str:
     fact = next((fact for fact in FACTS if task["query"] in fact.questions), None)
     if fact is None:
         raise NotScripted("the question is not in the rulebook")
-    pattern = re.compile(r"(\S+?)".join(re.escape(part) for part in fact.evidence.split("{value}")))
+    # A figure: digits (with separators) up to its last digit, else the shortest word; a lazy
+    # word alone would stop after one character where the evidence ends with the figure.
+    figure = r"(\d[\d,.]*\d|\d|\S+?)"
+    pattern = re.compile(figure.join(re.escape(part) for part in fact.evidence.split("{value}")))
     for row in api.query("SELECT Summary FROM Knowledge__kav WHERE PublishStatus = 'Online'"):
         stated = pattern.search(row["Summary"] or "")
         if stated is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.tasks.metrics import (
+    STAGES,
     diff_match,
     exact_match,
     fuzzy_match,
@@ -12,6 +13,7 @@ from app.tasks.metrics import (
     privacy_rejection,
     token_f1,
 )
+from app.tasks.rulebook import stage_order
 
 AGENT = "005Lf000001aBcDEFG"
 
@@ -37,13 +39,22 @@ EXACT = [
     ("It fails on Need and Budget.", ["Budget", "Need"], "bant", 1.0),
     ("Budget only", ["Budget", "Need"], "bant", 0.0),
     ("Move it to Needs Analysis", "Needs Analysis", "stages", 1.0),
+    ("It belongs in the Quote stage.", ["Quote"], "stages", 1.0),  # a Pro row's list
+    ("quote", ["Quote"], "stages", 1.0),
+    ("Proposal/Price Quote", ["Quote"], "stages", 0.0),  # a longer stage is not its part
+    ("From Discovery to Quote", ["Quote"], "stages", 0.0),
+    ("None", [None], "ids", 1.0),
+    (f"{AGENT}", [None], "ids", 0.0),
+    (f"Route it to {AGENT}", [AGENT], "ids", 1.0),
     (f"{AGENT}, 00TLf000000000001A", [AGENT, "00TLf000000000001A"], "ids", 1.0),
     (f"{AGENT}", [AGENT, "00TLf000000000001A"], "ids", 0.0),
 ]
 
 
 @pytest.mark.parametrize(("response", "gold", "kind", "reward"), EXACT)
-def test_exact_match(response: str, gold: str | list[str] | None, kind: str, reward: float) -> None:
+def test_exact_match(
+    response: str, gold: str | list[str | None] | None, kind: str, reward: float
+) -> None:
     assert exact_match(response, gold, kind) == reward
 
 
@@ -141,3 +152,8 @@ def _updated(record_id: str = CASE, **changes: str) -> dict[str, object]:
 )
 def test_diff_match(diff: dict[str, list[dict[str, object]]], reward: float) -> None:
     assert diff_match(diff, EXPECTED) == reward
+
+
+@pytest.mark.parametrize("org", ["b2b", "b2c"])
+def test_the_stage_extractor_knows_every_stage_of_the_pro_orgs(org: str) -> None:
+    assert set(stage_order(org)) <= set(STAGES)

@@ -65,7 +65,7 @@ AGENT_ANSWERS = {
     "conversion_rate_comprehension",
     "lead_routing",
 }
-PER_TYPE = 5
+PER_TYPE = 10
 
 
 def objects_dir(org: str) -> Any:
@@ -102,7 +102,7 @@ def test_every_type_is_generated(tasks: list[dict[str, Any]], org: str) -> None:
     assert [task["task"] for task in tasks] == [name for name in TYPES for _ in range(PER_TYPE)]
     for task in tasks:
         if task["task"] in AGENT_ANSWERS:
-            assert task["answer"] is None or task["answer"].startswith("005"), task
+            assert task["answer"] == [None] or task["answer"][0].startswith("005"), task
 
 
 def test_the_org_generated_from_its_seed_gives_the_same_bytes(engine: Engine, org: str) -> None:
@@ -122,6 +122,13 @@ def test_every_answer_is_what_the_records_give_computed_in_python(engine: Engine
             drafts = draw_drafts(data, kind, TEST_SEED, PER_TYPE)
         for draft in drafts:
             assert SECOND_SOLVERS[kind.name](records, **draft.params) == draft.answer, draft
+
+
+def test_every_answer_is_a_list_as_in_crmarena_pros_rows(tasks: list[dict[str, Any]]) -> None:
+    for task in tasks:
+        assert isinstance(task["answer"], list), task
+        if task["reward_metric"] != "diff_match":
+            assert task["answer"], task  # [None] where the answer is None
 
 
 def test_the_reference_agent_solves_every_task(

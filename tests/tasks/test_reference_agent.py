@@ -13,18 +13,21 @@ from sqlalchemy import create_engine
 
 from app.config import REPO_ROOT
 from app.metadata.registry import SchemaRegistry
+from app.seeding.pipeline import build_rows
 from app.storage.tables import TableSet
 from app.tasks.baselines import RandomAnswers, do_nothing
 from app.tasks.generator import generate_tasks, task_file_text, task_types
 from app.tasks.grading import grade
 from app.tasks.harness import run_tasks
+from app.tasks.model import planted_truth
+from app.tasks.original.service_agent import FACTS, Fact
 from app.tasks.reference_agent import SOLVERS, HttpApi, NotScripted, solve
 from tests.conftest import TEST_SEED
 
 TABLES = TableSet(
     SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original" / "objects")
 )
-PER_TYPE = 3
+PER_TYPE = 10
 
 
 @pytest.fixture(scope="module")
@@ -81,3 +84,33 @@ def test_the_baselines_stay_near_chance(seeded_template: str) -> None:
     assert nothing.overall == pytest.approx(nones / len(tasks))
     assert nothing.overall < 0.1
     assert guessed.overall < 0.3
+
+
+class ArticlesOnly:
+    """An org's API that answers only the knowledge QA's one query: the published articles'
+    summaries, from the generator's records."""
+
+    def __init__(self) -> None:
+        articles = build_rows(TABLES.registry, "original", TEST_SEED)["Knowledge__kav"]
+        self.rows = [{"Summary": a["Summary"]} for a in articles if a["PublishStatus"] == "Online"]
+
+    def query(self, soql: str) -> list[dict[str, Any]]:
+        assert soql == "SELECT Summary FROM Knowledge__kav WHERE PublishStatus = 'Online'"
+        return self.rows
+
+    def update(self, sobject: str, record_id: str, fields: dict[str, Any]) -> None:
+        raise AssertionError("knowledge QA writes nothing")
+
+    def fields(self, sobject: str) -> set[str]:
+        raise AssertionError("knowledge QA describes nothing")
+
+    def sobjects(self) -> set[str]:
+        raise AssertionError("knowledge QA lists no objects")
+
+
+@pytest.mark.parametrize("fact", FACTS, ids=[fact.name for fact in FACTS])
+def test_the_reference_agent_reads_every_knowledge_fact_whole(fact: Fact) -> None:
+    value = planted_truth(TEST_SEED).policy_params[fact.param] if fact.param else None
+    for question in fact.questions:
+        task = {"task": "knowledge_qa", "query": question}
+        assert solve(ArticlesOnly(), task) == fact.answer.format(value=value)

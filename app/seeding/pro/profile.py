@@ -74,7 +74,8 @@ class OrgProfile:
     case_emails: int  # EmailMessage rows about cases; the rest are about deals
     closed_cases: int
     case_transfers: int
-    # Injected inconsistencies the Pro policy and text tasks look for.
+    # Injected inconsistencies the Pro policy and text tasks look for: enough of each that 50
+    # tasks of a type keep Pro's share of None answers (a fifth) where the org allows it.
     approval_violations: int  # quotes approved although their discount breaks the rules
     config_violations: int  # quotes whose lines break a product's configuration rules
     wrong_stages: int  # open deals whose StageName lags or leads what the activity shows
@@ -128,11 +129,11 @@ B2B = OrgProfile(
     case_emails=459,
     closed_cases=70,
     case_transfers=17,
-    approval_violations=12,
-    config_violations=12,
-    wrong_stages=20,
-    stray_tasks=25,
-    case_violations=12,
+    approval_violations=45,
+    config_violations=45,
+    wrong_stages=45,
+    stray_tasks=70,
+    case_violations=30,
 )
 
 B2C = OrgProfile(
@@ -157,11 +158,11 @@ B2C = OrgProfile(
     case_emails=867,
     closed_cases=133,
     case_transfers=30,
-    approval_violations=20,
-    config_violations=20,
-    wrong_stages=30,
-    stray_tasks=40,
-    case_violations=20,
+    approval_violations=45,
+    config_violations=45,
+    wrong_stages=45,
+    stray_tasks=70,
+    case_violations=45,
 )
 
 PROFILES = {profile.org: profile for profile in (B2B, B2C)}

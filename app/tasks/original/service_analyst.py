@@ -6,7 +6,7 @@ from __future__ import annotations
 import calendar
 import statistics
 from collections import Counter
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from random import Random
 
 from app.tasks import org_sql
@@ -43,10 +43,25 @@ TOP_ISSUE_QUERIES = (
 )
 
 
+WINDOW_TRIES = 5  # windows drawn for a product before the draw gives up
+
+
+def _window_with_cases(
+    rng: Random, data: OrgData, product: str
+) -> tuple[date, Period, list[tuple[str | None, datetime]]]:
+    """A window in which the product has at least two cases (in a sparse org, most windows
+    hold none), its today, and those cases' (IssueId__c, CreatedDate)."""
+    for _ in range(WINDOW_TRIES):
+        today, period = draw_window(rng, *_span(data))
+        cases = org_sql.product_case_dates(data.conn, data.tables, product, period)
+        if len(cases) >= 2:
+            return today, period, cases
+    raise NoAnswer
+
+
 def draw_top_issue(rng: Random, data: OrgData) -> Draft:
     product = _product(rng, data)
-    today, period = draw_window(rng, *_span(data))
-    cases = org_sql.product_case_dates(data.conn, data.tables, product, period)
+    today, period, cases = _window_with_cases(rng, data, product)
     answer = _most_cases(Counter(issue for issue, _ in cases if issue is not None))
     policy = (
         "An issue's count is the number of cases created in the period about an order item of "

@@ -111,6 +111,8 @@ def deal_to_rectify(rng: Random, data: OrgData) -> tuple[str, str, str, date]:
     shown = stage_shown(data.org, activity)
     if shown is None:
         raise Ambiguous  # nothing in its activity tells a stage
+    if deal in wrong and shown == recorded:
+        raise Ambiguous  # its activity does not (yet) show the stage it moved on to
     if deal in wrong and shown != wrong[deal]:
         raise PlantedTruthDisagrees(
             f"opportunity {deal}'s activity shows {shown}, not {wrong[deal]}"

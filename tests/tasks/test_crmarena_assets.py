@@ -1,0 +1,86 @@
+"""CRMArena's harness takes a generated task file: `use_task_file` registers the assets module
+`run_tasks.py` imports, holding the file's gradable rows and the org's schema."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine
+
+from app.config import REPO_ROOT
+from app.crmarena import ASSETS_MODULE, use_task_file
+from app.metadata.registry import SchemaRegistry
+from app.storage.tables import TableSet
+from app.tasks.generator import generate_tasks, task_file_text
+from tests.conftest import TEST_SEED
+
+
+@pytest.fixture(autouse=True)
+def _no_assets_left_behind() -> Iterator[None]:
+    yield
+    sys.modules.pop(ASSETS_MODULE, None)
+
+
+def test_the_harness_imports_the_generated_tasks_and_the_orgs_schema(
+    tmp_path: Path, seeded_template: str
+) -> None:
+    tables = TableSet(
+        SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original" / "objects")
+    )
+    engine = create_engine(seeded_template)
+    try:
+        rows = generate_tasks(engine, tables, org="original", seed=TEST_SEED, per_type=2)
+    finally:
+        engine.dispose()
+    task_file = tmp_path / "tasks.json"
+    task_file.write_text(task_file_text(rows), encoding="utf-8")
+    use_task_file(task_file, org="original")
+
+    # What run_tasks.py does with them: import, pick a category, key by idx.
+    from crm_sandbox.data.assets import (  # type: ignore[import-not-found]
+        EXTERNAL_FACING_TASKS,
+        SCHEMA_ORIGINAL,
+        TASKS_B2B,
+        TASKS_ORIGINAL,
+    )
+
+    written = json.loads(task_file.read_text(encoding="utf-8"))
+    gradable = [row for row in written if row["reward_metric"] != "diff_match"]
+    assert gradable == TASKS_ORIGINAL
+    assert len(gradable) == len(written) - 2  # the two case_routing_write tasks stay out
+    assert TASKS_B2B == []
+    selected = {t["idx"]: t for t in TASKS_ORIGINAL if t["task"] == "handle_time"}
+    assert [t["task"] for t in selected.values()] == ["handle_time", "handle_time"]
+    objects = {row["object"]: row["fields"] for row in SCHEMA_ORIGINAL}
+    assert len(objects) == 16
+    assert objects["Case"]["OwnerId"] == "Owner ID"
+    assert "knowledge_qa" in EXTERNAL_FACING_TASKS
+
+
+def test_a_pro_file_fills_the_orgs_plain_and_interactive_lists(tmp_path: Path) -> None:
+    rows: list[dict[str, Any]] = [
+        {"idx": 0, "task": "lead_routing", "answer": ["005Lf000000000GIAQ"],
+         "reward_metric": "exact_match"},
+        {"idx": 1, "task": "lead_routing_write", "answer": [],
+         "reward_metric": "diff_match"},
+        {"idx": 2, "task": "internal_operation_data", "answer": [None],
+         "reward_metric": "privacy_rejection"},
+    ]  # fmt: skip
+    task_file = tmp_path / "b2b.json"
+    task_file.write_text(json.dumps(rows), encoding="utf-8")
+    assets = use_task_file(task_file, org="b2b")
+    assert assets.TASKS_B2B == assets.TASKS_B2B_INTERACTIVE == [rows[0], rows[2]]
+    assert assets.TASKS_ORIGINAL == assets.TASKS_B2C == []
+    assert len(assets.B2B_SCHEMA) == 27
+    assert sys.modules[ASSETS_MODULE] is assets
+
+
+def test_an_unknown_org_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="No CRMArena org is called b2x"):
+        use_task_file(tmp_path / "none.json", org="b2x")
+    assert ASSETS_MODULE not in sys.modules
