@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -84,3 +86,41 @@ def test_an_unknown_org_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="No CRMArena org is called b2x"):
         use_task_file(tmp_path / "none.json", org="b2x")
     assert ASSETS_MODULE not in sys.modules
+
+
+HARNESS_IMPORT = (
+    "from crm_sandbox.data.assets import TASKS_ORIGINAL, SCHEMA_ORIGINAL, TASKS_B2B, "
+    "TASKS_B2B_INTERACTIVE, TASKS_B2C, TASKS_B2C_INTERACTIVE, B2B_SCHEMA, B2C_SCHEMA, "
+    "EXTERNAL_FACING_TASKS\n"
+)
+
+
+def test_the_readmes_launcher_runs_the_harness_script_on_the_file(tmp_path: Path) -> None:
+    """The launcher of the README, in a fresh interpreter, before a script that imports what
+    run_tasks.py imports, exactly as it does."""
+    rows = [{"idx": 7, "task": "handle_time", "answer": None, "reward_metric": "exact_match"}]
+    (tmp_path / "tasks.json").write_text(json.dumps(rows), encoding="utf-8")
+    (tmp_path / "run_tasks.py").write_text(
+        HARNESS_IMPORT
+        + "import sys\nprint(len(TASKS_ORIGINAL), TASKS_ORIGINAL[0]['idx'], len(TASKS_B2B),"
+        " len(SCHEMA_ORIGINAL), sys.argv[1:])\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "run_localforce.py").write_text(
+        "import runpy\nimport sys\n\nfrom app.crmarena import use_task_file\n\n"
+        'use_task_file("tasks.json", org="original")\n'
+        'sys.argv = ["run_tasks.py", *sys.argv[1:]]\n'
+        'runpy.run_path("run_tasks.py", run_name="__main__")\n',
+        encoding="utf-8",
+    )
+    ran = subprocess.run(
+        [sys.executable, "run_localforce.py", "--org_type", "original"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == "1 7 0 16 ['--org_type', 'original']\n"
