@@ -166,18 +166,27 @@ def closed_cases_per_owner(
     return {str(owner): int(count) for owner, count in rows}
 
 
+def _per_owner(
+    conn: Connection, owner: Any, counted: Any, owners: Sequence[str], query: Any
+) -> dict[str, int]:
+    """Owner -> the rows of `query` (a select from the tables it joins, filtered) that
+    `owner` names, for each of `owners` (0 for one with none)."""
+    rows = conn.execute(
+        query.with_only_columns(owner, func.count(counted))
+        .where(owner.in_(list(owners)))
+        .group_by(owner)
+    )
+    counts = {str(found): int(count) for found, count in rows}
+    return {name: counts.get(name, 0) for name in owners}
+
+
 def open_cases_per_owner(
     conn: Connection, tables: TableSet, owners: Sequence[str]
 ) -> dict[str, int]:
     """OwnerId -> their cases not Closed, for each of `owners` (0 for one with none)."""
     case = tables["Case"]
-    rows = conn.execute(
-        select(case.c.OwnerId, func.count(case.c.Id))
-        .where(case.c.Status != "Closed", case.c.OwnerId.in_(list(owners)))
-        .group_by(case.c.OwnerId)
-    )
-    counts = {str(owner): int(count) for owner, count in rows}
-    return {owner: counts.get(owner, 0) for owner in owners}
+    query = select(case.c.Id).where(case.c.Status != "Closed")
+    return _per_owner(conn, case.c.OwnerId, case.c.Id, owners, query)
 
 
 def contacts_purchases(conn: Connection, tables: TableSet) -> list[tuple[str, str, date, str]]:
@@ -507,14 +516,12 @@ def accepted_quotes_per_owner(
 ) -> dict[str, int]:
     """Owner Id -> the Accepted quotes of the opportunities they own (0 for none)."""
     quote, opportunity = tables["Quote"], tables["Opportunity"]
-    rows = conn.execute(
-        select(opportunity.c.OwnerId, func.count(quote.c.Id))
+    query = (
+        select(quote.c.Id)
         .join_from(quote, opportunity, quote.c.OpportunityId == opportunity.c.Id)
-        .where(quote.c.Status == "Accepted", opportunity.c.OwnerId.in_(owners))
-        .group_by(opportunity.c.OwnerId)
+        .where(quote.c.Status == "Accepted")
     )
-    counts = {str(owner): int(count) for owner, count in rows}
-    return {owner: counts.get(owner, 0) for owner in owners}
+    return _per_owner(conn, opportunity.c.OwnerId, quote.c.Id, owners, query)
 
 
 def unconverted_leads_per_owner(
@@ -522,13 +529,8 @@ def unconverted_leads_per_owner(
 ) -> dict[str, int]:
     """Owner Id -> the leads they own that are not converted (0 for none)."""
     lead = tables["Lead"]
-    rows = conn.execute(
-        select(lead.c.OwnerId, func.count(lead.c.Id))
-        .where(lead.c.IsConverted.is_(False), lead.c.OwnerId.in_(owners))
-        .group_by(lead.c.OwnerId)
-    )
-    counts = {str(owner): int(count) for owner, count in rows}
-    return {owner: counts.get(owner, 0) for owner in owners}
+    query = select(lead.c.Id).where(lead.c.IsConverted.is_(False))
+    return _per_owner(conn, lead.c.OwnerId, lead.c.Id, owners, query)
 
 
 def case_conversation(conn: Connection, tables: TableSet, case: str) -> list[str]:
