@@ -16,10 +16,9 @@ import json
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 from app.config import Settings
-from app.metadata.registry import SchemaRegistry
+from app.metadata.prompt_schema import crmarena_schema
 
 ASSETS_MODULE = "crm_sandbox.data.assets"
 CRMARENA_METRICS = ("exact_match", "fuzzy_match", "privacy_rejection")
@@ -39,19 +38,6 @@ EXTERNAL_FACING_TASKS = [
     "internal_operation_data",
     "confidential_company_knowledge",
 ]
-
-
-def crmarena_schema(org: str, seed_dir: Path) -> list[dict[str, Any]]:
-    """The org's own objects (those its data holds, not the standard ones every org
-    describes) as CRMArena's schema rows: {"object", "fields": {name: label}}."""
-    objects_dir = seed_dir / "orgs" / org / "objects"
-    own = {path.stem for path in objects_dir.glob("*.yaml")}
-    registry = SchemaRegistry.from_directory(objects_dir)
-    return [
-        {"object": sobject.name, "fields": {f.name: f.label for f in sobject.fields}}
-        for sobject in registry
-        if sobject.name in own
-    ]
 
 
 def use_task_file(task_file: Path | str, *, org: str, seed_dir: Path | None = None) -> ModuleType:

@@ -27,6 +27,7 @@ from app.api import (
     sobjects,
     versions,
 )
+from app.api.mcp import McpEndpoint, build_mcp
 from app.api.middleware import (
     ApiCallMiddleware,
     HeadMiddleware,
@@ -289,7 +290,8 @@ def create_app(
         if settings.malloc_trim_seconds > 0:
             trim = release_free_memory_forever(settings.malloc_trim_seconds)
             background.append(asyncio.create_task(trim))
-        yield
+        async with mcp.running():
+            yield
         for task in background:
             task.cancel()
         state.cursors.spill(everything=True)
@@ -318,6 +320,8 @@ def create_app(
     modules = (query, sobjects, search, composite, versions, auth, control, episodes, planned)
     for module in modules:
         app.include_router(module.router)
+    mcp = McpEndpoint(build_mcp(app, state, sorted(Schemas(settings.seed_dir).known())))
+    app.router.routes.insert(0, mcp.route())  # before the catch-alls of `planned`
     openapi.install(
         app,
         path_values={

@@ -32,7 +32,7 @@ from hypothesis import given
 from app.config import Settings
 from app.main import Schemas
 from app.metadata.model import SObjectDef
-from bench.fuzz_requests import API, Call, calls, run_settings, send
+from bench.fuzz_requests import API, Call, Response, calls, run_settings, send
 from bench.server import seeded_data_dir
 from bench.soak import rss_mb
 from tests.processes import Deployment, running
@@ -44,7 +44,7 @@ ORG = "original"
 SCHEMATHESIS_CONFIG = Path(__file__).with_name("schemathesis.toml")
 
 
-def judge(call: Call, response: httpx.Response) -> str | None:
+def judge(call: Call, response: Response) -> str | None:
     """Why this answer is not one Salesforce gives, or None."""
     if response.status_code >= 500:
         return f"{response.status_code} {response.text[:160]}"
@@ -76,7 +76,7 @@ def _is_error_array(body: Any) -> bool:
     )
 
 
-def error_code(response: httpx.Response) -> str:
+def error_code(response: Response) -> str:
     try:
         body = response.json()
     except ValueError:

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+import httpx2
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
@@ -44,13 +45,19 @@ def run_settings(examples: int) -> settings:
     )
 
 
-def send(client: httpx.Client, call: Call) -> httpx.Response | None:
+# A client of a live server (httpx), or an app's TestClient (Starlette's is httpx2's client
+# once httpx2 is installed), and what either answers.
+Client = httpx.Client | httpx2.Client
+Response = httpx.Response | httpx2.Response
+
+
+def send(client: Client, call: Call) -> Response | None:
     """The call's answer, or None for a URL over httpx's own 64 kB (the server is never asked).
     Header values go as the bytes they are: httpx would refuse non-ASCII text."""
     raw = {name.encode(): value.encode() for name, value in call.headers.items()}
     try:
         return client.request(call.method, call.path, headers=raw, content=call.body)
-    except httpx.InvalidURL:
+    except (httpx.InvalidURL, httpx2.InvalidURL):
         return None
 
 

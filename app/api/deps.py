@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, cast
 
@@ -57,14 +58,19 @@ def parent_of(request: Request) -> Parent | None:
 
 
 def bearer_token(request: Request) -> str | None:
-    header = request.headers.get("authorization", "")
+    return token_in(request.headers)
+
+
+def token_in(headers: Mapping[str, str]) -> str | None:
+    """The token of an 'Authorization: Bearer <token>' (or 'OAuth <token>') header."""
+    header = headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() in {"bearer", "oauth"} and token.strip():
         return token.strip()
     return None
 
 
-def _resolve(state: AppState, token: str) -> Resolved | None:
+def resolve_token(state: AppState, token: str) -> Resolved | None:
     """The session a token names and the sandbox it reaches, in one trip to the pool; a
     session idle too long, or issued under other strict credentials, ends here."""
     with state.platform.connect() as conn:  # one connection reads both
@@ -109,7 +115,7 @@ async def session_of(request: Request) -> Session:
     state = app_state(request)
     resolved = state.sessions.get(token)
     if resolved is None:
-        resolved = await run_in_request_thread(_resolve, state, token)
+        resolved = await run_in_request_thread(resolve_token, state, token)
         if resolved is None:
             raise InvalidSession()
         state.sessions.put(token, resolved)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from xml.dom import minidom
 from xml.sax.saxutils import escape
 
-import httpx
+import httpx2
 import pytest
 from fastapi.testclient import TestClient
 
@@ -30,8 +30,8 @@ TOKEN = re.compile(r"^(00D\w{12,15})![.\w]*$")  # what @salesforce/core accepts 
 
 def soap_login(
     client: TestClient, username: str, password: str, version: str = "59.0"
-) -> httpx.Response:
-    response: httpx.Response = client.post(
+) -> httpx2.Response:
+    response: httpx2.Response = client.post(
         f"/services/Soap/u/{version}",
         content=SOAP_LOGIN.format(username=escape(username), password=escape(password)),
         headers={"Content-Type": "text/xml; charset=UTF-8", "SOAPAction": "login"},

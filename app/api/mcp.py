@@ -1,0 +1,235 @@
+"""The Model Context Protocol endpoint at /mcp: streamable HTTP (stateless and answering in
+JSON, so any worker serves any call), with tools over the org's REST API.
+
+A tool call carries the caller's bearer token (an access token of the org, of a sandbox or of
+an episode) and runs as an in-process request to the REST API with that token: the same
+authentication, the same sandbox a token reaches and no other, the same call log and the same
+errors. A REST error comes back as a tool error reading "<errorCode>: <message>", as CRMArena's
+connector shows errors to its agents. `submit_answer` grades an episode's answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from fastapi import FastAPI
+from fastapi.concurrency import run_in_threadpool
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from app.api.deps import resolve_token, token_in
+from app.api.state import AppState
+from app.errors import InvalidSession, SalesforceError
+from app.metadata.prompt_schema import crmarena_schema, schema_text
+from app.tasks.episodes import find_episode
+from app.tasks.judge import Judge
+
+API = "/services/data/v59.0"
+PATH = "/mcp"
+INSTRUCTIONS = (
+    "A Salesforce org served by localforce. Send your access token as 'Authorization: Bearer "
+    "<token>'. Query with soql_query and sosl_search, read the schema with describe_global and "
+    "describe, change records with create_record, update_record and delete_record; in an "
+    "episode, end with submit_answer."
+)
+
+
+def _segment(value: str) -> str:
+    """A path segment: nothing in it may climb to another endpoint."""
+    return quote(value, safe="")
+
+
+def _tool_error(response: httpx.Response) -> ToolError:
+    """The REST error as a tool error: '<errorCode>: <message>' for each error it holds."""
+    try:
+        body = response.json()
+        errors = body if isinstance(body, list) else [body]
+        text = "; ".join(f"{e['errorCode']}: {e['message']}" for e in errors)
+    except (ValueError, KeyError, TypeError):
+        text = f"HTTP {response.status_code}: {response.text[:200]}"
+    return ToolError(text)
+
+
+class OrgApi:
+    """The app's REST API, called in process with the MCP request's token."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self.transport = httpx.ASGITransport(app=app)
+
+    async def call(
+        self,
+        ctx: Context,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None = None,
+        body: Any = None,
+    ) -> Any:
+        headers = {}
+        authorization = (ctx.headers or {}).get("authorization")
+        if authorization:
+            headers["Authorization"] = authorization
+        async with httpx.AsyncClient(transport=self.transport, base_url="http://mcp") as client:
+            response = await client.request(
+                method, f"{API}{path}", params=params, json=body, headers=headers
+            )
+        if response.status_code >= 400:
+            raise _tool_error(response)
+        return response.json() if response.content else None
+
+
+def build_mcp(app: FastAPI, state: AppState, orgs: list[str]) -> MCPServer:
+    """The MCP server of the app, its tools reaching the app's REST API, with the schema of
+    each of `orgs` as a resource."""
+    server = MCPServer("localforce", instructions=INSTRUCTIONS)
+    api = OrgApi(app)
+
+    @server.tool()
+    async def soql_query(query: str, ctx: Context) -> dict[str, Any]:
+        """Run a SOQL query; every page of the result, as query_all gives it."""
+        result = await api.call(ctx, "GET", "/query", {"q": query})
+        records = list(result["records"])
+        while not result["done"]:
+            next_page = result["nextRecordsUrl"].removeprefix(API)
+            result = await api.call(ctx, "GET", next_page)
+            records += result["records"]
+        return {"totalSize": result["totalSize"], "done": True, "records": records}
+
+    @server.tool()
+    async def sosl_search(search: str, ctx: Context) -> dict[str, Any]:
+        """Run a SOSL search (FIND {term} IN ... RETURNING ...)."""
+        found: dict[str, Any] = await api.call(ctx, "GET", "/search", {"q": search})
+        return found
+
+    @server.tool()
+    async def describe_global(ctx: Context) -> dict[str, Any]:
+        """The org's objects: names, labels and what may be done with each."""
+        described: dict[str, Any] = await api.call(ctx, "GET", "/sobjects")
+        return described
+
+    @server.tool()
+    async def describe(sobject: str, ctx: Context) -> dict[str, Any]:
+        """An object's fields, their types, picklist values and relationships."""
+        described: dict[str, Any] = await api.call(
+            ctx, "GET", f"/sobjects/{_segment(sobject)}/describe"
+        )
+        return described
+
+    @server.tool()
+    async def get_record(
+        sobject: str, record_id: str, ctx: Context, fields: list[str] | None = None
+    ) -> dict[str, Any]:
+        """One record by Id, with the given fields (all of them if none are given)."""
+        params = {"fields": ",".join(fields)} if fields else None
+        path = f"/sobjects/{_segment(sobject)}/{_segment(record_id)}"
+        record: dict[str, Any] = await api.call(ctx, "GET", path, params)
+        return record
+
+    @server.tool()
+    async def create_record(sobject: str, fields: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        """Create a record; its Id comes back."""
+        created: dict[str, Any] = await api.call(
+            ctx, "POST", f"/sobjects/{_segment(sobject)}", body=fields
+        )
+        return created
+
+    @server.tool()
+    async def update_record(
+        sobject: str, record_id: str, fields: dict[str, Any], ctx: Context
+    ) -> dict[str, Any]:
+        """Set fields of a record."""
+        path = f"/sobjects/{_segment(sobject)}/{_segment(record_id)}"
+        await api.call(ctx, "PATCH", path, body=fields)
+        return {"id": record_id, "success": True}
+
+    @server.tool()
+    async def delete_record(sobject: str, record_id: str, ctx: Context) -> dict[str, Any]:
+        """Delete a record."""
+        await api.call(ctx, "DELETE", f"/sobjects/{_segment(sobject)}/{_segment(record_id)}")
+        return {"id": record_id, "success": True}
+
+    @server.tool()
+    async def submit_answer(response: str, ctx: Context) -> dict[str, Any]:
+        """In an episode: give the final answer. Its reward comes back (a write task's from
+        what the episode changed in the org)."""
+        return await run_in_threadpool(_submit, state, (ctx.headers or {}), response)
+
+    for org in orgs:
+        _add_schema(server, state, org)
+    return server
+
+
+def _add_schema(server: MCPServer, state: AppState, org: str) -> None:
+    @server.resource(
+        f"localforce://schema/{org}",
+        name=f"{org}-schema",
+        description=f"The {org} org's objects and fields, as CRMArena's prompt describes them",
+        mime_type="text/markdown",
+    )
+    def schema() -> str:
+        return schema_text(crmarena_schema(org, state.settings.seed_dir))
+
+
+def _submit(state: AppState, headers: Mapping[str, str], response: str) -> dict[str, Any]:
+    token = token_in(headers)
+    resolved = None if token is None else resolve_token(state, token)
+    if resolved is None:
+        raise ToolError(_text(InvalidSession()))
+    episode_id = resolved.session.sandbox_id
+    try:
+        with state.platform.connect() as conn:
+            task = find_episode(conn, episode_id)
+        graded = task.grade(
+            response, state.sandboxes.diff(episode_id), Judge.from_settings(state.settings)
+        )
+    except SalesforceError as error:
+        raise ToolError(_text(error)) from error
+    return {"episode": episode_id, "reward": graded["reward"], "metric": graded["metric"]}
+
+
+def _text(error: SalesforceError) -> str:
+    return f"{error.error_code}: {error}"
+
+
+class McpEndpoint:
+    """The /mcp endpoint. The SDK's session manager runs once per instance, and an app's
+    lifespan may run more than once (each test client of it runs it), so each run makes its
+    own."""
+
+    def __init__(self, server: MCPServer) -> None:
+        self.server = server
+        self.app: ASGIApp | None = None
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        http_app = self.server.streamable_http_app(
+            streamable_http_path=PATH,
+            stateless_http=True,
+            json_response=True,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        self.app = http_app.routes[0].endpoint  # type: ignore[attr-defined]
+        try:
+            async with self.server.session_manager.run():
+                yield
+        finally:
+            self.app = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.app is None:  # outside the lifespan: nothing serves MCP
+            raise SalesforceError(
+                "The MCP endpoint is not running", error_code="SERVER_UNAVAILABLE", status_code=503
+            )
+        await self.app(scope, receive, send)
+
+    def route(self) -> BaseRoute:
+        # POST only (and DELETE, which ends nothing here): a stateless server has no stream of
+        # its own to open on GET, and the spec's answer to that GET is 405.
+        return Route(PATH, endpoint=self, methods=["POST", "DELETE"])

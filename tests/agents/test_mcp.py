@@ -1,0 +1,248 @@
+"""The MCP endpoint through the real MCP client (the `mcp` SDK over streamable HTTP) against a
+served org: the tools list, every tool called, Salesforce errors as tool errors, and a token
+that reaches its own sandbox only."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import TextResourceContents
+
+from tests.databases import DatabaseFactory
+from tests.servers import private_org_app, serve_in_thread
+
+pytestmark = pytest.mark.asyncio
+
+TOOLS = {
+    "soql_query",
+    "sosl_search",
+    "describe_global",
+    "describe",
+    "get_record",
+    "create_record",
+    "update_record",
+    "delete_record",
+    "submit_answer",
+}
+
+
+@pytest.fixture(scope="module")
+def base_url(database_factory: DatabaseFactory, sandbox_ready_template: str) -> Iterator[str]:
+    app = private_org_app(database_factory, sandbox_ready_template)
+    with serve_in_thread(app) as port:
+        yield f"http://127.0.0.1:{port}"
+
+
+def token_of(base_url: str, username: str = "agent@example.com") -> str:
+    response = httpx.post(
+        f"{base_url}/services/oauth2/token",
+        data={"grant_type": "password", "username": username, "password": "x"},
+    )
+    assert response.status_code == 200, response.text
+    return str(response.json()["access_token"])
+
+
+def sandbox_token(base_url: str, sandbox: str) -> str:
+    made = httpx.post(f"{base_url}/__localforce/sandboxes", json={"id": sandbox}, timeout=60)
+    assert made.status_code == 201, made.text
+    return token_of(base_url, f"agent@example.com.{sandbox}")
+
+
+@asynccontextmanager
+async def mcp_client(base_url: str, token: str | None) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
+        transport = streamable_http_client(f"{base_url}/mcp", http_client=http)
+        async with Client(transport) as client:
+            yield client
+
+
+def content_of(result: Any) -> Any:
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+def error_of(result: Any) -> str:
+    """The Salesforce error a tool error carries, after the SDK's 'Error executing tool
+    <name>: '."""
+    assert result.is_error
+    text = str(result.content[0].text)
+    assert text.startswith("Error executing tool "), text
+    return text.split(": ", 1)[1]
+
+
+async def test_the_tools_are_listed(base_url: str) -> None:
+    async with mcp_client(base_url, token_of(base_url)) as client:
+        listed = await client.list_tools()
+    assert {tool.name for tool in listed.tools} == TOOLS
+
+
+async def test_a_query_returns_every_record_of_every_page(base_url: str) -> None:
+    async with mcp_client(base_url, token_of(base_url)) as client:
+        query = {"query": "SELECT Id FROM OrderItem"}
+        result = content_of(await client.call_tool("soql_query", query))
+    assert result["done"] is True
+    assert result["totalSize"] == len(result["records"]) == 7100  # four pages of 2,000
+
+
+async def test_a_bad_query_is_the_salesforce_error(base_url: str) -> None:
+    async with mcp_client(base_url, token_of(base_url)) as client:
+        result = await client.call_tool("soql_query", {"query": "SELECT Nope FROM Case"})
+    assert error_of(result).startswith("INVALID_FIELD: ")
+
+
+async def test_search_describe_and_records_round_trip(base_url: str) -> None:
+    token = sandbox_token(base_url, "mcp-crud")
+    async with mcp_client(base_url, token) as client:
+        found = content_of(
+            await client.call_tool(
+                "sosl_search", {"search": "FIND {shoes} IN ALL FIELDS RETURNING Product2(Id, Name)"}
+            )
+        )
+        assert found["searchRecords"]
+        objects = content_of(await client.call_tool("describe_global", {}))
+        assert "Case" in {sobject["name"] for sobject in objects["sobjects"]}
+        case = content_of(await client.call_tool("describe", {"sobject": "Case"}))
+        assert "OwnerId" in {field["name"] for field in case["fields"]}
+        created = content_of(
+            await client.call_tool(
+                "create_record", {"sobject": "Issue__c", "fields": {"Name": "Frayed laces"}}
+            )
+        )
+        assert created["success"] is True and created["id"].startswith("a1M")
+        issue = created["id"]
+        updated = await client.call_tool(
+            "update_record",
+            {"sobject": "Issue__c", "record_id": issue, "fields": {"Name": "Broken laces"}},
+        )
+        assert content_of(updated) == {"id": issue, "success": True}
+        read = content_of(
+            await client.call_tool(
+                "get_record", {"sobject": "Issue__c", "record_id": issue, "fields": ["Name"]}
+            )
+        )
+        assert read["Name"] == "Broken laces"
+        gone = {"sobject": "Issue__c", "record_id": issue}
+        deleted = await client.call_tool("delete_record", gone)
+        assert content_of(deleted) == {"id": issue, "success": True}
+        read_again = await client.call_tool("get_record", gone)
+        assert error_of(read_again) == "ENTITY_IS_DELETED: entity is deleted"
+
+
+async def test_a_path_in_a_name_reaches_no_other_endpoint(base_url: str) -> None:
+    async with mcp_client(base_url, token_of(base_url)) as client:
+        result = await client.call_tool("describe", {"sobject": "../../../__localforce/sandboxes"})
+    assert error_of(result) == "NOT_FOUND: The requested resource does not exist"
+
+
+async def test_no_token_or_a_bad_one_is_an_invalid_session(base_url: str) -> None:
+    for token in (None, "00D!forged"):
+        async with mcp_client(base_url, token) as client:
+            result = await client.call_tool("soql_query", {"query": "SELECT Id FROM Case"})
+            assert error_of(result) == "INVALID_SESSION_ID: Session expired or invalid"
+            answered = await client.call_tool("submit_answer", {"response": "None"})
+            assert error_of(answered) == "INVALID_SESSION_ID: Session expired or invalid"
+
+
+async def test_a_sandbox_token_reaches_its_own_sandbox_only(base_url: str) -> None:
+    token_a, token_b = sandbox_token(base_url, "mcp-a"), sandbox_token(base_url, "mcp-b")
+    async with mcp_client(base_url, token_a) as client:
+        created = content_of(
+            await client.call_tool(
+                "create_record", {"sobject": "Issue__c", "fields": {"Name": "Only in A"}}
+            )
+        )
+    query = {"query": "SELECT Id FROM Issue__c WHERE Name = 'Only in A'"}
+    async with mcp_client(base_url, token_b) as client:
+        in_b = content_of(await client.call_tool("soql_query", query))
+        read = await client.call_tool(
+            "get_record", {"sobject": "Issue__c", "record_id": created["id"]}
+        )
+    assert in_b["totalSize"] == 0
+    assert error_of(read) == "NOT_FOUND: The requested resource does not exist"
+    async with mcp_client(base_url, token_a) as client:
+        assert content_of(await client.call_tool("soql_query", query))["totalSize"] == 1
+
+
+async def test_submit_answer_grades_the_episode_and_only_an_episode(base_url: str) -> None:
+    task = {
+        "idx": 0,
+        "task": "best_region_identification",
+        "answer": "CA",
+        "persona": "Service Analyst",
+        "metadata": {"required": "Today's date: 2024-01-01", "optional": ""},
+        "reward_metric": "exact_match",
+        "query": "Which state closed cases fastest?",
+    }
+    made = httpx.post(f"{base_url}/__localforce/episodes", json={"id": "mcp-ep", "task": task})
+    assert made.status_code == 201, made.text
+    async with mcp_client(base_url, made.json()["access_token"]) as client:
+        wrong = content_of(await client.call_tool("submit_answer", {"response": "TX"}))
+        right = content_of(await client.call_tool("submit_answer", {"response": "It is CA."}))
+    assert wrong == {"episode": "mcp-ep", "reward": 0.0, "metric": "exact_match"}
+    assert right == {"episode": "mcp-ep", "reward": 1.0, "metric": "exact_match"}
+    async with mcp_client(base_url, sandbox_token(base_url, "mcp-not-an-episode")) as client:
+        result = await client.call_tool("submit_answer", {"response": "CA"})
+    assert error_of(result) == "NOT_FOUND: No episode has the id mcp-not-an-episode"
+
+
+async def test_the_schema_of_each_org_is_a_resource(base_url: str) -> None:
+    async with mcp_client(base_url, token_of(base_url)) as client:
+        listed = await client.list_resources()
+        uris = {str(resource.uri) for resource in listed.resources}
+        assert uris == {f"localforce://schema/{org}" for org in ("b2b", "b2c", "original")}
+        read = await client.read_resource("localforce://schema/original")
+    (content,) = read.contents
+    assert isinstance(content, TextResourceContents)
+    text = content.text
+    assert text.startswith("# Salesforce instance description\n\nObjects: ")
+    assert "## Case\n" in text and "- OwnerId: Owner ID\n" in text
+
+
+async def test_64_sessions_at_once_each_see_their_own_sandbox(base_url: str) -> None:
+    names = [f"mcp-c{n:02d}" for n in range(64)]
+    async with httpx.AsyncClient(base_url=base_url, timeout=120) as control:
+        made = await asyncio.gather(
+            *(control.post("/__localforce/sandboxes", json={"id": name}) for name in names)
+        )
+        assert [response.status_code for response in made] == [201] * 64
+    tokens = [token_of(base_url, f"agent@example.com.{name}") for name in names]
+
+    async def agent(name: str, token: str) -> list[str]:
+        async with mcp_client(base_url, token) as client:
+            fields = {"sobject": "Issue__c", "fields": {"Name": f"issue of {name}"}}
+            content_of(await client.call_tool("create_record", fields))
+            query = "SELECT Name FROM Issue__c WHERE Name LIKE 'issue of mcp-c%'"
+            found = content_of(await client.call_tool("soql_query", {"query": query}))
+        return [record["Name"] for record in found["records"]]
+
+    seen = await asyncio.gather(*(agent(n, t) for n, t in zip(names, tokens, strict=True)))
+    assert seen == [[f"issue of {name}"] for name in names]
+
+
+async def test_a_get_is_refused_rather_than_held_open(base_url: str) -> None:
+    async with httpx.AsyncClient(base_url=base_url, timeout=10) as client:
+        response = await client.get("/mcp", headers={"Accept": "text/event-stream"})
+    assert response.status_code == 405
+    assert response.json() == [
+        {
+            "errorCode": "METHOD_NOT_ALLOWED",
+            "message": "HTTP Method 'GET' not allowed. Allowed are POST,DELETE",
+        }
+    ]
+
+
+async def test_a_body_that_is_not_json_rpc_is_a_protocol_error(base_url: str) -> None:
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    async with httpx.AsyncClient(base_url=base_url, timeout=10) as client:
+        response = await client.post("/mcp", content=b"garbage", headers=headers)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32700  # JSON-RPC's parse error
