@@ -5,7 +5,8 @@ A tool call carries the caller's bearer token (an access token of the org, of a 
 an episode) and runs as an in-process request to the REST API with that token: the same
 authentication, the same sandbox a token reaches and no other, the same call log and the same
 errors. A REST error comes back as a tool error reading "<errorCode>: <message>", as CRMArena's
-connector shows errors to its agents. `submit_answer` grades an episode's answer.
+connector shows errors to its agents. `submit_answer` grades an episode's answer. CRMArena's
+own function-calling tools are there too (`crmarena_tools`), over its connector's rules.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from app.api.crmarena_tools import add_crmarena_tools
 from app.api.deps import resolve_token, token_in
 from app.api.state import AppState
 from app.errors import InvalidSession, SalesforceError
@@ -47,7 +49,11 @@ def _segment(value: str) -> str:
     return quote(value, safe="")
 
 
-def _tool_error(response: httpx.Response) -> ToolError:
+class ApiError(ToolError):
+    """A REST call's error: '<errorCode>: <message>' for each error it holds."""
+
+
+def _tool_error(response: httpx.Response) -> ApiError:
     """The REST error as a tool error: '<errorCode>: <message>' for each error it holds."""
     try:
         body = response.json()
@@ -55,7 +61,7 @@ def _tool_error(response: httpx.Response) -> ToolError:
         text = "; ".join(f"{e['errorCode']}: {e['message']}" for e in errors)
     except (ValueError, KeyError, TypeError):
         text = f"HTTP {response.status_code}: {response.text[:200]}"
-    return ToolError(text)
+    return ApiError(text)
 
 
 class OrgApi:
@@ -84,6 +90,36 @@ class OrgApi:
             raise _tool_error(response)
         return response.json() if response.content else None
 
+    async def query_all(self, ctx: Context, soql: str) -> dict[str, Any]:
+        """Every record of a query, page after page."""
+        result = await self.call(ctx, "GET", "/query", {"q": soql})
+        records = list(result["records"])
+        while not result["done"]:
+            result = await self.call(ctx, "GET", result["nextRecordsUrl"].removeprefix(API))
+            records += result["records"]
+        return {"totalSize": result["totalSize"], "done": True, "records": records}
+
+    async def run_query(self, ctx: Context, text: str) -> tuple[Any, int]:
+        """CRMArena's connector (crmarena.md 6.1): SOSL for a text starting FIND, else
+        query_all with code fences stripped; `attributes` dropped at the top level and the
+        columns null in every row dropped; an error's text and 0 instead of records and 1."""
+        try:
+            if text.startswith("FIND"):
+                records = (await self.call(ctx, "GET", "/search", {"q": text}))["searchRecords"]
+            else:
+                soql = text.replace("```sql", "").replace("```", "")
+                records = (await self.query_all(ctx, soql))["records"]
+        except ApiError as error:
+            return str(error), 0
+        for record in records:
+            record.pop("attributes", None)
+        if records:
+            empty = [key for key in records[0] if all(r.get(key) is None for r in records)]
+            for record in records:
+                for key in empty:
+                    record.pop(key, None)
+        return records, 1
+
 
 def build_mcp(app: FastAPI, state: AppState, orgs: list[str]) -> MCPServer:
     """The MCP server of the app, its tools reaching the app's REST API, with the schema of
@@ -94,13 +130,7 @@ def build_mcp(app: FastAPI, state: AppState, orgs: list[str]) -> MCPServer:
     @server.tool()
     async def soql_query(query: str, ctx: Context) -> dict[str, Any]:
         """Run a SOQL query; every page of the result, as query_all gives it."""
-        result = await api.call(ctx, "GET", "/query", {"q": query})
-        records = list(result["records"])
-        while not result["done"]:
-            next_page = result["nextRecordsUrl"].removeprefix(API)
-            result = await api.call(ctx, "GET", next_page)
-            records += result["records"]
-        return {"totalSize": result["totalSize"], "done": True, "records": records}
+        return await api.query_all(ctx, query)
 
     @server.tool()
     async def sosl_search(search: str, ctx: Context) -> dict[str, Any]:
@@ -161,6 +191,7 @@ def build_mcp(app: FastAPI, state: AppState, orgs: list[str]) -> MCPServer:
         what the episode changed in the org)."""
         return await run_in_threadpool(_submit, state, (ctx.headers or {}), response)
 
+    add_crmarena_tools(server, api.run_query)
     for org in orgs:
         _add_schema(server, state, org)
     return server

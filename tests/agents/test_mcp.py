@@ -32,6 +32,18 @@ TOOLS = {
     "delete_record",
     "submit_answer",
 }
+# CRMArena's function-calling tools (crmarena.md 6.2), served beside them.
+CRMARENA_TOOLS = {
+    "get_agents_with_max_cases", "get_agents_with_min_cases", "calculate_average_handle_time",
+    "get_start_date", "get_period", "get_agent_handled_cases_by_period",
+    "get_qualified_agent_ids_by_case_count", "get_cases", "get_non_transferred_case_ids",
+    "get_agent_transferred_cases_by_period", "get_shipping_state",
+    "calculate_region_average_closure_times", "get_order_item_ids_by_product", "get_issue_counts",
+    "find_id_with_max_value", "find_id_with_min_value", "get_account_id_by_contact_id",
+    "get_purchase_history", "get_month_to_case_count", "search_knowledge_articles",
+    "search_products", "get_issues", "respond", "get_email_messages_by_case_id",
+    "get_livechat_transcript_by_case_id", "issue_soql_query", "issue_sosl_query",
+}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +94,8 @@ def error_of(result: Any) -> str:
 async def test_the_tools_are_listed(base_url: str) -> None:
     async with mcp_client(base_url, token_of(base_url)) as client:
         listed = await client.list_tools()
-    assert {tool.name for tool in listed.tools} == TOOLS
+    assert {tool.name for tool in listed.tools} == TOOLS | CRMARENA_TOOLS
+    assert len(CRMARENA_TOOLS) == 27
 
 
 async def test_a_query_returns_every_record_of_every_page(base_url: str) -> None:
