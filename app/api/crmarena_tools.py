@@ -119,10 +119,13 @@ def get_start_date(end_date: str, period: str, interval_count: int) -> Any:
         return "Error: Invalid end_date format. Expected format: 'YYYY-MM-DDTHH:MM:SSZ'"
     if interval_count < 0:
         return "Error: interval_count must be a non-negative integer"
-    if period in ("day", "week"):
-        start = end - timedelta(days=interval_count * (7 if period == "week" else 1))
-    else:
-        start = _months_before(end, interval_count * (3 if period == "quarter" else 1))
+    try:
+        if period in ("day", "week"):
+            start = end - timedelta(days=interval_count * (7 if period == "week" else 1))
+        else:
+            start = _months_before(end, interval_count * (3 if period == "quarter" else 1))
+    except (ValueError, OverflowError) as error:  # before year 1
+        return UNEXPECTED.format(error)
     return start.strftime(DATETIME)
 
 
