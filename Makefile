@@ -39,7 +39,7 @@ lint: $(STAMP)
 	$(BIN)/lint-imports --no-cache
 
 typecheck: $(STAMP)
-	$(BIN)/mypy app tests bench
+	$(BIN)/mypy app tests bench examples
 
 # Two workers (the machine's cores; worksteal evens out the few long tests), then the tests
 # that time latency, alone, so that the other worker's load does not enter their figures.

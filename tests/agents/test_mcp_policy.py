@@ -1,0 +1,51 @@
+"""The README's scripted policy over MCP: ten best-region episodes, each solved with CRMArena's
+tools through the MCP endpoint and answered with submit_answer, all reaching reward 1."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine
+
+from app.config import REPO_ROOT
+from app.metadata.registry import SchemaRegistry
+from app.storage.tables import TableSet
+from app.tasks.generator import generate_tasks, task_file_text
+from examples.mcp_policy import TASK_TYPE, run
+from tests.conftest import TEST_SEED
+from tests.databases import DatabaseFactory
+from tests.servers import private_org_app, serve_in_thread
+
+pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture(scope="module")
+def base_url(database_factory: DatabaseFactory, sandbox_ready_template: str) -> Iterator[str]:
+    app = private_org_app(database_factory, sandbox_ready_template)
+    with serve_in_thread(app) as port:
+        yield f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="module")
+def tasks(seeded_template: str) -> list[dict[str, Any]]:
+    tables = TableSet(
+        SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original" / "objects")
+    )
+    engine = create_engine(seeded_template)
+    try:
+        rows = generate_tasks(engine, tables, org="original", seed=TEST_SEED, per_type=10)
+    finally:
+        engine.dispose()
+    parsed: list[dict[str, Any]] = json.loads(task_file_text(rows))
+    return parsed
+
+
+async def test_the_policy_reaches_reward_1_in_ten_episodes(
+    base_url: str, tasks: list[dict[str, Any]]
+) -> None:
+    assert sum(1 for task in tasks if task["task"] == TASK_TYPE) == 10
+    rewards = await run(base_url, tasks, episodes=10)
+    assert rewards == [1.0] * 10
