@@ -220,9 +220,12 @@ def add_crmarena_tools(server: MCPServer, run_query: RunQuery) -> None:
 
         @functools.wraps(fn)
         async def shown(*args: Any, **kwargs: Any) -> str:
-            result = fn(*args, **kwargs)
-            if inspect.isawaitable(result):
-                result = await result
+            try:
+                result = fn(*args, **kwargs)
+                if inspect.isawaitable(result):
+                    result = await result
+            except Exception as error:  # CRMArena's functions answer any failure as text
+                return UNEXPECTED.format(error)
             return str(result)
 
         server.add_tool(shown, name=fn.__name__, structured_output=False)

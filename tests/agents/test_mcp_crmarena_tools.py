@@ -116,6 +116,10 @@ LOCAL = [
          "ClosedDate": "2021-01-01T10:01:00.000+0000"},
         {"ShippingState": None, "CreatedDate": "x", "ClosedDate": "y"}]}, "{'CA': 60.0}"),
     ("calculate_region_average_closure_times", {"cases": []}, "Error: Input 'cases' is empty"),
+    ("calculate_average_handle_time", {"cases": [
+        {"OwnerId": ["x"], "CreatedDate": "2021-01-01T10:00:00.000+0000",
+         "ClosedDate": "2021-01-01T11:00:00.000+0000"}]},
+     "Error: An unexpected error occurred - unhashable type: 'list'"),
     ("get_month_to_case_count", {"cases": [
         {"CreatedDate": "2021-03-01T10:00:00.000+0000"},
         {"CreatedDate": "2021-03-09T10:00:00.000+0000"},
