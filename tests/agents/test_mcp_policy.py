@@ -3,21 +3,15 @@ tools through the MCP endpoint and answered with submit_answer, all reaching rew
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine
 
-from app.config import REPO_ROOT
-from app.metadata.registry import SchemaRegistry
-from app.storage.tables import TableSet
-from app.tasks.generator import generate_tasks, task_file_text
 from examples.mcp_policy import TASK_TYPE, run
-from tests.conftest import TEST_SEED
 from tests.databases import DatabaseFactory
 from tests.servers import private_org_app, serve_in_thread
+from tests.tasks.original_tasks import original_tasks
 
 pytestmark = pytest.mark.asyncio
 
@@ -31,16 +25,7 @@ def base_url(database_factory: DatabaseFactory, sandbox_ready_template: str) -> 
 
 @pytest.fixture(scope="module")
 def tasks(seeded_template: str) -> list[dict[str, Any]]:
-    tables = TableSet(
-        SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original" / "objects")
-    )
-    engine = create_engine(seeded_template)
-    try:
-        rows = generate_tasks(engine, tables, org="original", seed=TEST_SEED, per_type=10)
-    finally:
-        engine.dispose()
-    parsed: list[dict[str, Any]] = json.loads(task_file_text(rows))
-    return parsed
+    return original_tasks(seeded_template, per_type=10)
 
 
 async def test_the_policy_reaches_reward_1_in_ten_episodes(

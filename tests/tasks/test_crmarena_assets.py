@@ -12,14 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine
 
 from app.config import REPO_ROOT
 from app.crmarena import ASSETS_MODULE, use_task_file
-from app.metadata.registry import SchemaRegistry
-from app.storage.tables import TableSet
-from app.tasks.generator import generate_tasks, task_file_text
-from tests.conftest import TEST_SEED
+from tests.tasks.original_tasks import original_tasks
 
 
 @pytest.fixture(autouse=True)
@@ -31,16 +27,9 @@ def _no_assets_left_behind() -> Iterator[None]:
 def test_the_harness_imports_the_generated_tasks_and_the_orgs_schema(
     tmp_path: Path, seeded_template: str
 ) -> None:
-    tables = TableSet(
-        SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original" / "objects")
-    )
-    engine = create_engine(seeded_template)
-    try:
-        rows = generate_tasks(engine, tables, org="original", seed=TEST_SEED, per_type=2)
-    finally:
-        engine.dispose()
+    rows = original_tasks(seeded_template, per_type=2)
     task_file = tmp_path / "tasks.json"
-    task_file.write_text(task_file_text(rows), encoding="utf-8")
+    task_file.write_text(json.dumps(rows), encoding="utf-8")
     use_task_file(task_file, org="original")
 
     # What run_tasks.py does with them: import, pick a category, key by idx.

@@ -12,32 +12,19 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import create_engine
 
-from app.config import REPO_ROOT
-from app.metadata.registry import SchemaRegistry
-from app.storage.tables import TableSet
 from app.tasks.episodes import TOOLS, InvalidTask, task_from_file
-from app.tasks.generator import generate_tasks, task_file_text
-from tests.conftest import API, TEST_SEED
+from tests.conftest import API
 from tests.databases import DatabaseFactory
 from tests.servers import private_org_app, serve_in_thread
+from tests.tasks.original_tasks import original_tasks
 
 EPISODES = "/__localforce/episodes"
-TABLES = TableSet(
-    SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original" / "objects")
-)
 
 
 @pytest.fixture(scope="module")
 def tasks(seeded_template: str) -> list[dict[str, Any]]:
-    engine = create_engine(seeded_template)
-    try:
-        rows = generate_tasks(engine, TABLES, org="original", seed=TEST_SEED, per_type=1)
-    finally:
-        engine.dispose()
-    parsed: list[dict[str, Any]] = json.loads(task_file_text(rows))
-    return parsed
+    return original_tasks(seeded_template, per_type=1)
 
 
 def of_type(tasks: list[dict[str, Any]], name: str) -> dict[str, Any]:

@@ -4,41 +4,28 @@ agents stay near chance."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import create_engine
 
-from app.config import REPO_ROOT
-from app.metadata.registry import SchemaRegistry
 from app.seeding.pipeline import build_rows
-from app.storage.tables import TableSet
 from app.tasks.baselines import RandomAnswers, do_nothing
-from app.tasks.generator import generate_tasks, task_file_text, task_types
+from app.tasks.generator import task_types
 from app.tasks.grading import grade
 from app.tasks.harness import run_tasks
 from app.tasks.model import planted_truth
 from app.tasks.original.service_agent import FACTS, Fact
 from app.tasks.reference_agent import SOLVERS, HttpApi, NotScripted, solve
 from tests.conftest import TEST_SEED
+from tests.tasks.original_tasks import ORIGINAL_TABLES, original_tasks
 
-TABLES = TableSet(
-    SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / "original" / "objects")
-)
 PER_TYPE = 10
 
 
 @pytest.fixture(scope="module")
 def tasks(seeded_template: str) -> list[dict[str, Any]]:
-    engine = create_engine(seeded_template)
-    try:
-        rows = generate_tasks(engine, TABLES, org="original", seed=TEST_SEED, per_type=PER_TYPE)
-    finally:
-        engine.dispose()
-    parsed: list[dict[str, Any]] = json.loads(task_file_text(rows))
-    return parsed
+    return original_tasks(seeded_template, per_type=PER_TYPE)
 
 
 ORIGINAL_TYPES = [kind.name for kind in task_types("original")]
@@ -65,12 +52,7 @@ def test_the_reference_agent_scripts_every_type(tasks: list[dict[str, Any]]) -> 
 
 def test_the_baselines_stay_near_chance(seeded_template: str) -> None:
     # Ten of each type: on three, guessing among a type's own answers is right one time in three.
-    engine = create_engine(seeded_template)
-    try:
-        rows = generate_tasks(engine, TABLES, org="original", seed=TEST_SEED, per_type=10)
-    finally:
-        engine.dispose()
-    tasks = json.loads(task_file_text(rows))
+    tasks = original_tasks(seeded_template, per_type=10)
     untouched: dict[str, list[Any]] = {"created": [], "updated": [], "deleted": []}  # no writes
     nothing = grade(
         tasks, [{"idx": t["idx"], "response": do_nothing(t), "diff": untouched} for t in tasks]
@@ -91,7 +73,7 @@ class ArticlesOnly:
     summaries, from the generator's records."""
 
     def __init__(self) -> None:
-        articles = build_rows(TABLES.registry, "original", TEST_SEED)["Knowledge__kav"]
+        articles = build_rows(ORIGINAL_TABLES.registry, "original", TEST_SEED)["Knowledge__kav"]
         self.rows = [{"Summary": a["Summary"]} for a in articles if a["PublishStatus"] == "Online"]
 
     def query(self, soql: str) -> list[dict[str, Any]]:

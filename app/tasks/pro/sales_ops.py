@@ -64,19 +64,31 @@ def _approved_quote(rng: Random, data: OrgData, planted: dict[str, str]) -> str:
     return rng.choice(pool)
 
 
+def _quote_draft(
+    rng: Random,
+    data: OrgData,
+    quote: str,
+    answer: str | None,
+    planted: str | None,
+    queries: tuple[str, ...],
+    policy: str,
+) -> Draft:
+    """A quote task whose answer the data gave, checked against what was planted in the
+    quote, asked some days after the quote was made."""
+    if answer != planted:
+        raise PlantedTruthDisagrees(f"quote {quote}: the data gives {answer}, not {planted}")
+    today = org_sql.quote_day(data.conn, data.tables, quote) + timedelta(days=rng.randint(1, 30))
+    query = rng.choice(queries).format(quote=quote)
+    return Draft(answer, query, today, policy, "", {"quote": quote, "org": data.org})
+
+
 def draw_quote_approval(rng: Random, data: OrgData) -> Draft:
     planted = data.pro_truth().approval_violations
     quote = _approved_quote(rng, data, planted)
     article, most = discount_policy(data)
     breaks = org_sql.largest_discount(data.conn, data.tables, quote) > most
     answer = article if breaks else None
-    if answer != planted.get(quote):
-        raise PlantedTruthDisagrees(
-            f"quote {quote}: the data gives {answer}, not {planted.get(quote)}"
-        )
-    today = org_sql.quote_day(data.conn, data.tables, quote) + timedelta(days=rng.randint(1, 30))
-    query = rng.choice(QUOTE_QUERIES).format(quote=quote)
-    return Draft(answer, query, today, QUOTE_POLICY, "", {"quote": quote, "org": data.org})
+    return _quote_draft(rng, data, quote, answer, planted.get(quote), QUOTE_QUERIES, QUOTE_POLICY)
 
 
 # A product's configuration article: "... at most 80 units of SiteWatch 4K Camera.</p>" (b2c
@@ -146,13 +158,7 @@ def draw_invalid_config(rng: Random, data: OrgData) -> Draft:
     if len(broken) > 1:
         raise Ambiguous
     answer = broken.pop() if broken else None
-    if answer != planted.get(quote):
-        raise PlantedTruthDisagrees(
-            f"quote {quote}: the data gives {answer}, not {planted.get(quote)}"
-        )
-    today = org_sql.quote_day(data.conn, data.tables, quote) + timedelta(days=rng.randint(1, 30))
-    query = rng.choice(CONFIG_QUERIES).format(quote=quote)
-    return Draft(answer, query, today, CONFIG_POLICY, "", {"quote": quote, "org": data.org})
+    return _quote_draft(rng, data, quote, answer, planted.get(quote), CONFIG_QUERIES, CONFIG_POLICY)
 
 
 TASK_TYPES = (
