@@ -11,8 +11,9 @@ own function-calling tools are there too (`crmarena_tools`), over its connector'
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+import logging
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 from urllib.parse import quote
 
@@ -121,10 +122,24 @@ class OrgApi:
         return records, 1
 
 
+@contextmanager
+def _logging_left_alone() -> Iterator[None]:
+    """The SDK's server configures the process's root logger when made (a handler, level
+    INFO): the host's logging is the host's, so its state is put back."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+
+
 def build_mcp(app: FastAPI, state: AppState, orgs: list[str]) -> MCPServer:
     """The MCP server of the app, its tools reaching the app's REST API, with the schema of
     each of `orgs` as a resource."""
-    server = MCPServer("localforce", instructions=INSTRUCTIONS)
+    with _logging_left_alone():
+        server = MCPServer("localforce", instructions=INSTRUCTIONS)
     api = OrgApi(app)
 
     @server.tool()

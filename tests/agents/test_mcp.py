@@ -5,8 +5,11 @@ that reaches its own sandbox only."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -259,3 +262,26 @@ async def test_a_body_that_is_not_json_rpc_is_a_protocol_error(base_url: str) ->
         response = await client.post("/mcp", content=b"garbage", headers=headers)
     assert response.status_code == 400
     assert response.json()["error"]["code"] == -32700  # JSON-RPC's parse error
+
+
+def test_making_the_app_leaves_the_process_logging_as_it_was(tmp_path: Path) -> None:
+    # In a fresh interpreter: under pytest the root logger has handlers already, and the SDK's
+    # setup (logging.basicConfig) does nothing then.
+    script = (
+        "import logging, sys\n"
+        "from pathlib import Path\n"
+        "from app.config import Settings\n"
+        "from app.main import create_app\n"
+        "create_app(Settings(data_dir=Path(sys.argv[1])))\n"
+        "root = logging.getLogger()\n"
+        "print(root.handlers, logging.getLevelName(root.level))\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == "[] WARNING\n"
