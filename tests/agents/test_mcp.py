@@ -264,7 +264,7 @@ async def test_a_body_that_is_not_json_rpc_is_a_protocol_error(base_url: str) ->
     assert response.json()["error"]["code"] == -32700  # JSON-RPC's parse error
 
 
-def test_making_the_app_leaves_the_process_logging_as_it_was(tmp_path: Path) -> None:
+async def test_making_the_app_leaves_the_process_logging_as_it_was(tmp_path: Path) -> None:
     # In a fresh interpreter: under pytest the root logger has handlers already, and the SDK's
     # setup (logging.basicConfig) does nothing then.
     script = (
