@@ -8,7 +8,8 @@ COPY pyproject.toml README.md alembic.ini ./
 COPY app ./app
 COPY migrations ./migrations
 COPY seed ./seed
-RUN pip install --no-cache-dir -e .
+# The openenv extra: the image serves /openenv too.
+RUN pip install --no-cache-dir -e '.[openenv]'
 
 VOLUME ["/data"]
 EXPOSE 8000

@@ -76,6 +76,8 @@ class Settings(BaseSettings):
     # own 700); see serving.space_out_garbage_collection.
     gc_threshold: int = Field(default=50_000, ge=0)
     admin_key: str = ""
+    # OpenEnv episodes served at once at /openenv (one WebSocket session each).
+    openenv_max_sessions: int = Field(default=256, ge=1)
     # A task file (`localforce tasks generate`): episodes may name one of its tasks by idx.
     task_file: Path | None = None
     # An LLM judge of refusals (privacy_rejection), as CRMArena grades them: the base URL of an

@@ -15,6 +15,8 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 
+from app.agents.mcp import McpEndpoint, build_mcp
+from app.agents.openenv_endpoint import OpenEnvEndpoint
 from app.api import (
     auth,
     composite,
@@ -27,7 +29,6 @@ from app.api import (
     sobjects,
     versions,
 )
-from app.api.mcp import McpEndpoint, build_mcp
 from app.api.middleware import (
     ApiCallMiddleware,
     HeadMiddleware,
@@ -290,7 +291,7 @@ def create_app(
         if settings.malloc_trim_seconds > 0:
             trim = release_free_memory_forever(settings.malloc_trim_seconds)
             background.append(asyncio.create_task(trim))
-        async with mcp.running():
+        async with mcp.running(), openenv.running():
             yield
         for task in background:
             task.cancel()
@@ -321,7 +322,9 @@ def create_app(
     for module in modules:
         app.include_router(module.router)
     mcp = McpEndpoint(build_mcp(app, state, sorted(Schemas(settings.seed_dir).known())))
-    app.router.routes.insert(0, mcp.route())  # before the catch-alls of `planned`
+    openenv = OpenEnvEndpoint(app, settings.openenv_max_sessions)
+    # Before the catch-alls of `planned`.
+    app.router.routes[0:0] = [mcp.route(), openenv.route()]
     openapi.install(
         app,
         path_values={

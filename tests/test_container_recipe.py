@@ -145,6 +145,8 @@ def test_the_image_recipe_installs_and_serves_as_compose_runs_it(
         assert checked.returncode == 0
         served = httpx.get(f"http://127.0.0.1:{port}/services/data/v59.0/limits", timeout=10)
         assert served.status_code == 401  # the real app: it asks for a session
+        openenv = httpx.get(f"http://127.0.0.1:{port}/openenv/health", timeout=60)
+        assert openenv.json() == {"status": "healthy"}  # the image has the openenv extra
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=60)

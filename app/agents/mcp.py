@@ -27,7 +27,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.api.crmarena_tools import add_crmarena_tools
+from app.agents.crmarena_tools import add_crmarena_tools
 from app.api.deps import resolve_token, token_in
 from app.api.state import AppState
 from app.errors import InvalidSession, SalesforceError

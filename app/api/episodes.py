@@ -22,6 +22,7 @@ from app.tasks.episodes import (
     forget_episode,
     save_episode,
     task_from_file,
+    task_rows,
 )
 from app.tasks.judge import Judge
 
@@ -93,6 +94,18 @@ async def create_episode(
         },
         status_code=201,
     )
+
+
+def _task_list(state: AppState) -> dict[str, Any]:
+    rows = task_rows(state.settings.task_file)
+    return {"tasks": [{"idx": row.get("idx"), "task": row.get("task")} for row in rows]}
+
+
+@router.get("/tasks")
+async def list_tasks(state: StateDep) -> dict[str, Any]:
+    """The tasks of the server's task file (LOCALFORCE_TASK_FILE) an episode may name: each
+    one's idx and type, its answer left out."""
+    return await run_in_threadpool(_task_list, state)
 
 
 def _read(state: AppState, episode_id: str) -> EpisodeTask:

@@ -154,8 +154,8 @@ def _are_changes(answer: object) -> bool:
     )
 
 
-def task_from_file(task_file: Path | None, idx: int) -> EpisodeTask:
-    """The row `idx` of the server's task file (LOCALFORCE_TASK_FILE)."""
+def task_rows(task_file: Path | None) -> list[dict[str, Any]]:
+    """The rows of the server's task file (LOCALFORCE_TASK_FILE)."""
     if task_file is None:
         raise InvalidTask(
             "task: an idx needs the server's task file (LOCALFORCE_TASK_FILE); send the task "
@@ -165,7 +165,14 @@ def task_from_file(task_file: Path | None, idx: int) -> EpisodeTask:
         rows = json.loads(task_file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise InvalidTask(f"The task file {task_file} cannot be read: {error}") from error
-    found = [row for row in rows if isinstance(row, dict) and row.get("idx") == idx]
+    if not isinstance(rows, list):
+        raise InvalidTask(f"The task file {task_file} is not a JSON array of tasks")
+    return [row for row in rows if isinstance(row, dict)]
+
+
+def task_from_file(task_file: Path | None, idx: int) -> EpisodeTask:
+    """The row `idx` of the server's task file (LOCALFORCE_TASK_FILE)."""
+    found = [row for row in task_rows(task_file) if row.get("idx") == idx]
     if not found:
         raise InvalidTask(f"task: no task has idx {idx} in {task_file}")
     return EpisodeTask.parse(found[0])

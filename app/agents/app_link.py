@@ -1,0 +1,157 @@
+"""The link from an agent interface to an app served in this process: HTTP clients that reach
+the app in process, and the event loop every call runs on.
+
+The app's lifespan runs in one event loop, and what it starts there (the MCP endpoint's session
+manager) serves requests of that loop only; so an environment's calls, made from any thread or
+loop, run there. `LocalOrg` runs an app's lifespan in a thread of its own, for use outside any
+server."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Coroutine, Mapping
+from concurrent.futures import Future
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import Tool
+from starlette.types import ASGIApp
+
+from app.errors import SalesforceError
+
+T = TypeVar("T")
+BASE_URL = "http://localforce"
+MCP_PATH = "/mcp"
+TIMEOUT = 120.0
+
+
+class AppLink:
+    """An app served in this process and the event loop its lifespan runs in (None while it
+    does not run)."""
+
+    def __init__(self, app: ASGIApp, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self.app = app
+        self.loop = loop
+        self._tools: list[Tool] | None = None
+
+    def _app_loop(self) -> asyncio.AbstractEventLoop:
+        if self.loop is None or self.loop.is_closed():
+            raise SalesforceError(
+                "The app is not running: its lifespan has not started, or has ended",
+                error_code="SERVER_UNAVAILABLE",
+                status_code=503,
+            )
+        return self.loop
+
+    def http(self, headers: Mapping[str, str] | None = None) -> httpx.AsyncClient:
+        """A client of the app's HTTP API, in process."""
+        transport = httpx.ASGITransport(app=self.app)
+        return httpx.AsyncClient(
+            transport=transport, base_url=BASE_URL, headers=headers, timeout=TIMEOUT
+        )
+
+    @asynccontextmanager
+    async def mcp(self, token: str | None) -> AsyncIterator[Client]:
+        """The app's MCP endpoint through the MCP SDK's client, carrying `token`."""
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        http = httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app=self.app),
+            base_url=BASE_URL,
+            headers=headers,
+            timeout=TIMEOUT,
+        )
+        transport = streamable_http_client(f"{BASE_URL}{MCP_PATH}", http_client=http)
+        async with http, Client(transport) as client:
+            yield client
+
+    async def tools(self) -> list[Tool]:
+        """The MCP endpoint's tools: the same for every caller, so listed once."""
+        if self._tools is None:
+            async with self.mcp(None) as client:
+                self._tools = list((await client.list_tools()).tools)
+        return self._tools
+
+    def on_app_loop(self) -> bool:
+        return self.loop is not None and _running_loop() is self.loop
+
+    async def run(self, call: Coroutine[Any, Any, T]) -> T:
+        """Await `call` on the app's loop, from whichever loop this is."""
+        try:
+            loop = self._app_loop()
+        except SalesforceError:
+            call.close()
+            raise
+        if _running_loop() is loop:
+            return await call
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call, loop))
+
+    def run_blocking(self, call: Coroutine[Any, Any, T]) -> T:
+        """Run `call` on the app's loop and wait for it: from a thread other than the loop's
+        own, which would wait on itself."""
+        try:
+            loop = self._app_loop()
+            if _running_loop() is loop:
+                raise RuntimeError(
+                    "A blocking call from the app's own event loop would wait on itself: await "
+                    "the async method (reset_async, step_async) instead"
+                )
+        except BaseException:
+            call.close()
+            raise
+        return asyncio.run_coroutine_threadsafe(call, loop).result()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+class LocalOrg:
+    """An app's lifespan, run in a thread of its own for as long as the block lasts; entering
+    gives the AppLink that environments take.
+
+        with LocalOrg(create_app()) as link:
+            env = LocalforceEnvironment(link)
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self._thread: threading.Thread | None = None
+        self._started: Future[asyncio.AbstractEventLoop] = Future()
+        self._stop: asyncio.Event | None = None
+
+    def __enter__(self) -> AppLink:
+        self._thread = threading.Thread(target=asyncio.run, args=(self._serve(),), daemon=True)
+        self._thread.start()
+        return AppLink(self.app, self._started.result(timeout=TIMEOUT))
+
+    async def _serve(self) -> None:
+        self._stop = asyncio.Event()
+        try:
+            async with self.app.router.lifespan_context(self.app):
+                self._started.set_result(asyncio.get_running_loop())
+                await self._stop.wait()
+        except BaseException as error:
+            if not self._started.done():
+                self._started.set_exception(error)
+            raise
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        loop, stop = self._started.result(), self._stop
+        if stop is not None:
+            loop.call_soon_threadsafe(stop.set)
+        if self._thread is not None:
+            self._thread.join(timeout=TIMEOUT)

@@ -1,0 +1,44 @@
+"""The OpenEnv client of /openenv: OpenEnv's MCPToolClient (reset, step, list_tools,
+call_tool over one WebSocket session), reading reset's observation and the state as
+localforce gives them.
+
+    async with LocalforceEnvClient(base_url="http://127.0.0.1:8000/openenv") as env:
+        started = await env.reset(task=3)
+        print(started.observation.prompt)
+        records = await env.call_tool("soql_query", query="SELECT Id FROM Case")
+"""
+
+from __future__ import annotations
+
+from typing import Any, Self, cast
+
+from openenv.core.client_types import StepResult
+from openenv.core.env_server.types import Observation
+from openenv.core.mcp_client import MCPToolClient
+
+from app.agents.environment import EpisodeObservation, EpisodeState
+
+
+class LocalforceEnvClient(MCPToolClient):
+    async def __aenter__(self) -> Self:  # the client's own type, for the checker
+        await super().__aenter__()
+        return self
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[Observation]:
+        observation = payload.get("observation", {})
+        if "prompt" not in observation:  # a tool's: MCPToolClient reads those
+            parsed: StepResult[Observation] = super()._parse_result(payload)
+            return parsed
+        return StepResult(
+            observation=EpisodeObservation(
+                **observation, done=payload.get("done", False), reward=payload.get("reward")
+            ),
+            reward=payload.get("reward"),
+            done=payload.get("done", False),
+        )
+
+    def _parse_state(self, payload: dict[str, Any]) -> EpisodeState:
+        return EpisodeState(**payload)
+
+    async def state(self) -> EpisodeState:
+        return cast(EpisodeState, await super().state())  # what _parse_state gives

@@ -1,0 +1,83 @@
+"""A scripted policy over OpenEnv: localforce's reference agent, acting only through the
+environment's steps (each query, describe and update one tool call), over episodes drawn from
+the server's task file; prints each reward and the mean.
+
+    localforce tasks generate --per-type 10 --out tasks.json
+    LOCALFORCE_TASK_FILE=tasks.json localforce serve &
+    python -m examples.openenv_policy --url http://127.0.0.1:8000 --episodes 10
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from openenv.core.env_server.mcp_types import CallToolAction
+from openenv.core.sync_client import SyncEnvClient
+
+from app.agents.environment import EpisodeObservation
+from app.agents.openenv_client import LocalforceEnvClient
+from app.tasks.reference_agent import solve
+
+Env = SyncEnvClient[Any, Any, Any]  # the client's observations: of reset, and of each tool
+
+
+class StepApi:
+    """What the reference agent asks of an org, each call one step of the episode."""
+
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    def call(self, tool: str, **arguments: Any) -> Any:
+        observation = self.env.step(CallToolAction(tool_name=tool, arguments=arguments)).observation
+        if observation.error is not None:
+            raise RuntimeError(f"{tool}: {observation.error.message}")
+        return observation.result["data"]
+
+    def query(self, soql: str) -> list[dict[str, Any]]:
+        records: list[dict[str, Any]] = self.call("soql_query", query=soql)["records"]
+        return records
+
+    def update(self, sobject: str, record_id: str, fields: dict[str, Any]) -> None:
+        self.call("update_record", sobject=sobject, record_id=record_id, fields=fields)
+
+    def fields(self, sobject: str) -> set[str]:
+        return {field["name"] for field in self.call("describe", sobject=sobject)["fields"]}
+
+    def sobjects(self) -> set[str]:
+        return {sobject["name"] for sobject in self.call("describe_global")["sobjects"]}
+
+
+def play(env: Env, **reset: Any) -> float:
+    """One episode: reset with `reset` (a task, a task_type, a seed), solve, answer."""
+    started = env.reset(**reset).observation
+    if not isinstance(started, EpisodeObservation):
+        raise RuntimeError(f"reset observed {started!r}")
+    answer = solve(StepApi(env), started.task)
+    result = env.step(CallToolAction(tool_name="submit_answer", arguments={"response": answer}))
+    if not result.done or result.reward is None:
+        raise RuntimeError(f"the answer did not end the episode: {result.observation!r}")
+    return float(result.reward)
+
+
+def run(base_url: str, episodes: int = 10, **reset: Any) -> list[float]:
+    """The rewards of `episodes` episodes, the n-th drawn with seed n."""
+    with LocalforceEnvClient(base_url=f"{base_url}/openenv").sync() as env:
+        return [play(env, seed=n, **reset) for n in range(episodes)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--url", default="http://127.0.0.1:8000")
+    parser.add_argument("--episodes", type=int, default=10)
+    parser.add_argument("--admin-key", default=None, help="the server's LOCALFORCE_ADMIN_KEY")
+    args = parser.parse_args()
+    reset = {"admin_key": args.admin_key} if args.admin_key else {}
+    rewards = run(args.url, args.episodes, **reset)
+    for n, reward in enumerate(rewards, start=1):
+        print(f"episode {n}: reward {reward}")
+    print(f"mean reward over {len(rewards)} episodes: {sum(rewards) / max(len(rewards), 1):.3f}")
+
+
+if __name__ == "__main__":
+    main()

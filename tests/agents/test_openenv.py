@@ -1,0 +1,307 @@
+"""The OpenEnv environment at /openenv through OpenEnv's own client (its MCPToolClient, one
+WebSocket session each) against a served org: reset, step and state, tool errors, the answer's
+reward, and 64 episodes at once, each in its own sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import Any
+
+import httpx
+import pytest
+from openenv.core.env_server.mcp_types import (
+    CallToolAction,
+    CallToolObservation,
+    ListToolsAction,
+    ListToolsObservation,
+    ToolErrorType,
+)
+
+from app.agents.environment import EpisodeObservation
+from app.agents.openenv_client import LocalforceEnvClient
+from tests.agents.test_mcp import CRMARENA_TOOLS, TOOLS
+
+pytestmark = pytest.mark.asyncio
+
+FIRST_CASE = "SELECT Id, Subject FROM Case ORDER BY Id LIMIT 1"
+
+
+def client(base_url: str) -> LocalforceEnvClient:
+    return LocalforceEnvClient(base_url=f"{base_url}/openenv")
+
+
+def of_type(tasks: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    return next(task for task in tasks if task["task"] == name)
+
+
+async def call(env: LocalforceEnvClient, tool: str, **arguments: Any) -> CallToolObservation:
+    result = await env.step(CallToolAction(tool_name=tool, arguments=arguments))
+    assert isinstance(result.observation, CallToolObservation)
+    return result.observation
+
+
+async def data(env: LocalforceEnvClient, tool: str, **arguments: Any) -> Any:
+    observation = await call(env, tool, **arguments)
+    assert observation.error is None, observation.error
+    return observation.result["data"]
+
+
+async def test_reset_observes_the_task_without_its_answer(
+    task_base_url: str, tasks: list[dict[str, Any]]
+) -> None:
+    task = of_type(tasks, "top_issue_identification")
+    async with client(task_base_url) as env:
+        started = await env.reset(task=task["idx"], episode_id="oe-reset")
+        state = await env.state()
+    observation = started.observation
+    assert isinstance(observation, EpisodeObservation)
+    assert (started.done, started.reward) == (False, None)
+    assert observation.episode_id == "oe-reset"
+    assert observation.prompt == task["query"]
+    assert observation.task == {key: value for key, value in task.items() if key != "answer"}
+    assert set(observation.tools) == TOOLS | CRMARENA_TOOLS
+    assert state.model_dump() == {
+        "episode_id": "oe-reset",
+        "step_count": 0,
+        "task": "top_issue_identification",
+        "done": False,
+        "reward": None,
+        "diff": {"created": [], "updated": [], "deleted": []},
+    }
+
+
+async def test_a_step_acts_in_the_episodes_own_sandbox(task_base_url: str) -> None:
+    async with client(task_base_url) as env, client(task_base_url) as other:
+        await env.reset(task=0, episode_id="oe-writer")
+        await other.reset(task=0, episode_id="oe-reader")
+        (case,) = (await data(env, "soql_query", query=FIRST_CASE))["records"]
+        updated = await data(
+            env, "update_record", sobject="Case", record_id=case["Id"], fields={"Subject": "Mine"}
+        )
+        (seen,) = (await data(env, "soql_query", query=FIRST_CASE))["records"]
+        (unseen,) = (await data(other, "soql_query", query=FIRST_CASE))["records"]
+        state, other_state = await env.state(), await other.state()
+    assert updated == {"id": case["Id"], "success": True}
+    assert seen["Subject"] == "Mine"
+    assert unseen["Subject"] == case["Subject"] != "Mine"
+    assert state.step_count == 3
+    assert [change["id"] for change in state.diff["updated"]] == [case["Id"]]
+    assert other_state.step_count == 1
+    assert other_state.diff == {"created": [], "updated": [], "deleted": []}
+
+
+async def test_tool_errors_are_observed_and_end_nothing(task_base_url: str) -> None:
+    async with client(task_base_url) as env:
+        await env.reset(task=0)
+        bad_query = await call(env, "soql_query", query="SELECT Nope FROM Case")
+        unknown = await call(env, "no_such_tool")
+        bad_arguments = await call(env, "soql_query")
+        still = await data(env, "soql_query", query="SELECT COUNT() FROM Case")
+        state = await env.state()
+    assert bad_query.error is not None and bad_query.result is None
+    assert bad_query.error.error_type == ToolErrorType.EXECUTION_ERROR
+    assert bad_query.error.message.startswith("INVALID_FIELD: \nSELECT Nope FROM Case\n")
+    assert unknown.error is not None
+    assert unknown.error.model_dump() == {
+        "error_type": ToolErrorType.TOOL_NOT_FOUND,
+        "message": "Unknown tool: no_such_tool",
+    }
+    assert bad_arguments.error is not None
+    assert bad_arguments.error.error_type == ToolErrorType.INVALID_ARGS
+    assert bad_arguments.error.message.startswith("1 validation error for soql_queryArguments")
+    assert still["totalSize"] > 0
+    assert (state.step_count, state.done) == (4, False)
+
+
+async def test_the_answer_is_rewarded_and_ends_the_episode(
+    task_base_url: str, tasks: list[dict[str, Any]]
+) -> None:
+    task = of_type(tasks, "top_issue_identification")
+    async with client(task_base_url) as env:
+        await env.reset(task=task["idx"], episode_id="oe-right")
+        right = await env.step(
+            CallToolAction(tool_name="submit_answer", arguments={"response": task["answer"]})
+        )
+        after = await call(env, "soql_query", query="SELECT Id FROM Case LIMIT 1")
+        state = await env.state()
+        await env.reset(task=task["idx"], episode_id="oe-wrong")
+        wrong = await env.call_tool("submit_answer", response="a0X000000000000AAA")
+    assert (right.done, right.reward) == (True, 1.0)
+    assert isinstance(right.observation, CallToolObservation)
+    assert right.observation.result["data"] == {
+        "episode": "oe-right",
+        "reward": 1.0,
+        "metric": "exact_match",
+    }
+    assert after.done is True and after.error is not None
+    assert after.error.message == (
+        "The episode has ended (its answer was given): reset() starts another"
+    )
+    assert (state.done, state.reward, state.step_count) == (True, 1.0, 2)
+    assert wrong["reward"] == 0.0
+
+
+async def test_tools_are_listed_and_a_call_before_reset_is_refused(task_base_url: str) -> None:
+    async with client(task_base_url) as env:
+        listed = await env.step(ListToolsAction())
+        early = await call(env, "soql_query", query="SELECT Id FROM Case")
+    assert isinstance(listed.observation, ListToolsObservation)
+    tools = {tool.name: tool for tool in listed.observation.tools}
+    assert set(tools) == TOOLS | CRMARENA_TOOLS
+    assert tools["soql_query"].input_schema["required"] == ["query"]
+    assert early.error is not None
+    assert early.error.message == "No episode is running: reset() starts one"
+
+
+async def test_reset_draws_a_task_of_the_file_with_its_seed(
+    task_base_url: str, tasks: list[dict[str, Any]]
+) -> None:
+    kind = "monthly_trend_analysis"
+    idxs = sorted(task["idx"] for task in tasks if task["task"] == kind)
+    expected = next(t for t in tasks if t["idx"] == random.Random(7).choice(idxs))
+    async with client(task_base_url) as env:
+        first = (await env.reset(seed=7, task_type=kind)).observation
+        again = (await env.reset(seed=7, task_type=kind)).observation
+        anything = (await env.reset(seed=3)).observation
+    assert isinstance(first, EpisodeObservation) and isinstance(again, EpisodeObservation)
+    assert first.prompt == again.prompt == expected["query"]
+    assert first.episode_id != again.episode_id
+    assert isinstance(anything, EpisodeObservation)
+    all_idxs = sorted(task["idx"] for task in tasks)
+    drawn = next(t for t in tasks if t["idx"] == random.Random(3).choice(all_idxs))
+    assert anything.prompt == drawn["query"]
+
+
+async def test_a_reset_the_org_refuses_names_the_error(task_base_url: str) -> None:
+    async with client(task_base_url) as env:
+        with pytest.raises(RuntimeError) as missing:
+            await env.reset(task=999)
+        with pytest.raises(RuntimeError) as typo:
+            await env.reset(taks=1)
+        with pytest.raises(RuntimeError) as no_type:
+            await env.reset(task_type="poetry")
+        started = await env.reset(task=0)  # the session goes on
+    assert "(code: EXECUTION_ERROR)" in str(missing.value)
+    assert "INVALID_INPUT: task: no task has idx 999 in " in str(missing.value)
+    assert (
+        "INVALID_INPUT: reset: unknown argument taks; reset takes seed, episode_id, task, "
+        "task_type, org and admin_key" in str(typo.value)
+    )
+    assert "INVALID_INPUT: task_type: the task file has no task of type poetry" in str(
+        no_type.value
+    )
+    assert isinstance(started.observation, EpisodeObservation)
+
+
+def episode_exists(base_url: str, episode_id: str) -> bool:
+    response = httpx.get(f"{base_url}/__localforce/episodes/{episode_id}")
+    assert response.status_code in (200, 404), response.text
+    return response.status_code == 200
+
+
+def gone_soon(base_url: str, episode_id: str) -> bool:
+    deadline = time.monotonic() + 10
+    while episode_exists(base_url, episode_id):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+async def test_a_reset_or_the_end_of_the_session_deletes_the_episode(task_base_url: str) -> None:
+    async with client(task_base_url) as env:
+        await env.reset(task=0, episode_id="oe-first")
+        await env.reset(task=0, episode_id="oe-second")
+        assert not episode_exists(task_base_url, "oe-first")
+        assert episode_exists(task_base_url, "oe-second")
+    assert gone_soon(task_base_url, "oe-second")
+
+
+async def test_the_http_reset_leaves_no_episode_behind(
+    task_base_url: str, tasks: list[dict[str, Any]]
+) -> None:
+    async with httpx.AsyncClient(base_url=task_base_url, timeout=60) as http:
+        before = (await http.get("/__localforce/sandboxes")).json()
+        response = await http.post(
+            "/openenv/reset", json={"task": tasks[1]["idx"], "episode_id": "oe-http"}
+        )
+        assert response.status_code == 200, response.text
+        assert response.json()["observation"]["prompt"] == tasks[1]["query"]
+        assert gone_soon(task_base_url, "oe-http")
+        after = (await http.get("/__localforce/sandboxes")).json()
+        refused = await http.post("/openenv/reset", json={"task": 999})
+    assert after == before
+    assert refused.status_code == 400
+    assert refused.json() == [
+        {"message": refused.json()[0]["message"], "errorCode": "INVALID_INPUT"}
+    ]
+    assert refused.json()[0]["message"].startswith("task: no task has idx 999 in ")
+
+
+async def test_64_episodes_at_once_each_in_its_own_sandbox(
+    task_base_url: str, tasks: list[dict[str, Any]]
+) -> None:
+    async def episode(n: int) -> tuple[str, Any, float, str]:
+        task = tasks[n % len(tasks)]
+        async with client(task_base_url) as env:
+            await env.reset(task=task["idx"], episode_id=f"oe-many-{n}")
+            (case,) = (await data(env, "soql_query", query=FIRST_CASE))["records"]
+            fields = {"Subject": f"episode {n}"}
+            await data(env, "update_record", sobject="Case", record_id=case["Id"], fields=fields)
+            (seen,) = (await data(env, "soql_query", query=FIRST_CASE))["records"]
+            state = await env.state()
+            graded = await env.call_tool("submit_answer", response=str(task["answer"]))
+            return seen["Subject"], state.diff["updated"], float(graded["reward"]), task["task"]
+
+    results = await asyncio.gather(*(episode(n) for n in range(64)))
+    for n, (seen, updated, reward, kind) in enumerate(results):
+        assert seen == f"episode {n}"
+        assert len(updated) == 1, updated
+        assert updated[0]["changes"]["Subject"]["after"] == f"episode {n}"
+        exact = next(t for t in tasks if t["task"] == kind)["reward_metric"] == "exact_match"
+        assert reward == 1.0 or not exact
+    for n in range(64):
+        assert gone_soon(task_base_url, f"oe-many-{n}")
+
+
+async def test_reset_takes_a_task_row_given_whole(
+    task_base_url: str, tasks: list[dict[str, Any]]
+) -> None:
+    task = {**of_type(tasks, "monthly_trend_analysis"), "idx": 9001}  # in no task file
+    async with client(task_base_url) as env:
+        started = (await env.reset(task=task)).observation
+        graded = await env.call_tool("submit_answer", response=task["answer"])
+    assert isinstance(started, EpisodeObservation)
+    assert started.task["idx"] == 9001 and started.prompt == task["query"]
+    assert graded["reward"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code", "message"),
+    [
+        ({"task": "three"}, 400, "INVALID_INPUT", "Bad request: "),
+        ({"task": {"idx": 1}}, 400, "INVALID_INPUT", "task.task: missing, or not a JSON str"),
+        (
+            {"task": 0, "episode_id": "no spaces"},
+            400,
+            "INVALID_INPUT",
+            "Invalid sandbox id: no spaces. ",
+        ),
+        ({"task": 0, "org": "nowhere"}, 400, "INVALID_INPUT", "Unknown org: nowhere"),
+        ({"task_type": 7}, 400, "INVALID_INPUT", "task_type: the task file has no task"),
+        ({"task": 0, "admin_key": "x", "extra": 1}, 400, "INVALID_INPUT", "reset: unknown"),
+    ],
+)
+async def test_a_bad_reset_over_http_is_a_salesforce_error(
+    task_base_url: str, body: dict[str, Any], status: int, code: str | None, message: str | None
+) -> None:
+    async with httpx.AsyncClient(base_url=task_base_url, timeout=60) as http:
+        response = await http.post("/openenv/reset", json=body)
+    assert response.status_code == status, response.text
+    (error,) = response.json()
+    assert set(error) == {"message", "errorCode"}
+    if code is not None and message is not None:
+        assert error["errorCode"] == code
+        assert error["message"].startswith(message), error["message"]

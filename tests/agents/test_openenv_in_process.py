@@ -1,0 +1,166 @@
+"""The OpenEnv environment in process, without a server: an app's lifespan run by LocalOrg,
+the environment's synchronous methods from this thread and its async ones from this test's
+own event loop; the admin key; and /openenv without openenv-core."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
+from starlette.websockets import WebSocketDisconnect
+
+from app.agents.app_link import AppLink, LocalOrg
+from app.agents.environment import EpisodeError, EpisodeObservation, LocalforceEnvironment
+from app.agents.openenv_endpoint import OpenEnvEndpoint
+from app.errors import SalesforceError
+from tests.databases import DatabaseFactory
+from tests.servers import private_org_app
+
+KEY = "in-process-admin-key"
+
+
+@pytest.fixture(scope="module")
+def app(
+    database_factory: DatabaseFactory,
+    sandbox_ready_template: str,
+    tasks: list[dict[str, Any]],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> FastAPI:
+    task_file = tmp_path_factory.mktemp("tasks") / "tasks.json"
+    task_file.write_text(json.dumps(tasks), encoding="utf-8")
+    return private_org_app(
+        database_factory, sandbox_ready_template, task_file=task_file, admin_key=KEY
+    )
+
+
+@pytest.fixture(scope="module")
+def link(app: FastAPI) -> Iterator[AppLink]:
+    with LocalOrg(app) as running:
+        yield running
+
+
+def episode_status(link: AppLink, episode_id: str) -> int:
+    async def get() -> int:
+        async with link.http({"Authorization": f"Bearer {KEY}"}) as http:
+            return (await http.get(f"/__localforce/episodes/{episode_id}")).status_code
+
+    return link.run_blocking(get())
+
+
+def test_the_synchronous_methods_run_an_episode(link: AppLink, tasks: list[dict[str, Any]]) -> None:
+    task = next(task for task in tasks if task["task"] == "top_issue_identification")
+    env = LocalforceEnvironment(link, admin_key=KEY)
+    started = env.reset(task=task["idx"], episode_id="in-process")
+    counted = env.step(
+        CallToolAction(tool_name="soql_query", arguments={"query": "SELECT COUNT() FROM Case"})
+    )
+    answered = env.step(
+        CallToolAction(tool_name="submit_answer", arguments={"response": task["answer"]})
+    )
+    state = env.state
+    assert isinstance(started, EpisodeObservation)
+    assert started.prompt == task["query"]
+    assert isinstance(counted, CallToolObservation) and counted.error is None
+    assert counted.result["data"]["totalSize"] > 0
+    assert (answered.done, answered.reward) == (True, 1.0)
+    assert (state.episode_id, state.step_count, state.done) == ("in-process", 2, True)
+    assert episode_status(link, "in-process") == 200
+    env.close()
+    assert episode_status(link, "in-process") == 404
+
+
+@pytest.mark.asyncio
+async def test_the_async_methods_run_on_the_apps_loop_from_another(
+    link: AppLink, tasks: list[dict[str, Any]]
+) -> None:
+    env = LocalforceEnvironment(link)
+    started = await env.reset_async(task=tasks[0]["idx"], admin_key=KEY)
+    listed = await env.step_async(
+        CallToolAction(tool_name="describe", arguments={"sobject": "Account"})
+    )
+    assert isinstance(started, EpisodeObservation)
+    assert isinstance(listed, CallToolObservation) and listed.error is None
+    assert listed.result["data"]["name"] == "Account"
+    env.close()
+    assert episode_status(link, started.episode_id) == 404
+
+
+def test_starting_an_episode_needs_the_admin_key(link: AppLink) -> None:
+    env = LocalforceEnvironment(link)
+    with pytest.raises(EpisodeError) as refused:
+        env.reset(task=0)
+    assert refused.value.status_code == 401
+    assert str(refused.value) == (
+        "INVALID_AUTH_HEADER: The localforce control plane needs the admin key "
+        "(LOCALFORCE_ADMIN_KEY), as 'Authorization: Bearer <key>' or "
+        "'X-Localforce-Admin-Key: <key>'."
+    )
+    with pytest.raises(EpisodeError):
+        env.reset(task=0, admin_key="wrong")
+
+
+def test_a_blocking_call_on_the_apps_own_loop_is_refused(link: AppLink) -> None:
+    env = LocalforceEnvironment(link, admin_key=KEY)
+
+    async def reset_from_the_loop() -> object:
+        return env.reset(task=0)
+
+    with pytest.raises(RuntimeError) as refused:
+        link.run_blocking(reset_from_the_loop())
+    assert str(refused.value).startswith("A blocking call from the app's own event loop")
+
+
+def test_after_the_app_stops_a_call_says_so(app: FastAPI) -> None:
+    with LocalOrg(app) as stopped:
+        pass
+    env = LocalforceEnvironment(stopped, admin_key=KEY)
+    with pytest.raises(SalesforceError) as refused:
+        env.reset(task=0)
+    assert refused.value.error_code == "SERVER_UNAVAILABLE"
+    assert refused.value.status_code == 503
+
+
+def openenv_endpoint(app: Any) -> OpenEnvEndpoint:
+    for route in app.router.routes:
+        mounted: object = getattr(route, "app", None)
+        if isinstance(mounted, OpenEnvEndpoint):
+            return mounted
+    raise AssertionError("no OpenEnv endpoint is mounted")
+
+
+def test_without_openenv_core_the_endpoint_names_the_extra(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(openenv_endpoint(client.app), "available", False)
+    response = client.get("/openenv/health")
+    assert response.status_code == 501
+    assert response.json() == [
+        {
+            "message": "The OpenEnv environment needs openenv-core: pip install "
+            "'localforce[openenv]'",
+            "errorCode": "FUNCTIONALITY_NOT_ENABLED",
+        }
+    ]
+    with pytest.raises(WebSocketDisconnect) as closed, client.websocket_connect("/openenv/ws"):
+        pass  # refused before it opens
+    assert (closed.value.code, closed.value.reason) == (1011, response.json()[0]["message"])
+
+
+def test_the_endpoint_answers_openenvs_health_check(client: TestClient) -> None:
+    response = client.get("/openenv/health")
+    assert response.status_code == 200
+    assert response.json() == {"status": "healthy"}
+
+
+def test_the_task_list_leaves_the_answers_out(app: FastAPI, tasks: list[dict[str, Any]]) -> None:
+    with TestClient(app) as http:
+        listed = http.get("/__localforce/tasks", headers={"Authorization": f"Bearer {KEY}"})
+        refused = http.get("/__localforce/tasks")
+    assert listed.status_code == 200
+    assert listed.json() == {"tasks": [{"idx": t["idx"], "task": t["task"]} for t in tasks]}
+    assert refused.status_code == 401
