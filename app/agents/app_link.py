@@ -20,7 +20,7 @@ import httpx
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import Tool
+from mcp.types import CallToolResult, Tool
 from starlette.types import ASGIApp
 
 from app.errors import SalesforceError
@@ -105,6 +105,53 @@ class AppLink:
             call.close()
             raise
         return asyncio.run_coroutine_threadsafe(call, loop).result()
+
+
+class McpSession:
+    """One MCP client session of a token, held open across calls, so that a call costs one
+    request, not a session's handshake too. The SDK's client must be left by the task that
+    entered it, so a task of the session's own, on the app's loop, holds it."""
+
+    def __init__(self, link: AppLink, token: str) -> None:
+        self.link = link
+        self.token = token
+        self._held: asyncio.Task[None] | None = None
+        self._opened: asyncio.Future[Client] | None = None
+        self._closing = asyncio.Event()
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+        """On the app's loop."""
+        held, opened = self._held, self._opened
+        if held is None or held.done() or opened is None:
+            opened = self._open()
+        client = await opened
+        try:
+            return await client.call_tool(name, arguments)
+        except BaseException:
+            await self.close()  # the next call opens a session anew
+            raise
+
+    def _open(self) -> asyncio.Future[Client]:
+        loop = asyncio.get_running_loop()
+        self._opened, self._closing = loop.create_future(), asyncio.Event()
+        self._held = loop.create_task(self._hold(self._opened, self._closing))
+        return self._opened
+
+    async def _hold(self, opened: asyncio.Future[Client], closing: asyncio.Event) -> None:
+        try:
+            async with self.link.mcp(self.token) as client:
+                opened.set_result(client)
+                await closing.wait()
+        except Exception as error:  # the caller awaiting the session gets it
+            if not opened.done():
+                opened.set_exception(error)
+
+    async def close(self) -> None:
+        """On the app's loop."""
+        held, self._held = self._held, None
+        if held is not None:
+            self._closing.set()
+            await held
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
+from mcp.types import ToolAnnotations
 
 DATETIME = "%Y-%m-%dT%H:%M:%SZ"
 RECORD_DATETIME = "%Y-%m-%dT%H:%M:%S.%f%z"
@@ -228,7 +229,9 @@ def add_crmarena_tools(server: MCPServer, run_query: RunQuery) -> None:
                 return UNEXPECTED.format(error)
             return str(result)
 
-        server.add_tool(shown, name=fn.__name__, structured_output=False)
+        # Each one queries, and none writes.
+        annotations = ToolAnnotations(readOnlyHint=True)
+        server.add_tool(shown, name=fn.__name__, structured_output=False, annotations=annotations)
 
     local: tuple[Callable[..., Any], ...] = (
         calculate_average_handle_time,

@@ -34,7 +34,7 @@ from openenv.core.env_server.mcp_types import (
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import Field
 
-from app.agents.app_link import AppLink
+from app.agents.app_link import AppLink, McpSession
 from app.errors import SalesforceError
 
 CONTROL = "/__localforce"
@@ -73,7 +73,7 @@ class EpisodeError(SalesforceError):
 @dataclass
 class _Episode:
     id: str
-    token: str
+    tools: McpSession  # the MCP endpoint, with the episode's token
 
 
 class LocalforceEnvironment(Environment[Action, Observation, EpisodeState]):
@@ -164,7 +164,7 @@ class LocalforceEnvironment(Environment[Action, Observation, EpisodeState]):
         if org is not None:
             body["org"] = org
         made = await self._control("POST", "/episodes", body)
-        self._episode = _Episode(id=made["id"], token=made["access_token"])
+        self._episode = _Episode(id=made["id"], tools=McpSession(self.link, made["access_token"]))
         self._state = EpisodeState(
             episode_id=made["id"],
             task=made["task"]["task"],
@@ -196,6 +196,7 @@ class LocalforceEnvironment(Environment[Action, Observation, EpisodeState]):
     async def _end(self) -> None:
         episode, self._episode = self._episode, None
         if episode is not None:
+            await episode.tools.close()
             async with self._control_client() as client:
                 await client.delete(f"{CONTROL}/episodes/{episode.id}")
 
@@ -245,13 +246,14 @@ class LocalforceEnvironment(Environment[Action, Observation, EpisodeState]):
             )
         try:
             result = await asyncio.wait_for(
-                self._call(episode, name, action.arguments), timeout=timeout_s
+                episode.tools.call_tool(name, action.arguments), timeout=timeout_s
             )
         except TimeoutError:
             return self._failed(
                 name, ToolErrorType.TIMEOUT, f"Tool '{name}' timed out after {timeout_s} seconds"
             )
-        self._state.diff = await self._control("GET", f"/sandboxes/{episode.id}/diff")
+        if not _reads_only(known[name]):
+            self._state.diff = await self._control("GET", f"/sandboxes/{episode.id}/diff")
         if result.is_error:
             return self._tool_error(name, result)
         data = _data(known[name], result)
@@ -263,10 +265,6 @@ class LocalforceEnvironment(Environment[Action, Observation, EpisodeState]):
             done=self._state.done,
             reward=self._state.reward if name == ANSWER_TOOL else None,
         )
-
-    async def _call(self, episode: _Episode, name: str, arguments: dict[str, Any]) -> Any:
-        async with self.link.mcp(episode.token) as client:
-            return await client.call_tool(name, arguments)
 
     def _failed(self, name: str, kind: ToolErrorType, message: str) -> CallToolObservation:
         return CallToolObservation(
@@ -296,6 +294,11 @@ def _known_only(unknown: dict[str, Any]) -> None:
             "episode_id, task, task_type, org and admin_key",
             error_code="INVALID_INPUT",
         )
+
+
+def _reads_only(tool: McpTool) -> bool:
+    """Whether the tool says it changes nothing (MCP's readOnlyHint), so the diff stands."""
+    return tool.annotations is not None and tool.annotations.read_only_hint is True
 
 
 def _text(result: CallToolResult) -> str:

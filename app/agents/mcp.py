@@ -24,6 +24,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import ToolAnnotations
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -36,6 +37,11 @@ from app.tasks.episodes import find_episode
 from app.tasks.judge import Judge
 
 API = "/services/data/v59.0"
+# MCP's hints of what a tool does to the org: a client (and the OpenEnv environment, which reads
+# the sandbox's diff again after a tool that writes) may rely on them.
+READS = ToolAnnotations(readOnlyHint=True)
+WRITES = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False)
+DELETES = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True)
 PATH = "/mcp"
 INSTRUCTIONS = (
     "A Salesforce org served by localforce. Send your access token as 'Authorization: Bearer "
@@ -142,24 +148,24 @@ def build_mcp(app: FastAPI, state: AppState, orgs: list[str]) -> MCPServer:
         server = MCPServer("localforce", instructions=INSTRUCTIONS)
     api = OrgApi(app)
 
-    @server.tool()
+    @server.tool(annotations=READS)
     async def soql_query(query: str, ctx: Context) -> dict[str, Any]:
         """Run a SOQL query; every page of the result, as query_all gives it."""
         return await api.query_all(ctx, query)
 
-    @server.tool()
+    @server.tool(annotations=READS)
     async def sosl_search(search: str, ctx: Context) -> dict[str, Any]:
         """Run a SOSL search (FIND {term} IN ... RETURNING ...)."""
         found: dict[str, Any] = await api.call(ctx, "GET", "/search", {"q": search})
         return found
 
-    @server.tool()
+    @server.tool(annotations=READS)
     async def describe_global(ctx: Context) -> dict[str, Any]:
         """The org's objects: names, labels and what may be done with each."""
         described: dict[str, Any] = await api.call(ctx, "GET", "/sobjects")
         return described
 
-    @server.tool()
+    @server.tool(annotations=READS)
     async def describe(sobject: str, ctx: Context) -> dict[str, Any]:
         """An object's fields, their types, picklist values and relationships."""
         described: dict[str, Any] = await api.call(
@@ -167,7 +173,7 @@ def build_mcp(app: FastAPI, state: AppState, orgs: list[str]) -> MCPServer:
         )
         return described
 
-    @server.tool()
+    @server.tool(annotations=READS)
     async def get_record(
         sobject: str, record_id: str, ctx: Context, fields: list[str] | None = None
     ) -> dict[str, Any]:
@@ -177,7 +183,7 @@ def build_mcp(app: FastAPI, state: AppState, orgs: list[str]) -> MCPServer:
         record: dict[str, Any] = await api.call(ctx, "GET", path, params)
         return record
 
-    @server.tool()
+    @server.tool(annotations=WRITES)
     async def create_record(sobject: str, fields: dict[str, Any], ctx: Context) -> dict[str, Any]:
         """Create a record; its Id comes back."""
         created: dict[str, Any] = await api.call(
@@ -185,7 +191,7 @@ def build_mcp(app: FastAPI, state: AppState, orgs: list[str]) -> MCPServer:
         )
         return created
 
-    @server.tool()
+    @server.tool(annotations=WRITES)
     async def update_record(
         sobject: str, record_id: str, fields: dict[str, Any], ctx: Context
     ) -> dict[str, Any]:
@@ -194,13 +200,13 @@ def build_mcp(app: FastAPI, state: AppState, orgs: list[str]) -> MCPServer:
         await api.call(ctx, "PATCH", path, body=fields)
         return {"id": record_id, "success": True}
 
-    @server.tool()
+    @server.tool(annotations=DELETES)
     async def delete_record(sobject: str, record_id: str, ctx: Context) -> dict[str, Any]:
         """Delete a record."""
         await api.call(ctx, "DELETE", f"/sobjects/{_segment(sobject)}/{_segment(record_id)}")
         return {"id": record_id, "success": True}
 
-    @server.tool()
+    @server.tool(annotations=READS)
     async def submit_answer(response: str, ctx: Context) -> dict[str, Any]:
         """In an episode: give the final answer. Its reward comes back (a write task's from
         what the episode changed in the org)."""

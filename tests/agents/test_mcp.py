@@ -99,6 +99,17 @@ async def test_the_tools_are_listed(base_url: str) -> None:
         listed = await client.list_tools()
     assert {tool.name for tool in listed.tools} == TOOLS | CRMARENA_TOOLS
     assert len(CRMARENA_TOOLS) == 27
+    hints = {
+        tool.name: (tool.annotations.read_only_hint, tool.annotations.destructive_hint)
+        for tool in listed.tools
+        if tool.annotations is not None
+    }
+    writes = {"create_record": (False, False), "update_record": (False, False)}
+    assert hints == {
+        **dict.fromkeys(TOOLS | CRMARENA_TOOLS, (True, None)),
+        **writes,
+        "delete_record": (False, True),
+    }
 
 
 async def test_a_query_returns_every_record_of_every_page(base_url: str) -> None:

@@ -1,15 +1,16 @@
 """The reference agent through OpenEnv's steps alone (OpenEnv's synchronous client): reward 1
-on a task of every type; and the README's example policy, run as a script over ten episodes."""
+on a task of every type; and the README's example policy over ten episodes, as its command
+line runs it."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from typing import Any
 
+import pytest
+
 from app.agents.openenv_client import LocalforceEnvClient
-from app.config import REPO_ROOT
-from examples.openenv_policy import play
+from examples.openenv_policy import main, play
 
 
 def test_the_reference_agent_reaches_reward_1_on_every_type_through_step(
@@ -22,17 +23,12 @@ def test_the_reference_agent_reaches_reward_1_on_every_type_through_step(
     assert rewards == dict.fromkeys(first_of_type, 1.0)
 
 
-def test_the_example_prints_the_mean_reward_of_ten_episodes(task_base_url: str) -> None:
-    ran = subprocess.run(
-        [sys.executable, "-m", "examples.openenv_policy", "--url", task_base_url],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert ran.returncode == 0, ran.stderr
-    lines = ran.stdout.splitlines()
+def test_the_example_prints_the_mean_reward_of_ten_episodes(
+    task_base_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["openenv_policy", "--url", task_base_url])
+    main()
+    lines = capsys.readouterr().out.splitlines()
     assert lines == [f"episode {n}: reward 1.0" for n in range(1, 11)] + [
         "mean reward over 10 episodes: 1.000"
     ]
