@@ -5,6 +5,7 @@ reward, and 64 episodes at once, each in its own sandbox."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from typing import Any
@@ -18,6 +19,7 @@ from openenv.core.env_server.mcp_types import (
     ListToolsObservation,
     ToolErrorType,
 )
+from websockets.asyncio.client import connect
 
 from app.agents.environment import EpisodeObservation
 from app.agents.openenv_client import LocalforceEnvClient
@@ -305,3 +307,53 @@ async def test_a_bad_reset_over_http_is_a_salesforce_error(
     if code is not None and message is not None:
         assert error["errorCode"] == code
         assert error["message"].startswith(message), error["message"]
+
+
+async def test_hostile_messages_are_answered_and_the_session_goes_on(
+    task_base_url: str,
+) -> None:
+    url = task_base_url.replace("http://", "ws://") + "/openenv/ws"
+
+    def step(**action: Any) -> str:
+        return json.dumps({"type": "step", "data": {"type": "call_tool", **action}})
+
+    query = {"query": "SELECT Id FROM Case LIMIT 1"}
+    hostile = [
+        "not json",
+        json.dumps({"type": "dance"}),
+        step(tool_name=5),
+        step(tool_name="soql_query", arguments=[]),
+        json.dumps({"type": "reset", "data": {"task": {"idx": "zero"}}}),
+        step(tool_name="soql_query", arguments=query),
+    ]
+    answers = []
+    async with connect(url) as socket:
+        for message in hostile:
+            await socket.send(message)
+            answers.append(json.loads(await socket.recv()))
+        await socket.send(json.dumps({"type": "reset", "data": {"task": 0}}))
+        started = json.loads(await socket.recv())
+    codes = [answer["data"].get("code") for answer in answers]
+    assert codes == [
+        "INVALID_JSON",
+        "UNKNOWN_TYPE",
+        "VALIDATION_ERROR",
+        "VALIDATION_ERROR",
+        "EXECUTION_ERROR",
+        None,  # an observation: no episode runs yet
+    ]
+    assert answers[4]["data"]["message"].startswith("INVALID_INPUT: task.")
+    assert answers[5]["data"]["observation"]["error"]["message"] == (
+        "No episode is running: reset() starts one"
+    )
+    assert started["type"] == "observation"
+    assert started["data"]["observation"]["episode_id"]
+
+
+async def test_a_client_gone_without_a_word_leaves_no_episode(task_base_url: str) -> None:
+    url = task_base_url.replace("http://", "ws://") + "/openenv/ws"
+    async with connect(url) as socket:  # leaves without OpenEnv's "close" message
+        await socket.send(json.dumps({"type": "reset", "data": {"episode_id": "oe-gone"}}))
+        assert json.loads(await socket.recv())["type"] == "observation"
+        assert episode_exists(task_base_url, "oe-gone")
+    assert gone_soon(task_base_url, "oe-gone")
