@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -100,3 +101,19 @@ def api(client: TestClient) -> TestClient:
         base_url=str(client.base_url),
         headers={"Authorization": f"Bearer {login(client)}"},
     )
+
+
+@pytest.fixture(scope="module")
+def task_base_url(
+    database_factory: DatabaseFactory,
+    sandbox_ready_template: str,
+    tasks: list[dict[str, Any]],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[str]:
+    """The org served with the module's `tasks` as its task file."""
+    from tests.servers import serve_in_thread, task_file_app  # it imports this module
+
+    directory = tmp_path_factory.mktemp("tasks")
+    app = task_file_app(database_factory, sandbox_ready_template, tasks, directory)
+    with serve_in_thread(app) as port:
+        yield f"http://127.0.0.1:{port}"

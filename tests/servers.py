@@ -3,11 +3,13 @@ background thread, for clients that must talk over a socket."""
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -54,3 +56,17 @@ def private_org_app(
     """The app on its own copy of the seeded org."""
     url = database_factory.new_url(template=seeded_template)
     return create_app(make_settings(url, database_factory.workdir, **overrides))
+
+
+def task_file_app(
+    database_factory: DatabaseFactory,
+    seeded_template: str,
+    tasks: list[dict[str, Any]],
+    directory: Path,
+    **overrides: object,
+) -> FastAPI:
+    """The app on its own copy of the seeded org, with `tasks` as its task file (written in
+    `directory`)."""
+    task_file = directory / "tasks.json"
+    task_file.write_text(json.dumps(tasks), encoding="utf-8")
+    return private_org_app(database_factory, seeded_template, task_file=task_file, **overrides)

@@ -4,7 +4,6 @@ own event loop; the admin key; and /openenv without openenv-core."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,7 +18,7 @@ from app.agents.environment import EpisodeError, EpisodeObservation, LocalforceE
 from app.agents.openenv_endpoint import OpenEnvEndpoint
 from app.errors import SalesforceError
 from tests.databases import DatabaseFactory
-from tests.servers import private_org_app
+from tests.servers import task_file_app
 
 KEY = "in-process-admin-key"
 
@@ -31,11 +30,8 @@ def app(
     tasks: list[dict[str, Any]],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> FastAPI:
-    task_file = tmp_path_factory.mktemp("tasks") / "tasks.json"
-    task_file.write_text(json.dumps(tasks), encoding="utf-8")
-    return private_org_app(
-        database_factory, sandbox_ready_template, task_file=task_file, admin_key=KEY
-    )
+    directory = tmp_path_factory.mktemp("tasks")
+    return task_file_app(database_factory, sandbox_ready_template, tasks, directory, admin_key=KEY)
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ deleted with their sandbox; bad bodies refused in Salesforce's error format; man
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,8 +14,6 @@ import pytest
 
 from app.tasks.episodes import TOOLS, InvalidTask, task_from_file
 from tests.conftest import API
-from tests.databases import DatabaseFactory
-from tests.servers import private_org_app, serve_in_thread
 from tests.tasks.original_tasks import original_tasks
 
 EPISODES = "/__localforce/episodes"
@@ -31,23 +28,9 @@ def of_type(tasks: list[dict[str, Any]], name: str) -> dict[str, Any]:
     return next(task for task in tasks if task["task"] == name)
 
 
-@pytest.fixture(scope="module")
-def base(
-    database_factory: DatabaseFactory,
-    sandbox_ready_template: str,
-    tasks: list[dict[str, Any]],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[str]:
-    task_file = tmp_path_factory.mktemp("episodes") / "tasks.json"
-    task_file.write_text(json.dumps(tasks), encoding="utf-8")
-    app = private_org_app(database_factory, sandbox_ready_template, task_file=task_file)
-    with serve_in_thread(app) as port:
-        yield f"http://127.0.0.1:{port}"
-
-
 @pytest.fixture
-def control(base: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=base, timeout=60) as client:
+def control(task_base_url: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=task_base_url, timeout=60) as client:
         yield client
 
 
@@ -58,7 +41,7 @@ def start(control: httpx.Client, **body: Any) -> dict[str, Any]:
 
 
 def test_an_episode_gives_the_task_without_its_answer_and_a_clock_at_its_today(
-    control: httpx.Client, base: str, tasks: list[dict[str, Any]]
+    control: httpx.Client, task_base_url: str, tasks: list[dict[str, Any]]
 ) -> None:
     task = of_type(tasks, "top_issue_identification")
     made = start(control, task=task, id="ep-shape")
@@ -78,13 +61,14 @@ def test_an_episode_gives_the_task_without_its_answer_and_a_clock_at_its_today(
     assert made["metadata"] == task["metadata"]
     assert made["task"] == {key: value for key, value in task.items() if key != "answer"}
     assert [tool["name"] for tool in made["tools"]] == [tool["name"] for tool in TOOLS]
-    assert made["instance_url"] == base
+    assert made["instance_url"] == task_base_url
     assert made["username"].endswith(".ep-shape")
     today = task["metadata"]["required"].split("\n")[0].removeprefix("Today's date: ")
     assert made["sandbox"]["clock"]["mode"] == "pinned"
     assert made["sandbox"]["clock"]["start"] == made["sandbox"]["clock"]["now"]
     assert made["sandbox"]["clock"]["start"] == f"{today}T12:00:00Z"
-    sf = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {made['access_token']}"})
+    headers = {"Authorization": f"Bearer {made['access_token']}"}
+    sf = httpx.Client(base_url=task_base_url, headers=headers)
     answer = sf.get(
         f"{API}/query", params={"q": "SELECT COUNT() FROM Case WHERE CreatedDate < TODAY"}
     )
@@ -100,11 +84,12 @@ def test_an_episode_gives_the_task_without_its_answer_and_a_clock_at_its_today(
 
 
 def test_the_answer_is_graded_with_the_sandboxs_diff_and_call_log(
-    control: httpx.Client, base: str, tasks: list[dict[str, Any]]
+    control: httpx.Client, task_base_url: str, tasks: list[dict[str, Any]]
 ) -> None:
     task = of_type(tasks, "case_routing")
     made = start(control, task=task, id="ep-graded")
-    sf = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {made['access_token']}"})
+    headers = {"Authorization": f"Bearer {made['access_token']}"}
+    sf = httpx.Client(base_url=task_base_url, headers=headers)
     issues = sf.get(f"{API}/query", params={"q": "SELECT Id FROM Issue__c LIMIT 1"}).json()
     issue = issues["records"][0]["Id"]
     assert sf.patch(f"{API}/sobjects/Issue__c/{issue}", json={"Name": "Renamed"}).status_code == 204
@@ -280,8 +265,8 @@ def test_an_answer_must_be_text(control: httpx.Client, tasks: list[dict[str, Any
 
 
 @pytest.mark.asyncio
-async def test_many_episodes_at_once(base: str, tasks: list[dict[str, Any]]) -> None:
-    async with httpx.AsyncClient(base_url=base, timeout=120) as control:
+async def test_many_episodes_at_once(task_base_url: str, tasks: list[dict[str, Any]]) -> None:
+    async with httpx.AsyncClient(base_url=task_base_url, timeout=120) as control:
 
         async def one(index: int) -> float:
             task = tasks[index % len(tasks)]
