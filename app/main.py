@@ -29,6 +29,7 @@ from app.api import (
     sobjects,
     versions,
 )
+from app.api.deps import session_of
 from app.api.middleware import (
     ApiCallMiddleware,
     HeadMiddleware,
@@ -38,7 +39,7 @@ from app.api.routing import SalesforceJSONResponse, serves
 from app.api.state import AppState
 from app.api.threads import REQUEST_THREADS
 from app.config import Settings, get_settings
-from app.errors import MethodNotAllowed, NotFound, SalesforceError
+from app.errors import InvalidSession, MethodNotAllowed, NotFound, SalesforceError
 from app.metadata.registry import SchemaRegistry
 from app.sandbox.calllog import FLUSH_SECONDS
 from app.sandbox.clock import SandboxClock, to_naive_utc
@@ -211,8 +212,31 @@ async def http_error(request: Request, error: Exception) -> Response:
             headers=allow_header,
         )
     if error.status_code == 404:
+        if await _unauthenticated(request):
+            return _error_response(InvalidSession())
         return _error_response(NotFound())
     return _error_response(SalesforceError(str(error.detail), status_code=error.status_code))
+
+
+# Paths under /services/ that a client calls before it has a session: everything else asks for
+# one before it is looked up, so a bad token on a path that does not exist is told so (401), as
+# Salesforce answers. OPTIONS carries no session (a browser's preflight), and is answered
+# without one.
+OPEN_PATHS = ("/services/oauth2/", "/services/Soap/")
+OPEN_EXACT = ("/services/data", "/services/data/")
+
+
+async def _unauthenticated(request: Request) -> bool:
+    path = request.url.path
+    if request.method == "OPTIONS" or not path.startswith("/services/"):
+        return False
+    if path in OPEN_EXACT or path.startswith(OPEN_PATHS):
+        return False
+    try:
+        await session_of(request)
+    except InvalidSession:
+        return True
+    return False
 
 
 async def validation_error(request: Request, error: Exception) -> SalesforceJSONResponse:

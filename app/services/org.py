@@ -55,7 +55,17 @@ RESOURCES = (
     "composite",
 )
 # Salesforce resources localforce knows of but has not built yet: each answers an error naming it.
-PLANNED_RESOURCES: dict[str, str] = {}
+# Resources of /services/data/vXX.X/ that name an API localforce does not serve: each answers
+# an error naming it (after authentication and the version check), never a 404.
+PLANNED_RESOURCES: dict[str, str] = {
+    "tooling": "the Tooling API",
+    "analytics": "the Analytics REST API (reports and dashboards)",
+    "chatter": "Chatter REST API (Connect)",
+    "connect": "the Connect REST API",
+    "jobs": "Bulk API 2.0",
+    "wave": "the CRM Analytics REST API",
+    "async-queries": "Async SOQL",
+}
 
 
 def resources(base_path: str, identity_url: str) -> dict[str, str]:
