@@ -35,7 +35,7 @@ from app.api.middleware import (
     HeadMiddleware,
     PathMiddleware,
 )
-from app.api.routing import SalesforceJSONResponse, serves
+from app.api.routing import SalesforceJSONResponse, error_response, salesforce_error, serves
 from app.api.state import AppState
 from app.api.threads import REQUEST_THREADS
 from app.config import Settings, get_settings
@@ -173,17 +173,6 @@ def build_state(settings: Settings) -> AppState:
     )
 
 
-def _error_response(
-    error: SalesforceError, headers: dict[str, str] | None = None
-) -> SalesforceJSONResponse:
-    return SalesforceJSONResponse(error.to_body(), status_code=error.status_code, headers=headers)
-
-
-async def salesforce_error(request: Request, error: Exception) -> SalesforceJSONResponse:
-    assert isinstance(error, SalesforceError)
-    return _error_response(error)
-
-
 METHOD_ORDER = ("HEAD", "GET", "POST", "PATCH", "PUT", "DELETE")
 
 
@@ -207,15 +196,15 @@ async def http_error(request: Request, error: Exception) -> Response:
         if request.method == "OPTIONS":
             return Response(status_code=200, headers=allow_header)
         listed = ",".join(allowed)
-        return _error_response(
+        return error_response(
             MethodNotAllowed(f"HTTP Method '{request.method}' not allowed. Allowed are {listed}"),
             headers=allow_header,
         )
     if error.status_code == 404:
         if await _unauthenticated(request):
-            return _error_response(InvalidSession())
-        return _error_response(NotFound())
-    return _error_response(SalesforceError(str(error.detail), status_code=error.status_code))
+            return error_response(InvalidSession())
+        return error_response(NotFound())
+    return error_response(SalesforceError(str(error.detail), status_code=error.status_code))
 
 
 # Paths under /services/ that a client calls before it has a session: everything else asks for
@@ -245,11 +234,11 @@ async def validation_error(request: Request, error: Exception) -> SalesforceJSON
         f"{'.'.join(str(part) for part in item.get('loc', ()))}: {item.get('msg', 'invalid')}"
         for item in error.errors()
     )
-    return _error_response(SalesforceError(f"Bad request: {problems}", error_code="INVALID_INPUT"))
+    return error_response(SalesforceError(f"Bad request: {problems}", error_code="INVALID_INPUT"))
 
 
 async def unexpected_error(request: Request, error: Exception) -> SalesforceJSONResponse:
-    return _error_response(
+    return error_response(
         SalesforceError(
             f"An unexpected error occurred: {type(error).__name__}",
             error_code="UNKNOWN_EXCEPTION",

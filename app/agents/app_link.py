@@ -38,7 +38,7 @@ class AppLink:
     def __init__(self, app: ASGIApp, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self.app = app
         self.loop = loop
-        self._tools: list[Tool] | None = None
+        self._tools: dict[str, Tool] | None = None
 
     def _app_loop(self) -> asyncio.AbstractEventLoop:
         if self.loop is None or self.loop.is_closed():
@@ -70,11 +70,12 @@ class AppLink:
         async with http, Client(transport) as client:
             yield client
 
-    async def tools(self) -> list[Tool]:
-        """The MCP endpoint's tools: the same for every caller, so listed once."""
+    async def tools(self) -> dict[str, Tool]:
+        """The MCP endpoint's tools by name: the same for every caller, so listed once."""
         if self._tools is None:
             async with self.mcp(None) as client:
-                self._tools = list((await client.list_tools()).tools)
+                listed = (await client.list_tools()).tools
+            self._tools = {tool.name: tool for tool in listed}
         return self._tools
 
     def on_app_loop(self) -> bool:

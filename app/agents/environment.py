@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
 from mcp.types import CallToolResult, TextContent
 from mcp.types import Tool as McpTool
 from openenv.core.env_server.interfaces import Environment
@@ -170,12 +171,11 @@ class LocalforceEnvironment(Environment[Action, Observation, EpisodeState]):
             task=made["task"]["task"],
             diff=await self._control("GET", f"/sandboxes/{made['id']}/diff"),
         )
-        tools = await self.link.tools()
         return EpisodeObservation(
             episode_id=made["id"],
             prompt=made["prompt"],
             task=made["task"],
-            tools=[tool.name for tool in tools],
+            tools=list(await self.link.tools()),
         )
 
     async def _draw(self, seed: int | None, task_type: str | None) -> int:
@@ -200,7 +200,7 @@ class LocalforceEnvironment(Environment[Action, Observation, EpisodeState]):
             async with self._control_client() as client:
                 await client.delete(f"{CONTROL}/episodes/{episode.id}")
 
-    def _control_client(self) -> Any:
+    def _control_client(self) -> httpx.AsyncClient:
         headers = {"Authorization": f"Bearer {self.admin_key}"} if self.admin_key else None
         return self.link.http(headers)
 
@@ -220,17 +220,16 @@ class LocalforceEnvironment(Environment[Action, Observation, EpisodeState]):
 
     async def _step(self, action: Action, timeout_s: float | None) -> Observation:
         self._state.step_count += 1
-        tools = await self.link.tools()
+        known = await self.link.tools()
         if isinstance(action, ListToolsAction):
             listed = [
                 Tool(name=t.name, description=t.description or "", input_schema=t.input_schema)
-                for t in tools
+                for t in known.values()
             ]
             return ListToolsObservation(tools=listed, done=self._state.done)
         if not isinstance(action, CallToolAction):
             raise TypeError(f"{type(action).__name__} is not a ListToolsAction or CallToolAction")
         name = action.tool_name
-        known = {tool.name: tool for tool in tools}
         if name not in known:
             return self._failed(name, ToolErrorType.TOOL_NOT_FOUND, f"Unknown tool: {name}")
         episode = self._episode

@@ -15,13 +15,13 @@ from contextlib import asynccontextmanager
 from functools import partial
 from importlib.util import find_spec
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 from starlette.routing import BaseRoute, Mount
 from starlette.types import Message, Receive, Scope, Send
 
 from app.agents.app_link import AppLink
-from app.api.routing import SalesforceJSONResponse
+from app.api.routing import error_response, salesforce_error
 from app.errors import SalesforceError
 
 PATH = "/openenv"
@@ -62,7 +62,7 @@ class OpenEnvEndpoint:
             CallToolObservation,
             max_concurrent_envs=self.max_sessions,
         )
-        server.add_exception_handler(SalesforceError, _salesforce_error)
+        server.add_exception_handler(SalesforceError, salesforce_error)
         return server
 
     @asynccontextmanager
@@ -80,8 +80,7 @@ class OpenEnvEndpoint:
         elif scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1011, "reason": MISSING.message})
         else:
-            response = SalesforceJSONResponse(MISSING.to_body(), status_code=MISSING.status_code)
-            await response(scope, receive, send)
+            await error_response(MISSING)(scope, receive, send)
 
     def route(self) -> BaseRoute:
         return Mount(PATH, app=self)
@@ -101,8 +100,3 @@ def _closing_a_closed_socket_is_done(scope: Scope, send: Send) -> Send:
                 raise
 
     return sending
-
-
-async def _salesforce_error(request: Request, error: Exception) -> SalesforceJSONResponse:
-    assert isinstance(error, SalesforceError)
-    return SalesforceJSONResponse(error.to_body(), status_code=error.status_code)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api.routing import SalesforceJSONResponse, route_path, serves
+from app.api.routing import error_response, route_path, serves
 from app.api.state import AppState
 from app.errors import NotFound
 from app.sandbox.calllog import Call
@@ -120,8 +120,7 @@ class PathMiddleware:
             return
         path = scope["path"]
         if _CONTROL_CHARACTER.search(path):
-            response = SalesforceJSONResponse(NotFound().to_body(), status_code=404)
-            await response(scope, receive, send)
+            await error_response(NotFound())(scope, receive, send)
             return
         routed = route_path(path)
         # A copy: the call log, outside, records the path as the client sent it.

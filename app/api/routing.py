@@ -13,6 +13,7 @@ from starlette.routing import BaseRoute, Match
 
 from app.api.direct_routes import DirectRoute
 from app.api.transactions import in_request_transaction
+from app.errors import SalesforceError
 
 JSON = "application/json;charset=UTF-8"
 # The JSON schema of every error body: Salesforce's array of {message, errorCode[, fields]}.
@@ -38,6 +39,19 @@ class SalesforceJSONResponse(JSONResponse):
 
     def render(self, content: Any) -> bytes:
         return orjson.dumps(content)
+
+
+def error_response(
+    error: SalesforceError, headers: dict[str, str] | None = None
+) -> SalesforceJSONResponse:
+    """The error as Salesforce answers it: its status, and the array of {message, errorCode}."""
+    return SalesforceJSONResponse(error.to_body(), status_code=error.status_code, headers=headers)
+
+
+async def salesforce_error(request: Request, error: Exception) -> SalesforceJSONResponse:
+    """The exception handler of SalesforceError, for any app that serves Salesforce's API."""
+    assert isinstance(error, SalesforceError)
+    return error_response(error)
 
 
 # An object's own resources, which a record id in the same place must not shadow: PATCH
