@@ -7,6 +7,10 @@ STAMP := $(VENV)/.installed
 # jsforce for tests/clients/test_jsforce.py: `npm ci` only when the lock file changes.
 JS_DIR := tests/clients/js
 JS_STAMP := $(JS_DIR)/node_modules/.installed
+# The Salesforce CLI and the Node 22 it needs (an npm package: the machine's Node stays) for
+# tests/clients/test_sf_cli.py.
+SF_DIR := tests/clients/sf
+SF_STAMP := $(SF_DIR)/node_modules/.installed
 
 .PHONY: install js run seed test lint typecheck unit bench fuzz soak clean
 
@@ -23,9 +27,16 @@ $(JS_STAMP): $(JS_DIR)/package.json $(JS_DIR)/package-lock.json
 		echo "npm not found: skipping jsforce (tests/clients/test_jsforce.py will skip)"; \
 	fi
 
-js: $(JS_STAMP)
+$(SF_STAMP): $(SF_DIR)/package.json $(SF_DIR)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		cd $(SF_DIR) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	else \
+		echo "npm not found: skipping the Salesforce CLI (tests/clients/test_sf_cli.py will skip)"; \
+	fi
 
-install: $(STAMP) $(JS_STAMP)
+js: $(JS_STAMP) $(SF_STAMP)
+
+install: $(STAMP) $(JS_STAMP) $(SF_STAMP)
 
 run: $(STAMP)
 	$(BIN)/localforce serve
@@ -43,7 +54,7 @@ typecheck: $(STAMP)
 
 # Two workers (the machine's cores; worksteal evens out the few long tests), then the tests
 # that time latency, alone, so that the other worker's load does not enter their figures.
-unit: $(STAMP) $(JS_STAMP)
+unit: $(STAMP) $(JS_STAMP) $(SF_STAMP)
 	$(BIN)/pytest -q -n 2 --dist worksteal -m 'not timing'
 	$(BIN)/pytest -q -m timing
 
@@ -71,4 +82,4 @@ fuzz: $(STAMP)
 	$(BIN)/python -m bench.fuzz
 
 clean:
-	rm -rf $(VENV) $(JS_DIR)/node_modules data .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(JS_DIR)/node_modules $(SF_DIR)/node_modules data .mypy_cache .ruff_cache .pytest_cache

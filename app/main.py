@@ -22,6 +22,7 @@ from app.api import (
     composite,
     control,
     episodes,
+    identity,
     openapi,
     planned,
     query,
@@ -331,7 +332,18 @@ def create_app(
     app.add_exception_handler(Exception, unexpected_error)
     # Routes are matched in order, one at a time: the busiest first (their paths overlap no
     # other module's), the catch-alls of `planned` last.
-    modules = (query, sobjects, search, composite, versions, auth, control, episodes, planned)
+    modules = (
+        query,
+        sobjects,
+        search,
+        composite,
+        versions,
+        auth,
+        identity,
+        control,
+        episodes,
+        planned,
+    )
     for module in modules:
         app.include_router(module.router)
     mcp = McpEndpoint(build_mcp(app, state, sorted(Schemas(settings.seed_dir).known())))

@@ -1,4 +1,4 @@
-"""Login endpoints: OAuth 2.0 token (password, client_credentials), SOAP login, identity."""
+"""Login endpoints: OAuth 2.0 token (password, client_credentials) and revoke, SOAP login."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from urllib.parse import parse_qs
 
 from fastapi import Request, Response
 
-from app.api.deps import RawBodyDep, SessionDep, StateDep
+from app.api.deps import RawBodyDep, StateDep
 from app.api.openapi import parameter, query_parameters
 from app.api.routing import JSON, SalesforceJSONResponse, SalesforceRouter, public_base_url
 from app.api.soap import (
@@ -251,26 +251,3 @@ def soap_login_enterprise(
     version: str, request: Request, raw: RawBodyDep, state: StateDep
 ) -> Response:
     return _soap_login(version, request, raw, state)
-
-
-@router.get("/id/{org_id}/{user_id}")
-def identity(org_id: str, user_id: str, request: Request, session: SessionDep) -> dict[str, Any]:
-    if org_id != ORG_ID or user_id != session.user_id:
-        raise NotFound()
-    base = public_base_url(request)
-    return {
-        "id": f"{base}/id/{ORG_ID}/{session.user_id}",
-        "asserted_user": True,
-        "user_id": session.user_id,
-        "organization_id": ORG_ID,
-        "username": session.username,
-        "urls": {
-            "rest": f"{base}/services/data/v{{version}}/",
-            "sobjects": f"{base}/services/data/v{{version}}/sobjects/",
-            "query": f"{base}/services/data/v{{version}}/query/",
-            "search": f"{base}/services/data/v{{version}}/search/",
-            "partner": f"{base}/services/Soap/u/{{version}}/{ORG_ID}",
-        },
-        "active": True,
-        "user_type": "STANDARD",
-    }

@@ -106,10 +106,15 @@ async def session_of(request: Request) -> Session:
     parent = parent_of(request)
     if parent is not None:
         return parent.session
+    return await session_for(request, bearer_token(request))
+
+
+async def session_for(request: Request, token: str | None) -> Session:
+    """The session `token` names, kept in the request's state for the lookups after it (a
+    route that also takes the token from elsewhere than the header calls this itself)."""
     found = _request_state(request).get(_SESSION)
     if found is not None:
         return cast(Session, found[0])
-    token = bearer_token(request)
     if token is None:
         raise InvalidSession()
     state = app_state(request)

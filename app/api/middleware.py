@@ -109,7 +109,7 @@ class PathMiddleware:
     """What a path names, before routing. One holding a control character (a %0A, a %00) names
     no resource: 404 (routes match with Python's `$`, which also matches before a final
     newline, so `/sandboxes/%0A` would otherwise be served as `/sandboxes/`). One ending in a
-    slash names what it names without it (routing.route_path)."""
+    slash, or with repeated slashes, names what it names without them (routing.route_path)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

@@ -9,15 +9,21 @@ from app.api.deps import ConnectionDep, OrgContextDep, app_state
 from app.api.openapi import parameter, query_parameters
 from app.api.routing import SalesforceJSONResponse, SalesforceRouter
 from app.services.context import OrgContext
-from app.services.query import batch_size_from, query_more, run_query
+from app.services.query import batch_size_from, query_columns, query_more, run_query
 
 router = SalesforceRouter(prefix="/services/data/{version}")
-SOQL = query_parameters(parameter("q", "A SOQL query", required=True, minLength=1))
+SOQL = query_parameters(
+    parameter("q", "A SOQL query", required=True, minLength=1),
+    parameter("columns", "true: describe the query's columns (columnMetadata), not run it"),
+)
 
 
 def _run(
     request: Request, ctx: OrgContext, conn: Connection, all_rows: bool
 ) -> SalesforceJSONResponse:
+    params = request.query_params
+    if params.get("columns", "").lower() == "true":
+        return SalesforceJSONResponse(query_columns(ctx, params.get("q"), include_deleted=all_rows))
     return SalesforceJSONResponse(
         run_query(
             conn,

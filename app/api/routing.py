@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -83,8 +84,14 @@ class SalesforceRouter(APIRouter):
         super().add_api_route(path, in_request_transaction(endpoint), **kwargs)
 
 
+_REPEATED_SLASHES = re.compile(r"//+")
+
+
 def route_path(path: str) -> str:
-    """The path the routes are matched on: Salesforce serves `/x/` as `/x`, never redirecting."""
+    """The path the routes are matched on: Salesforce serves `/x/` as `/x`, never redirecting,
+    and `//x` as `/x` (clients join an instance URL ending in a slash to an absolute path)."""
+    if "//" in path:
+        path = _REPEATED_SLASHES.sub("/", path)
     return path[:-1] if len(path) > 1 and path.endswith("/") else path
 
 

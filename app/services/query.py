@@ -20,6 +20,7 @@ from app.services.context import OrgContext
 from app.services.cursors import CursorStore, OpenQuery
 from app.services.numbers import parse_count
 from app.soql.binder import UTC_EPOCH_CALENDAR, bind
+from app.soql.columns import column_metadata
 from app.soql.compiler import USER_PARAM, CompiledQuery, compile_query
 from app.soql.date_literals import OrgCalendar
 from app.soql.errors import malformed
@@ -89,6 +90,27 @@ def _wire_read(conn: Connection, compiled: CompiledQuery) -> WireDatetimes:
     return found
 
 
+def _checked_text(text: str | None) -> str:
+    if text is None or not text.strip():
+        raise malformed("A query string has to be specified", query="", pos=None)
+    if len(text) > MAX_QUERY_LENGTH:
+        raise malformed(
+            f"Query is too long: maximum length is {MAX_QUERY_LENGTH} characters",
+            query="",
+            pos=None,
+        )
+    return text
+
+
+def query_columns(ctx: OrgContext, text: str | None, *, include_deleted: bool) -> dict[str, Any]:
+    """`columns=true`: the query's columns, checked as running it would check them, not run."""
+    text = _checked_text(text)
+    compiled = prepare(
+        ctx.registry, ctx.tables, text, include_deleted, ctx.org_calendar, ctx.functions
+    )
+    return column_metadata(compiled.bound)
+
+
 def run_query(
     conn: Connection,
     ctx: OrgContext,
@@ -100,14 +122,7 @@ def run_query(
 ) -> dict[str, Any]:
     """The first batch of a query's result, in Salesforce's JSON; the rest waits under a
     locator (`nextRecordsUrl`)."""
-    if text is None or not text.strip():
-        raise malformed("A query string has to be specified", query="", pos=None)
-    if len(text) > MAX_QUERY_LENGTH:
-        raise malformed(
-            f"Query is too long: maximum length is {MAX_QUERY_LENGTH} characters",
-            query="",
-            pos=None,
-        )
+    text = _checked_text(text)
     calendar = ctx.org_calendar
     compiled = prepare(ctx.registry, ctx.tables, text, include_deleted, calendar, ctx.functions)
     params = {USER_PARAM: ctx.user_id}
