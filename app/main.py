@@ -27,6 +27,7 @@ from app.api import (
     planned,
     query,
     search,
+    soap_calls,
     sobjects,
     versions,
 )
@@ -340,6 +341,7 @@ def create_app(
         versions,
         auth,
         identity,
+        soap_calls,
         control,
         episodes,
         planned,

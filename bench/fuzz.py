@@ -44,10 +44,18 @@ ORG = "original"
 SCHEMATHESIS_CONFIG = Path(__file__).with_name("schemathesis.toml")
 
 
+# Paths whose refusals Salesforce writes in plain text, not JSON: the identity service's
+# (Bad_OAuth_Token, Missing_OAuth_Token, Bad_Id, all 403).
+PLAIN_TEXT_REFUSALS = ("/id/", "/services/oauth2/userinfo")
+
+
 def judge(call: Call, response: Response) -> str | None:
     """Why this answer is not one Salesforce gives, or None."""
     if response.status_code >= 500:
         return f"{response.status_code} {response.text[:160]}"
+    if call.path.startswith(PLAIN_TEXT_REFUSALS) and response.status_code == 403:
+        plain = response.headers.get("content-type", "").startswith("text/plain")
+        return None if plain else f"403 as {response.headers.get('content-type')!r}"
     if not response.content:
         return None if response.status_code in (200, 204, 304) or call.method == "HEAD" else (
             f"{response.status_code} with no body"

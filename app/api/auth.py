@@ -1,4 +1,5 @@
-"""Login endpoints: OAuth 2.0 token (password, client_credentials) and revoke, SOAP login."""
+"""OAuth 2.0 endpoints: token (password, client_credentials) and revoke; the logins they and
+SOAP's login (app.api.soap_calls) make."""
 
 from __future__ import annotations
 
@@ -14,15 +15,7 @@ from fastapi import Request, Response
 from app.api.deps import RawBodyDep, StateDep
 from app.api.openapi import parameter, query_parameters
 from app.api.routing import JSON, SalesforceJSONResponse, SalesforceRouter, public_base_url
-from app.api.soap import (
-    UnexpectedElement,
-    client_fault,
-    login_fault,
-    login_response,
-    parse_login_request,
-)
 from app.api.state import AppState
-from app.errors import NotFound, SalesforceError
 from app.sandbox.manager import DEFAULT_ID
 from app.services.auth import (
     ORG_ID,
@@ -33,7 +26,6 @@ from app.services.auth import (
     revoke_session,
     split_sandbox,
 )
-from app.services.org import parse_version
 from app.storage.database import platform_transaction
 
 router = SalesforceRouter()
@@ -119,7 +111,7 @@ def _token_response(base_url: str, session: Session, issued_at: int) -> dict[str
     }
 
 
-def _sandbox_login(
+def sandbox_login(
     state: AppState,
     *,
     username: str,
@@ -168,7 +160,7 @@ def oauth_token(request: Request, raw: RawBodyDep, state: StateDep) -> Salesforc
             return _oauth_error("invalid_client", "invalid client credentials")
         username, password, credentials = state.settings.username, "", None
     try:
-        session = _sandbox_login(
+        session = sandbox_login(
             state, username=username, password=password, credentials=credentials
         )
     except LoginFailed:
@@ -213,41 +205,3 @@ def oauth_revoke(raw: RawBodyDep, state: StateDep) -> Response:
 def oauth_revoke_get(request: Request, state: StateDep) -> Response:
     """The "blind GET" Salesforce also serves: the token in the query string."""
     return _revoke(request.query_params.getlist("token"), state)
-
-
-def _soap_login(version: str, request: Request, raw: bytes, state: StateDep) -> Response:
-    try:
-        api_version = parse_version("v" + version)
-    except NotFound:
-        return login_fault("UNSUPPORTED_API_VERSION", f"Unsupported API version: {version}")
-    try:
-        parsed = parse_login_request(raw)
-    except UnexpectedElement as error:
-        return client_fault(str(error))
-    if parsed is None:
-        return login_fault(
-            "INVALID_LOGIN", "Invalid username, password, security token; or user locked out."
-        )
-    username, password = parsed
-    try:
-        session = _sandbox_login(
-            state, username=username, password=password, credentials=state.credentials
-        )
-    except SalesforceError as error:
-        return login_fault(error.error_code, error.message)
-    seconds_valid = state.settings.session_idle_seconds
-    return login_response(public_base_url(request), api_version, session, seconds_valid)
-
-
-@router.post("/services/Soap/u/{version}", include_in_schema=False)  # XML: a WSDL's
-def soap_login_partner(
-    version: str, request: Request, raw: RawBodyDep, state: StateDep
-) -> Response:
-    return _soap_login(version, request, raw, state)
-
-
-@router.post("/services/Soap/c/{version}", include_in_schema=False)  # XML: a WSDL's
-def soap_login_enterprise(
-    version: str, request: Request, raw: RawBodyDep, state: StateDep
-) -> Response:
-    return _soap_login(version, request, raw, state)

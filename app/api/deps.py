@@ -182,7 +182,11 @@ ConnectionDep = Annotated[Connection, Depends(get_connection)]
 
 
 async def get_org_context(request: Request, version: str) -> OrgContext:
-    api_version = parse_version(version)
+    return await org_context_at(request, parse_version(version))
+
+
+async def org_context_at(request: Request, api_version: str) -> OrgContext:
+    """The org as the request's session sees it, at `api_version` (a known version, "62.0")."""
     parent = parent_of(request)
     if parent is not None:  # the composite's clock reading, at the subrequest's API version
         return replace(parent.ctx, base_path=f"/services/data/v{api_version}")

@@ -24,7 +24,17 @@ TOKEN_PARAMETERS = query_parameters(
     parameter("version", "An API version to write into the `urls` in place of {version}"),
 )
 FORBIDDEN: dict[int | str, dict[str, Any]] = {
-    403: {"description": "Bad_OAuth_Token, Missing_OAuth_Token or Bad_Id, in plain text"}
+    403: {
+        "description": "The token is missing or bad, or the id is not the token's user",
+        "content": {
+            "text/plain": {
+                "schema": {
+                    "type": "string",
+                    "enum": ["Missing_OAuth_Token", "Bad_OAuth_Token", "Bad_Id"],
+                }
+            }
+        },
+    }
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -107,3 +108,15 @@ def test_jsforce_scenario(base_url: str) -> None:
     error = summary["error"]
     assert error["errorCode"] == "INVALID_FIELD"
     assert "No such column 'Nope__c' on entity 'Case'" in error["message"]
+
+    calls = summary["soapCalls"]
+    assert (calls["userId"], calls["organizationId"]) == (
+        summary["soap"]["userId"],
+        summary["soap"]["organizationId"],
+    )
+    assert calls["userName"] == "agent@example.com"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", calls["timestamp"])
+    assert calls["describeTabs"]["name"] == "sf:FUNCTIONALITY_NOT_ENABLED"  # the faultcode
+    assert "describeTabs() call of the partner SOAP API" in calls["describeTabs"]["message"]
+    assert calls["loggedOut"] is True
+    assert calls["queryAfterLogout"] == "INVALID_SESSION_ID"

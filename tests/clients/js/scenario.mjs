@@ -118,4 +118,33 @@ try {
   summary.error = { errorCode: error.errorCode, name: error.name, message: error.message };
 }
 
+// The SOAP API beyond login, on the SOAP session: getUserInfo, getServerTimestamp, a call
+// localforce does not build (a fault naming it), then logout, after which the session is gone.
+const userInfo = await soap.soap.getUserInfo();
+const timestamp = await soap.soap.getServerTimestamp();
+let describeTabs = null;
+try {
+  await soap.soap.describeTabs();
+} catch (error) {
+  describeTabs = { name: error.name, message: error.message };
+}
+const soapToken = soap.accessToken;
+await soap.logout();
+const afterLogout = new jsforce.Connection({ instanceUrl: loginUrl, accessToken: soapToken, version });
+let queryAfterLogout = null;
+try {
+  await afterLogout.query('SELECT Id FROM Case LIMIT 1');
+} catch (error) {
+  queryAfterLogout = error.errorCode ?? error.name;
+}
+summary.soapCalls = {
+  userId: userInfo.userId,
+  organizationId: userInfo.organizationId,
+  userName: userInfo.userName,
+  timestamp: timestamp.timestamp,
+  describeTabs,
+  loggedOut: soap.accessToken === null || soap.accessToken === undefined,
+  queryAfterLogout,
+};
+
 console.log(JSON.stringify(summary));

@@ -1,0 +1,65 @@
+"""Query results in the partner SOAP API's XML, from the REST API's JSON of the same query.
+
+A record is `<records xsi:type="sf:sObject">`: its `sf:type`, its `sf:Id` (nil when the query
+did not select it), then each selected field as `sf:Field` in SELECT order, the Id again among
+them as the partner API repeats it. A parent is a nested sObject, a child subquery a nested
+QueryResult, a null `xsi:nil`. Datetimes are written in UTC with `Z`, as the SOAP API writes
+them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from xml.sax.saxutils import escape
+
+_REST_DATETIME = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})\+0000")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = str(value)
+    matched = _REST_DATETIME.fullmatch(text)
+    return escape(f"{matched.group(1)}Z" if matched else text)
+
+
+def record_xml(record: dict[str, Any], element: str = "records") -> str:
+    attributes = record.get("attributes", {})
+    record_id = record.get("Id")  # nil unless selected
+    parts = [
+        f'<{element} xsi:type="sf:sObject">',
+        f"<sf:type>{escape(str(attributes.get('type', '')))}</sf:type>",
+        f"<sf:Id>{escape(str(record_id))}</sf:Id>" if record_id else '<sf:Id xsi:nil="true"/>',
+    ]
+    parts.extend(_field_xml(name, value) for name, value in record.items() if name != "attributes")
+    parts.append(f"</{element}>")
+    return "".join(parts)
+
+
+def _field_xml(name: str, value: Any) -> str:
+    tag = f"sf:{name}"
+    if value is None:
+        return f'<{tag} xsi:nil="true"/>'
+    if isinstance(value, dict) and "records" in value:
+        return query_result_xml(value, tag)
+    if isinstance(value, dict):
+        return record_xml(value, tag)
+    return f"<{tag}>{_text(value)}</{tag}>"
+
+
+def query_result_xml(result: dict[str, Any], element: str, locator: str | None = None) -> str:
+    """A QueryResult: done, queryLocator, the records, size."""
+    records = "".join(record_xml(record) for record in result.get("records", []))
+    located = (
+        f"<queryLocator>{escape(locator)}</queryLocator>"
+        if locator
+        else '<queryLocator xsi:nil="true"/>'
+    )
+    return (
+        f'<{element} xsi:type="QueryResult">'
+        f"<done>{_text(bool(result.get('done', True)))}</done>"
+        f"{located}{records}"
+        f"<size>{int(result.get('totalSize', 0))}</size>"
+        f"</{element}>"
+    )
