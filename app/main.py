@@ -29,6 +29,7 @@ from app.api import (
     search,
     soap_calls,
     sobjects,
+    ui,
     versions,
 )
 from app.api.deps import session_of
@@ -335,6 +336,7 @@ def create_app(
     # other module's), the catch-alls of `planned` last.
     modules = (
         query,
+        ui,  # before sobjects: its paths would read as record and external ids there
         sobjects,
         search,
         composite,

@@ -122,7 +122,12 @@ def collection_retrieve_post(
     if not isinstance(ids, list) or not isinstance(fields, list):
         raise composite.invalid_input("ids and fields must be JSON arrays")
     found = composite.collection_retrieve(
-        conn, ctx, definition, [str(i) for i in ids], [str(f) for f in fields]
+        conn,
+        ctx,
+        definition,
+        [str(i) for i in ids],
+        [str(f) for f in fields],
+        limit=composite.MAX_RETRIEVE_BY_POST,
     )
     return SalesforceJSONResponse(found)
 

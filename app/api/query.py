@@ -9,11 +9,13 @@ from app.api.deps import ConnectionDep, OrgContextDep, app_state
 from app.api.openapi import parameter, query_parameters
 from app.api.routing import SalesforceJSONResponse, SalesforceRouter
 from app.services.context import OrgContext
+from app.services.explain import explain
 from app.services.query import batch_size_from, query_columns, query_more, run_query
 
 router = SalesforceRouter(prefix="/services/data/{version}")
 SOQL = query_parameters(
     parameter("q", "A SOQL query", required=True, minLength=1),
+    parameter("explain", "A query or list view id: its plan (`plans`), instead of q's rows"),
     parameter("columns", "true: describe the query's columns (columnMetadata), not run it"),
 )
 
@@ -22,6 +24,8 @@ def _run(
     request: Request, ctx: OrgContext, conn: Connection, all_rows: bool
 ) -> SalesforceJSONResponse:
     params = request.query_params
+    if "explain" in params:
+        return SalesforceJSONResponse(explain(conn, ctx, params.get("explain")))
     if params.get("columns", "").lower() == "true":
         return SalesforceJSONResponse(query_columns(ctx, params.get("q"), include_deleted=all_rows))
     return SalesforceJSONResponse(

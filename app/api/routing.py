@@ -57,7 +57,7 @@ async def salesforce_error(request: Request, error: Exception) -> SalesforceJSON
 
 # An object's own resources, which a record id in the same place must not shadow: PATCH
 # /sobjects/Account/describe is a 405 naming GET, not an update of a record "describe".
-OBJECT_RESOURCES = ("describe", "updated", "deleted", "Id")
+OBJECT_RESOURCES = ("describe", "updated", "deleted", "Id", "listviews", "quickActions")
 
 
 class RecordIdConvertor(StringConvertor):

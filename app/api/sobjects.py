@@ -1,4 +1,5 @@
-"""sObject resources: describeGlobal, describe, and record create, retrieve, update, delete."""
+"""sObject resources: describeGlobal, describe, record create, retrieve, update, delete, and a
+record's relationships."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 from fastapi import Request, Response
 
-from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep
+from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep, app_state
 from app.api.openapi import (
     CREATED,
     MULTIPLE_MATCHES,
@@ -18,6 +19,7 @@ from app.api.routing import SalesforceJSONResponse, SalesforceRouter
 from app.metadata.describe import describe_global, describe_sobject, global_entry
 from app.services import records
 from app.services.json_body import parse_object
+from app.services.relationships import names_a_record, related
 
 router = SalesforceRouter(prefix="/services/data/{version}/sobjects")
 FIELDS = query_parameters(parameter("fields", "Comma-separated fields to return"))
@@ -88,9 +90,11 @@ def retrieve_by_external_id(
     conn: ConnectionDep,
 ) -> dict[str, Any]:
     definition = records.resolve_sobject(ctx, sobject)
-    return records.get_by_external_id(
-        conn, ctx, definition, field, value, records.field_list(request.query_params.get("fields"))
-    )
+    fields = records.field_list(request.query_params.get("fields"))
+    if names_a_record(definition, field):  # /sobjects/Account/001.../Contacts
+        cursors = app_state(request).cursors
+        return related(conn, ctx, cursors, definition, field, value, fields)
+    return records.get_by_external_id(conn, ctx, definition, field, value, fields)
 
 
 @router.patch(

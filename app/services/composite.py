@@ -28,6 +28,8 @@ from app.storage.ids import normalize_id
 
 MAX_COMPOSITE_SUBREQUESTS = 25
 MAX_COLLECTION_RECORDS = 200
+# A retrieve by POST names up to 2,000 ids (by GET, the 200 of every other collection call).
+MAX_RETRIEVE_BY_POST = 2000
 MAX_TREE_RECORDS = 200
 MAX_TREE_DEPTH = 5
 
@@ -432,10 +434,10 @@ ROLLED_BACK_RECORD = {
 }
 
 
-def _limit_records(count: int) -> None:
-    if count > MAX_COLLECTION_RECORDS:
+def _limit_records(count: int, limit: int = MAX_COLLECTION_RECORDS) -> None:
+    if count > limit:
         raise SalesforceError(
-            "record limit reached. cannot submit more than 200 records into this call",
+            f"record limit reached. cannot submit more than {limit} records into this call",
             error_code="EXCEEDED_ID_LIMIT",
         )
 
@@ -604,9 +606,12 @@ def collection_retrieve(
     sobject: SObjectDef,
     ids: list[str],
     fields: list[str],
+    *,
+    limit: int = MAX_COLLECTION_RECORDS,
 ) -> list[dict[str, Any] | None]:
-    """`GET /composite/sobjects/{T}?ids=&fields=`: the records, null for ids not found."""
-    _limit_records(len(ids))
+    """`GET /composite/sobjects/{T}?ids=&fields=` (or POST, with `limit` its 2,000): the
+    records, null for ids not found."""
+    _limit_records(len(ids), limit)
     if not ids:
         raise invalid_input("The ids parameter is required")
     if not fields:

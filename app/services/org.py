@@ -53,6 +53,11 @@ RESOURCES = (
     "parameterizedSearch",
     "limits",
     "composite",
+    "recent",
+    "tabs",
+    "theme",
+    "quickActions",
+    "process",
 )
 # Salesforce resources localforce knows of but has not built yet: each answers an error naming it.
 # Resources of /services/data/vXX.X/ that name an API localforce does not serve: each answers

@@ -90,7 +90,7 @@ def _wire_read(conn: Connection, compiled: CompiledQuery) -> WireDatetimes:
     return found
 
 
-def _checked_text(text: str | None) -> str:
+def checked_text(text: str | None) -> str:
     if text is None or not text.strip():
         raise malformed("A query string has to be specified", query="", pos=None)
     if len(text) > MAX_QUERY_LENGTH:
@@ -104,7 +104,7 @@ def _checked_text(text: str | None) -> str:
 
 def query_columns(ctx: OrgContext, text: str | None, *, include_deleted: bool) -> dict[str, Any]:
     """`columns=true`: the query's columns, checked as running it would check them, not run."""
-    text = _checked_text(text)
+    text = checked_text(text)
     compiled = prepare(
         ctx.registry, ctx.tables, text, include_deleted, ctx.org_calendar, ctx.functions
     )
@@ -122,7 +122,7 @@ def run_query(
 ) -> dict[str, Any]:
     """The first batch of a query's result, in Salesforce's JSON; the rest waits under a
     locator (`nextRecordsUrl`)."""
-    text = _checked_text(text)
+    text = checked_text(text)
     calendar = ctx.org_calendar
     compiled = prepare(ctx.registry, ctx.tables, text, include_deleted, calendar, ctx.functions)
     params = {USER_PARAM: ctx.user_id}

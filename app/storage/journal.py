@@ -181,3 +181,16 @@ def touched_records(conn: Connection) -> list[Touched]:
         if key not in first:
             first[key] = Touched(sobject, record_id, None if op == "insert" else decode_row(before))
     return list(first.values())
+
+
+def recently_written(conn: Connection, limit: int) -> list[tuple[str, str]]:
+    """(sobject, record id) of the records written since the last reset, the latest first."""
+    last = func.max(JOURNAL.c.seq)
+    rows = conn.execute(
+        select(JOURNAL.c.sobject, JOURNAL.c.record_id)
+        .where(JOURNAL.c.op != "sequence")
+        .group_by(JOURNAL.c.sobject, JOURNAL.c.record_id)
+        .order_by(last.desc())
+        .limit(limit)
+    ).all()
+    return [(str(sobject), str(record_id)) for sobject, record_id in rows]

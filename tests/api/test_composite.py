@@ -351,6 +351,30 @@ def test_collections_limits_retrieve_and_upsert(api: TestClient) -> None:
     ).json()
     assert posted == [found[0]]
 
+    # A retrieve by POST takes up to 2,000 ids; by GET, 200.
+    product_ids = [
+        row["Id"]
+        for row in api.get(f"{API}/query", params={"q": "SELECT Id FROM Product2"}).json()[
+            "records"
+        ]
+    ]
+    many = (product_ids * 2000)[:2000]
+    posted = api.post(f"{API}/composite/sobjects/Product2", json={"ids": many, "fields": ["Id"]})
+    assert posted.status_code == 200
+    assert [row["Id"] for row in posted.json()] == many
+    too_many = api.post(
+        f"{API}/composite/sobjects/Product2", json={"ids": [*many, many[0]], "fields": ["Id"]}
+    )
+    assert too_many.status_code == 400
+    assert too_many.json()[0]["message"] == (
+        "record limit reached. cannot submit more than 2000 records into this call"
+    )
+    by_get = api.get(
+        f"{API}/composite/sobjects/Product2", params={"ids": ",".join(many[:201]), "fields": "Id"}
+    )
+    assert by_get.status_code == 400
+    assert by_get.json()[0]["errorCode"] == "EXCEEDED_ID_LIMIT"
+
 
 def test_resources_list_composite(api: TestClient) -> None:
     assert api.get(f"{API}/").json()["composite"] == f"{API}/composite"
