@@ -76,6 +76,12 @@ class Settings(BaseSettings):
     # own 700); see serving.space_out_garbage_collection.
     gc_threshold: int = Field(default=50_000, ge=0)
     admin_key: str = ""
+    # Run Bulk jobs in this process (off: only other workers or servers run them).
+    bulk_runner: bool = True
+    # A Bulk job whose runner has not said it still runs it for this long is taken up again.
+    bulk_stale_seconds: float = Field(default=30.0, gt=0)
+    # How often an idle job runner looks for jobs another worker queued.
+    bulk_poll_seconds: float = Field(default=1.0, gt=0)
     # OpenEnv episodes served at once at /openenv (one WebSocket session each).
     openenv_max_sessions: int = Field(default=256, ge=1)
     # A task file (`localforce tasks generate`): episodes may name one of its tasks by idx.

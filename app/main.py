@@ -7,6 +7,7 @@ import logging
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 
 from anyio import to_thread
@@ -19,6 +20,7 @@ from app.agents.mcp import McpEndpoint, build_mcp
 from app.agents.openenv_endpoint import OpenEnvEndpoint
 from app.api import (
     auth,
+    bulk2,
     composite,
     control,
     episodes,
@@ -59,6 +61,7 @@ from app.seeding.loading import ProgressCallback
 from app.seeding.pipeline import SeedResult
 from app.seeding.templates import fill_template_in_child
 from app.services import org
+from app.services.bulk.runner import BulkRunner, RunnerSettings
 from app.services.cursors import CursorStore
 from app.services.usage import ApiUsage
 from app.serving import (
@@ -160,7 +163,7 @@ def build_state(settings: Settings) -> AppState:
             pooled_sandboxes=settings.pooled_sandboxes,
         ),
     )
-    return AppState(
+    state = AppState(
         settings=settings,
         engine=engine,
         platform=platform,
@@ -174,6 +177,17 @@ def build_state(settings: Settings) -> AppState:
         ),
         usage=ApiUsage(platform),
     )
+    if settings.bulk_runner:
+        state.bulk = BulkRunner(
+            platform,
+            state.cursors,
+            state.open_job,
+            RunnerSettings(
+                stale=timedelta(seconds=settings.bulk_stale_seconds),
+                poll_seconds=settings.bulk_poll_seconds,
+            ),
+        )
+    return state
 
 
 METHOD_ORDER = ("HEAD", "GET", "POST", "PATCH", "PUT", "DELETE")
@@ -303,6 +317,8 @@ def create_app(
         REQUEST_THREADS.resize(settings.request_threads)
         prepare_databases(state)
         state.sandboxes.start()
+        if state.bulk is not None:
+            state.bulk.start()
         background = [asyncio.create_task(flush_forever(state))]
         if settings.malloc_trim_seconds > 0:
             trim = release_free_memory_forever(settings.malloc_trim_seconds)
@@ -311,6 +327,8 @@ def create_app(
             yield
         for task in background:
             task.cancel()
+        if state.bulk is not None:
+            await run_in_threadpool(state.bulk.stop)
         state.cursors.spill(everything=True)
         state.usage.flush()
         state.sandboxes.close()
@@ -338,6 +356,7 @@ def create_app(
         query,
         ui,  # before sobjects: its paths would read as record and external ids there
         sobjects,
+        bulk2,
         search,
         composite,
         versions,

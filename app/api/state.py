@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -13,9 +15,13 @@ from app.config import Settings
 from app.metadata.registry import SchemaRegistry
 from app.sandbox.manager import Sandbox, SandboxManager
 from app.services.auth import Credentials, Session, SessionPolicy, fingerprint_of
+from app.services.bulk.runner import BulkRunner
+from app.services.context import OrgContext
 from app.services.cursors import CursorStore
 from app.services.usage import ApiUsage
+from app.soql.date_literals import OrgCalendar
 from app.soql.function_registry import FUNCTIONS, FunctionRegistry
+from app.storage.bulk_jobs import Job
 from app.storage.tables import TableSet
 
 # How long a token's session and sandbox are trusted without asking the platform database.
@@ -75,6 +81,37 @@ class AppState:
     first_users: dict[str, tuple[str, str]] = field(default_factory=dict)
     # The SOQL functions of this application's queries.
     functions: FunctionRegistry = FUNCTIONS
+    # The Bulk job runner of this process (None when LOCALFORCE_BULK_RUNNER is off).
+    bulk: BulkRunner | None = None
+
+    @contextmanager
+    def open_job(self, job: Job) -> Iterator[tuple[Sandbox, OrgContext] | None]:
+        """The sandbox a Bulk job runs in, leased for the run, and the org as the job's
+        creator sees it; None when the sandbox is gone (or is a later namesake)."""
+        sandbox = self.sandboxes.find(job.sandbox_id)
+        if sandbox is None or sandbox.instance != job.sandbox_instance or not sandbox.lease():
+            yield None
+            return
+        try:
+            now = sandbox.clock.now()
+            settings = self.settings
+            yield (
+                sandbox,
+                OrgContext(
+                    registry=sandbox.schema.registry,
+                    tables=sandbox.schema.tables,
+                    user_id=job.created_by,
+                    now=now,
+                    base_path=f"/services/data/{job.api_version}",
+                    sandbox_id=sandbox.instance,
+                    calendar=OrgCalendar.at(
+                        now, settings.timezone, settings.fiscal_year_start_month
+                    ),
+                    functions=self.functions,
+                ),
+            )
+        finally:
+            sandbox.release()
 
     def clock(self) -> datetime:
         """Real time (or the pinned server clock): when sessions are issued."""

@@ -64,6 +64,7 @@ from app.sandbox.registry import (
     touch_sandbox,
 )
 from app.storage.backends import Copies, copy_age
+from app.storage.bulk_jobs import delete_sandbox_jobs
 from app.storage.database import platform_transaction, write_transaction
 from app.storage.journal import touched_records, undo_all
 from app.storage.platform import IMPORTED_SOURCE_PREFIX, PLATFORM_REVISION, OrgInfo
@@ -686,6 +687,10 @@ class SandboxManager:
         It holds the sandbox's write lock: writes in flight finish first, later ones wait."""
         sandbox = self.get(sandbox_id)
         started = time.perf_counter()
+        # The episode's Bulk jobs end first: a job running now writes (if at all) before the
+        # undo below, which waits for its transaction, never after it.
+        with platform_transaction(self.platform) as conn:
+            delete_sandbox_jobs(conn, sandbox.id)
         with write_transaction(sandbox.engine) as conn:
             undone = undo_all(conn, sandbox.schema.tables)
         origin = sandbox.clock.restart()

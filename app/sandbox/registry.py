@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 
+from app.storage.bulk_jobs import delete_sandbox_jobs
 from app.storage.driver_reads import read_all
 from app.storage.platform import (
     AuthSession,
@@ -98,8 +99,10 @@ def put_default(conn: Connection, row: SandboxRow) -> None:
 
 
 def remove_sandbox(conn: Connection, row: SandboxRow) -> None:
-    """Forget a sandbox and everything that pointed at it: its sessions, cursors, call log."""
+    """Forget a sandbox and everything that pointed at it: its sessions, cursors, call log,
+    Bulk jobs."""
     conn.execute(delete(SANDBOXES).where(SANDBOXES.c.instance == row.instance))
+    delete_sandbox_jobs(conn, row.id)
     conn.execute(delete(SESSIONS).where(SESSIONS.c.sandbox_id == row.id))
     conn.execute(delete(CALLS).where(CALLS.c.sandbox_id == row.id))
     cursor_seqs = select(CURSORS.c.seq).where(CURSORS.c.sandbox_instance == row.instance)

@@ -58,6 +58,7 @@ RESOURCES = (
     "theme",
     "quickActions",
     "process",
+    "jobs",
 )
 # Salesforce resources localforce knows of but has not built yet: each answers an error naming it.
 # Resources of /services/data/vXX.X/ that name an API localforce does not serve: each answers
@@ -67,7 +68,6 @@ PLANNED_RESOURCES: dict[str, str] = {
     "analytics": "the Analytics REST API (reports and dashboards)",
     "chatter": "Chatter REST API (Connect)",
     "connect": "the Connect REST API",
-    "jobs": "Bulk API 2.0",
     "wave": "the CRM Analytics REST API",
     "async-queries": "Async SOQL",
 }

@@ -63,6 +63,27 @@ def log_update(conn: Connection, sobject: str, before: dict[str, Any]) -> None:
     )
 
 
+# A Bulk job's mark in the journal: written in the transaction of the job's record writes, it
+# says they are in (a runner taking the job up again after a crash finds it and does not run
+# them twice) and holds the job's results. Reset clears it with the rest; undo ignores it.
+BULK_JOB_OP = "bulk_job"
+RECORD_OPS = ("insert", "update")
+
+
+def log_bulk_job(conn: Connection, job_id: str, results: str) -> None:
+    conn.execute(
+        insert(JOURNAL).values(sobject="", record_id=job_id, op=BULK_JOB_OP, before=results)
+    )
+
+
+def bulk_job_results(conn: Connection, job_id: str) -> str | None:
+    """The results a Bulk job logged with its writes, or None when they are not in."""
+    found = conn.execute(
+        select(JOURNAL.c.before).where(JOURNAL.c.op == BULK_JOB_OP, JOURNAL.c.record_id == job_id)
+    ).first()
+    return None if found is None else str(found[0])
+
+
 def log_sequence(conn: Connection, sobject: str, last_number: int | None) -> None:
     """Record an id sequence's value before it moved (None: the sequence did not exist)."""
     before = None if last_number is None else str(last_number)
@@ -172,7 +193,7 @@ def touched_records(conn: Connection) -> list[Touched]:
     """Every record written since the last reset, in the order first written."""
     entries = conn.execute(
         select(JOURNAL.c.sobject, JOURNAL.c.record_id, JOURNAL.c.op, JOURNAL.c.before)
-        .where(JOURNAL.c.op != "sequence")
+        .where(JOURNAL.c.op.in_(RECORD_OPS))
         .order_by(JOURNAL.c.seq)
     ).all()
     first: dict[tuple[str, str], Touched] = {}
@@ -188,7 +209,7 @@ def recently_written(conn: Connection, limit: int) -> list[tuple[str, str]]:
     last = func.max(JOURNAL.c.seq)
     rows = conn.execute(
         select(JOURNAL.c.sobject, JOURNAL.c.record_id)
-        .where(JOURNAL.c.op != "sequence")
+        .where(JOURNAL.c.op.in_(RECORD_OPS))
         .group_by(JOURNAL.c.sobject, JOURNAL.c.record_id)
         .order_by(last.desc())
         .limit(limit)

@@ -14,7 +14,7 @@ from sqlmodel import Field, SQLModel
 # The Alembic head these definitions match. Templates are named with it, so a template built
 # before a migration is never cloned into a sandbox that expects the new tables (a test checks
 # it against the migrations).
-PLATFORM_REVISION = "0008_episodes"
+PLATFORM_REVISION = "0009_bulk_jobs"
 
 
 class AuthSession(SQLModel, table=True):
@@ -195,6 +195,52 @@ class CursorRows(SQLModel, table=True):
     cursor_seq: int = Field(primary_key=True)
     start: int = Field(primary_key=True)
     rows: bytes = Field(sa_column=Column(LargeBinary(), nullable=False))
+
+
+class BulkJob(SQLModel, table=True):
+    """A Bulk API job of a sandbox: what it does, where it stands, and who runs it. Its data
+    (the upload, the results) is in lf_bulk_data. Its seq is never reused: the job's id is
+    made from it."""
+
+    __tablename__ = "lf_bulk_job"
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    seq: int | None = Field(default=None, primary_key=True)
+    sandbox_id: str = Field(max_length=40, index=True)
+    # The sandbox's instance when the job was made: a later namesake never sees the job.
+    sandbox_instance: str = Field(max_length=32)
+    # "ingest" or "query" (Bulk API 2.0).
+    kind: str = Field(max_length=10)
+    operation: str = Field(max_length=20)
+    sobject: str | None = Field(default=None, max_length=80)
+    external_id_field: str | None = Field(default=None, max_length=80)
+    query: str | None = Field(default=None, sa_column=Column(Text(), nullable=True))
+    column_delimiter: str = Field(max_length=12)
+    line_ending: str = Field(max_length=4)
+    api_version: str = Field(max_length=8)
+    state: str = Field(max_length=20)
+    created_by: str = Field(max_length=18)
+    created_at: datetime = Field(sa_column=Column(DateTime(), nullable=False))
+    modstamp: datetime = Field(sa_column=Column(DateTime(), nullable=False))
+    # The worker running it and when it last said so: a job whose runner fell silent is
+    # taken up again by another (or by the same server after a restart).
+    owner: str | None = Field(default=None, max_length=40)
+    heartbeat: datetime | None = Field(default=None, sa_column=Column(DateTime(), nullable=True))
+    processed: int = 0
+    failed: int = 0
+    error: str | None = Field(default=None, sa_column=Column(Text(), nullable=True))
+    processing_ms: int = 0
+
+
+class BulkJobData(SQLModel, table=True):
+    """A part of a Bulk job's data: the uploaded CSV, or a result (successful, failed,
+    unprocessed records, or a query's rows)."""
+
+    __tablename__ = "lf_bulk_data"
+
+    job_seq: int = Field(primary_key=True)
+    part: str = Field(primary_key=True, max_length=20)
+    content: bytes = Field(sa_column=Column(LargeBinary(), nullable=False))
 
 
 class Counter(SQLModel, table=True):
