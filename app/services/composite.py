@@ -442,7 +442,7 @@ def _limit_records(count: int, limit: int = MAX_COLLECTION_RECORDS) -> None:
         )
 
 
-def _collection_error(error: SalesforceError) -> dict[str, Any]:
+def dml_error(error: SalesforceError) -> dict[str, Any]:
     if isinstance(error, NotFound):
         # A well-formed id of no record: what DML answers, not the REST resource's 404.
         return {
@@ -494,9 +494,7 @@ def _run_collection(
         except SalesforceError as error:
             savepoint.rollback()
             failed = True
-            results.append(
-                {"id": echo_id(item), "success": False, "errors": [_collection_error(error)]}
-            )
+            results.append({"id": echo_id(item), "success": False, "errors": [dml_error(error)]})
             continue
         savepoint.commit()
         results.append(result)

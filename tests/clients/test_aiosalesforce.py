@@ -108,3 +108,47 @@ def test_errors_carry_error_codes(run: Callable[[Scenario], None]) -> None:
         assert limits["DailyApiRequests"]["Max"] == 15000
 
     run(scenario)
+
+
+def test_bulk_v2_ingest_jobs(run: Callable[[Scenario], None]) -> None:
+    """`bulk_v2`: insert then upsert and delete, each a Bulk API 2.0 ingest job."""
+
+    async def scenario(sf: Salesforce) -> None:
+        ingest = sf.bulk_v2.ingest
+        records = [{"LastName": f"Bulkv2 {i}", "Email": f"bv2-{i}@example.com"} for i in range(4)]
+        results = [
+            result
+            async for result in ingest.perform_operation(
+                "insert", "Contact", records, polling_interval=0.05
+            )
+        ]
+        [inserted] = results
+        assert inserted.job_info.state == "JobComplete"
+        assert len(inserted.successful_results) == 4 and inserted.failed_results == []
+        assert all(row["sf__Created"] == "true" for row in inserted.successful_results)
+        ids = [row["sf__Id"] for row in inserted.successful_results]
+        bad = [{"Id": ids[0], "Email": "changed@example.com"}, {"Id": "003000000000000AAA"}]
+        [updated] = [
+            r
+            async for r in ingest.perform_operation("update", "Contact", bad, polling_interval=0.05)
+        ]
+        assert len(updated.successful_results) == 1
+        [failure] = updated.failed_results
+        assert failure["sf__Error"] == "INVALID_CROSS_REFERENCE_KEY:invalid cross reference id: --"
+        [deleted] = [
+            r
+            async for r in ingest.perform_operation(
+                "delete", "Contact", [{"Id": i} for i in ids], polling_interval=0.05
+            )
+        ]
+        assert len(deleted.successful_results) == 4
+        remaining = [
+            r async for r in sf.query("SELECT Id FROM Contact WHERE LastName LIKE 'Bulkv2 %'")
+        ]
+        assert remaining == []
+        jobs = [job async for job in ingest.list_jobs()]
+        assert {inserted.job_info.id, updated.job_info.id, deleted.job_info.id} <= {
+            j.id for j in jobs
+        }
+
+    run(scenario)

@@ -109,6 +109,17 @@ def test_jsforce_scenario(base_url: str) -> None:
     assert error["errorCode"] == "INVALID_FIELD"
     assert "No such column 'Nope__c' on entity 'Case'" in error["message"]
 
+    assert summary["bulk2"] == {
+        "successful": [["true", "Jsbulk One"], ["true", "Jsbulk Two"]],
+        "failed": ["REQUIRED_FIELD_MISSING:Required fields are missing: [LastName]:LastName --"],
+        "unprocessed": 0,
+        "queried": [
+            ["Jsbulk One", "one@jsbulk.example"],
+            ["Jsbulk Two", "two@jsbulk.example"],
+        ],
+        "idsMatch": True,
+    }
+
     calls = summary["soapCalls"]
     assert (calls["userId"], calls["organizationId"]) == (
         summary["soap"]["userId"],

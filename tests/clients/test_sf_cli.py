@@ -252,3 +252,29 @@ def test_sobject_list_and_describe_and_rest_request(cli: Cli) -> None:
     assert (case["name"], case["keyPrefix"]) == ("Case", "500")
     assert "Subject" in {field["name"] for field in case["fields"]}
     assert json.loads(limits.result())["DailyApiRequests"]["Max"] > 0
+
+
+def test_data_import_and_export_bulk(cli: Cli, tmp_path: Path) -> None:
+    """`sf data import bulk` runs a Bulk API 2.0 ingest job, `sf data export bulk` a query job."""
+    source = tmp_path / "accounts.csv"
+    source.write_text("Name,Industry\nCli Bulk One,Retail\nCli Bulk Two,Banking\n")
+    imported = cli.json(
+        "data", "import", "bulk", "--file", str(source), "--sobject", "Account", "--wait", "5"
+    )
+    assert (imported["processedRecords"], imported["successfulRecords"]) == (2, 2)
+    assert imported["failedRecords"] == 0 and imported["jobId"].startswith("750")
+    exported_file = tmp_path / "exported.csv"
+    exported = cli.json(
+        "data",
+        "export",
+        "bulk",
+        "--query",
+        "SELECT Name, Industry FROM Account WHERE Name LIKE 'Cli Bulk%' ORDER BY Name",
+        "--output-file",
+        str(exported_file),
+        "--wait",
+        "5",
+    )
+    assert exported["totalSize"] == 2
+    rows = list(csv.reader(io.StringIO(exported_file.read_text())))
+    assert rows == [["Name", "Industry"], ["Cli Bulk One", "Retail"], ["Cli Bulk Two", "Banking"]]

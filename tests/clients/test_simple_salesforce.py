@@ -228,3 +228,46 @@ def test_query_all_with_child_subqueries_and_aggregates(oauth_sf: Any) -> None:
         "SELECT TYPEOF Owner WHEN User THEN Email END FROM Case WHERE Owner.Email != null LIMIT 1"
     )
     assert typed["records"][0]["Owner"]["attributes"]["type"] == "User"
+
+
+def test_bulk2_insert_update_upsert_delete_and_query(oauth_sf: Any) -> None:
+    """`sf.bulk2`: each call is a Bulk API 2.0 job (create, upload, close, poll, results)."""
+    bulk = oauth_sf.bulk2.Product2
+    inserted = bulk.insert(
+        records=[{"Name": f"Bulk2 {i}", "External_ID__c": f"B2-{i}"} for i in range(3)], wait=0
+    )
+    assert [(r["numberRecordsProcessed"], r["numberRecordsFailed"]) for r in inserted] == [(3, 0)]
+    ids = {
+        r["External_ID__c"]: r["Id"]
+        for r in oauth_sf.query(
+            "SELECT Id, External_ID__c FROM Product2 WHERE Name LIKE 'Bulk2 %'"
+        )["records"]
+    }
+    assert set(ids) == {"B2-0", "B2-1", "B2-2"}
+    updated = bulk.update(records=[{"Id": ids["B2-0"], "Description": "updated"}], wait=0)
+    assert updated[0]["numberRecordsFailed"] == 0
+    upserted = bulk.upsert(
+        records=[
+            {"External_ID__c": "B2-1", "Name": "Bulk2 one"},
+            {"External_ID__c": "B2-9", "Name": "Bulk2 nine"},
+        ],
+        external_id_field="External_ID__c",
+        wait=0,
+    )
+    assert upserted[0]["numberRecordsProcessed"] == 2
+    deleted = bulk.delete(records=[{"Id": ids["B2-2"]}], wait=0)
+    assert deleted[0]["numberRecordsFailed"] == 0
+
+    soql = "SELECT External_ID__c, Name, Description FROM Product2 WHERE Name LIKE 'Bulk2 %'"
+    pages = list(bulk.query(soql + " ORDER BY External_ID__c", max_records=2, wait=0))
+    assert len(pages) == 2  # three rows, two to a page
+    rows = [line for page in pages for line in page.splitlines()[1:]]
+    assert rows == [
+        '"B2-0","Bulk2 0","updated"',
+        '"B2-1","Bulk2 one",',
+        '"B2-9","Bulk2 nine",',
+    ]
+    every = "".join(bulk.query_all(soql.replace("Name, Description", "IsDeleted"), wait=0))
+    assert '"B2-2","true"' in every.splitlines()
+    via_rest = list(oauth_sf.query_all_iter("SELECT Id FROM Product2 WHERE Name LIKE 'Bulk2 %'"))
+    assert len(via_rest) == 3

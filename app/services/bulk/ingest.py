@@ -15,6 +15,7 @@ from app.errors import SalesforceError
 from app.metadata.model import FieldType, SObjectDef
 from app.services import records
 from app.services.bulk.csv_data import InvalidBatch, read_upload, write_raw, write_rows
+from app.services.composite import dml_error
 from app.services.context import OrgContext
 from app.services.json_body import JsonBody
 from app.storage.bulk_jobs import Job
@@ -75,8 +76,9 @@ def _check_header(sobject: SObjectDef, header: list[str], job: Job) -> None:
 
 
 def _error_text(error: SalesforceError) -> str:
-    fields = ",".join(error.fields or [])
-    return f"{error.error_code}:{error.message}:{fields} --"
+    """The sf__Error of a failed row: the DML error, as `CODE:message:fields --`."""
+    failure = dml_error(error)
+    return f"{failure['statusCode']}:{failure['message']}:{','.join(failure['fields'])} --"
 
 
 Action = Callable[[dict[str, Any]], tuple[str, bool]]

@@ -118,6 +118,33 @@ try {
   summary.error = { errorCode: error.errorCode, name: error.name, message: error.message };
 }
 
+// Bulk API 2.0: an ingest job from records (jsforce writes the CSV), then a query job whose CSV
+// jsforce parses back into records.
+conn.bulk2.pollInterval = 50;
+const loaded = await conn.bulk2.loadAndWaitForResults({
+  object: 'Contact',
+  operation: 'insert',
+  input: [
+    { LastName: 'Jsbulk One', Email: 'one@jsbulk.example' },
+    { LastName: 'Jsbulk Two', Email: 'two@jsbulk.example' },
+    { Email: 'nobody@jsbulk.example' },
+  ],
+});
+const bulkQuery = await conn.bulk2.query(
+  "SELECT Id, LastName, Email FROM Contact WHERE LastName LIKE 'Jsbulk%' ORDER BY LastName",
+);
+const queried = [];
+for await (const record of bulkQuery) {
+  queried.push(record);
+}
+summary.bulk2 = {
+  successful: loaded.successfulResults.map((r) => [r.sf__Created, r.LastName]),
+  failed: loaded.failedResults.map((r) => r.sf__Error),
+  unprocessed: loaded.unprocessedRecords.length,
+  queried: queried.map((r) => [r.LastName, r.Email]),
+  idsMatch: queried.every((r) => loaded.successfulResults.some((s) => s.sf__Id === r.Id)),
+};
+
 // The SOAP API beyond login, on the SOAP session: getUserInfo, getServerTimestamp, a call
 // localforce does not build (a fault naming it), then logout, after which the session is gone.
 const userInfo = await soap.soap.getUserInfo();
