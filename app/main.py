@@ -20,6 +20,7 @@ from app.agents.mcp import McpEndpoint, build_mcp
 from app.agents.openenv_endpoint import OpenEnvEndpoint
 from app.api import (
     auth,
+    bulk1,
     bulk2,
     composite,
     control,
@@ -357,6 +358,7 @@ def create_app(
         ui,  # before sobjects: its paths would read as record and external ids there
         sobjects,
         bulk2,
+        bulk1,
         search,
         composite,
         versions,

@@ -24,27 +24,33 @@ def _text(value: Any) -> str:
     return escape(f"{matched.group(1)}Z" if matched else text)
 
 
-def record_xml(record: dict[str, Any], element: str = "records") -> str:
+def record_xml(record: dict[str, Any], element: str = "records", prefix: str = "sf:") -> str:
+    """A record as an sObject; `prefix` is its fields' namespace prefix (the partner API's
+    `sf:`, none in Bulk API 1.0's XML)."""
     attributes = record.get("attributes", {})
     record_id = record.get("Id")  # nil unless selected
     parts = [
-        f'<{element} xsi:type="sf:sObject">',
-        f"<sf:type>{escape(str(attributes.get('type', '')))}</sf:type>",
-        f"<sf:Id>{escape(str(record_id))}</sf:Id>" if record_id else '<sf:Id xsi:nil="true"/>',
+        f'<{element} xsi:type="{prefix}sObject">',
+        f"<{prefix}type>{escape(str(attributes.get('type', '')))}</{prefix}type>",
+        f"<{prefix}Id>{escape(str(record_id))}</{prefix}Id>"
+        if record_id
+        else f'<{prefix}Id xsi:nil="true"/>',
     ]
-    parts.extend(_field_xml(name, value) for name, value in record.items() if name != "attributes")
+    parts.extend(
+        _field_xml(name, value, prefix) for name, value in record.items() if name != "attributes"
+    )
     parts.append(f"</{element}>")
     return "".join(parts)
 
 
-def _field_xml(name: str, value: Any) -> str:
-    tag = f"sf:{name}"
+def _field_xml(name: str, value: Any, prefix: str) -> str:
+    tag = f"{prefix}{name}"
     if value is None:
         return f'<{tag} xsi:nil="true"/>'
     if isinstance(value, dict) and "records" in value:
         return query_result_xml(value, tag)
     if isinstance(value, dict):
-        return record_xml(value, tag)
+        return record_xml(value, tag, prefix)
     return f"<{tag}>{_text(value)}</{tag}>"
 
 

@@ -17,10 +17,12 @@ from app.storage.platform import BulkJob, BulkJobData
 JOBS = BulkJob.__table__  # type: ignore[attr-defined]
 DATA = BulkJobData.__table__  # type: ignore[attr-defined]
 JOB_PREFIX = "750"
+BATCH_PREFIX = "751"  # a Bulk API 1.0 batch
+RESULT_PREFIX = "752"  # a Bulk API 1.0 query batch's result
 
 
 class State:
-    """The states of a Bulk API 2.0 job."""
+    """The states of a Bulk API 2.0 job, and of a Bulk API 1.0 job and batch."""
 
     OPEN = "Open"
     UPLOAD_COMPLETE = "UploadComplete"
@@ -28,9 +30,15 @@ class State:
     JOB_COMPLETE = "JobComplete"
     FAILED = "Failed"
     ABORTED = "Aborted"
+    CLOSED = "Closed"  # a 1.0 job that takes no more batches
+    QUEUED = "Queued"  # a 1.0 batch waiting to run
+    COMPLETED = "Completed"  # a 1.0 batch that ran
+    NOT_PROCESSED = "NotProcessed"  # a 1.0 batch of a job aborted before it ran
 
 
 FINISHED = frozenset({State.JOB_COMPLETE, State.FAILED, State.ABORTED})
+# What a runner takes up: a 2.0 job closed by its client, a 1.0 batch.
+WAITING = (State.UPLOAD_COMPLETE, State.QUEUED)
 
 
 @dataclass(frozen=True)
@@ -39,6 +47,8 @@ class Job:
     sandbox_id: str
     sandbox_instance: str
     kind: str
+    parent_seq: int | None
+    content_type: str
     operation: str
     sobject: str | None
     external_id_field: str | None
@@ -59,13 +69,13 @@ class Job:
 
     @property
     def id(self) -> str:
-        return make_id(JOB_PREFIX, self.seq)
+        return make_id(BATCH_PREFIX if self.kind == "batch" else JOB_PREFIX, self.seq)
 
 
-def job_seq(job_id: str) -> int | None:
-    """The seq a job id carries, or None for what is no job id."""
+def job_seq(job_id: str, prefix: str = JOB_PREFIX) -> int | None:
+    """The seq a job (or batch, or result) id carries, or None for what is no such id."""
     canonical = normalize_id(job_id)
-    if canonical is None or not canonical.startswith(JOB_PREFIX):
+    if canonical is None or not canonical.startswith(prefix):
         return None
     return record_number(canonical)
 
@@ -84,7 +94,7 @@ def load_job(conn: Connection, seq: int) -> Job:
 
 def find_job(conn: Connection, sandbox_instance: str, kind: str, job_id: str) -> Job:
     """The sandbox's job of that kind the id names: NOT_FOUND for any other."""
-    seq = job_seq(job_id)
+    seq = job_seq(job_id, BATCH_PREFIX if kind == "batch" else JOB_PREFIX)
     job = None if seq is None else load_job_or_none(conn, seq)
     if job is None or job.sandbox_instance != sandbox_instance or job.kind != kind:
         raise NotFound()
@@ -103,6 +113,14 @@ def list_jobs(conn: Connection, sandbox_instance: str, kind: str) -> list[Job]:
         select(JOBS)
         .where(JOBS.c.sandbox_instance == sandbox_instance, JOBS.c.kind == kind)
         .order_by(JOBS.c.seq)
+    ).mappings()
+    return [Job(**dict(row)) for row in rows]
+
+
+def batches_of(conn: Connection, job: Job) -> list[Job]:
+    """A Bulk API 1.0 job's batches, in the order they were added."""
+    rows = conn.execute(
+        select(JOBS).where(JOBS.c.parent_seq == job.seq).order_by(JOBS.c.seq)
     ).mappings()
     return [Job(**dict(row)) for row in rows]
 
@@ -149,13 +167,13 @@ def delete_sandbox_jobs(conn: Connection, sandbox_id: str) -> None:
 
 
 def claim_next(conn: Connection, owner: str, now: datetime, stale: timedelta) -> Job | None:
-    """Take a job waiting to run (UploadComplete), or one whose runner fell silent: the one
-    worker whose update matches runs it."""
+    """Take a job waiting to run (a 2.0 job UploadComplete, a 1.0 batch Queued), or one whose
+    runner fell silent: the one worker whose update matches runs it."""
     candidates = conn.execute(
         select(JOBS.c.seq)
         .where(
             or_(
-                JOBS.c.state == State.UPLOAD_COMPLETE,
+                JOBS.c.state.in_(WAITING),
                 (JOBS.c.state == State.IN_PROGRESS) & (JOBS.c.heartbeat < now - stale),
             )
         )
@@ -168,7 +186,7 @@ def claim_next(conn: Connection, owner: str, now: datetime, stale: timedelta) ->
             .where(
                 JOBS.c.seq == seq,
                 or_(
-                    JOBS.c.state == State.UPLOAD_COMPLETE,
+                    JOBS.c.state.in_(WAITING),
                     (JOBS.c.state == State.IN_PROGRESS) & (JOBS.c.heartbeat < now - stale),
                 ),
             )

@@ -198,7 +198,8 @@ class CursorRows(SQLModel, table=True):
 
 
 class BulkJob(SQLModel, table=True):
-    """A Bulk API job of a sandbox: what it does, where it stands, and who runs it. Its data
+    """A Bulk API job (or Bulk API 1.0 batch) of a sandbox: what it does, where it stands, and
+    who runs it. Its data
     (the upload, the results) is in lf_bulk_data. Its seq is never reused: the job's id is
     made from it."""
 
@@ -209,8 +210,12 @@ class BulkJob(SQLModel, table=True):
     sandbox_id: str = Field(max_length=40, index=True)
     # The sandbox's instance when the job was made: a later namesake never sees the job.
     sandbox_instance: str = Field(max_length=32)
-    # "ingest" or "query" (Bulk API 2.0).
+    # "ingest" or "query" (Bulk API 2.0); "job" or "batch" (Bulk API 1.0, whose batches
+    # are run, each in its job: `parent_seq`).
     kind: str = Field(max_length=10)
+    parent_seq: int | None = Field(default=None)
+    # CSV (Bulk API 2.0's only one), or JSON or XML (Bulk API 1.0's too).
+    content_type: str = Field(default="CSV", max_length=10)
     operation: str = Field(max_length=20)
     sobject: str | None = Field(default=None, max_length=80)
     external_id_field: str | None = Field(default=None, max_length=80)

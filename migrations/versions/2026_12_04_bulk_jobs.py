@@ -1,4 +1,4 @@
-"""bulk jobs: Bulk API 2.0 ingest and query jobs, and their data.
+"""bulk jobs: Bulk API 2.0 ingest and query jobs, Bulk API 1.0 jobs and batches, and their data.
 
 Revision ID: 0009_bulk_jobs
 Revises: 0008_episodes
@@ -21,6 +21,8 @@ def upgrade() -> None:
         sa.Column("sandbox_id", sa.String(40), nullable=False),
         sa.Column("sandbox_instance", sa.String(32), nullable=False),
         sa.Column("kind", sa.String(10), nullable=False),
+        sa.Column("parent_seq", sa.Integer(), nullable=True),
+        sa.Column("content_type", sa.String(10), nullable=False),
         sa.Column("operation", sa.String(20), nullable=False),
         sa.Column("sobject", sa.String(80), nullable=True),
         sa.Column("external_id_field", sa.String(80), nullable=True),

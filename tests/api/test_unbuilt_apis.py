@@ -17,8 +17,6 @@ UNBUILT = [
     ("GET", f"{V}/analytics/reports", "the Analytics REST API (reports and dashboards)"),
     ("GET", f"{V}/chatter/users/me", "Chatter REST API (Connect)"),
     ("GET", f"{V}/connect/communities", "the Connect REST API"),
-    ("POST", f"{V}/jobs/ingest", "Bulk API 2.0"),
-    ("GET", f"{V}/jobs/query", "Bulk API 2.0"),
     ("GET", f"{V}/wave/datasets", "the CRM Analytics REST API"),
     ("POST", f"{V}/async-queries", "Async SOQL"),
     ("GET", "/services/apexrest/Orders/42", "Apex REST (Apex classes exposed as REST resources)"),
@@ -71,44 +69,3 @@ def test_a_path_that_does_not_exist_is_404_for_a_session(api: TestClient) -> Non
 def test_the_open_paths_need_no_session(client: TestClient) -> None:
     assert client.get("/services/data").status_code == 200
     assert client.options(f"{V}/nothing-here").status_code == 404  # a preflight has none
-
-
-def bulk_session(api: TestClient) -> str:
-    return api.headers["Authorization"].split(" ", 1)[1]
-
-
-def test_bulk_v1_answers_its_own_xml_error(api: TestClient) -> None:
-    job = '<jobInfo xmlns="http://www.force.com/2009/06/asyncapi/dataload"/>'
-    headers = {"Content-Type": "application/xml; charset=UTF-8"}
-    good = api.post(
-        "/services/async/59.0/job",
-        content=job,
-        headers={**headers, "X-SFDC-Session": bulk_session(api)},
-    )
-    bad = api.post(
-        "/services/async/59.0/job", content=job, headers={**headers, "X-SFDC-Session": "nope"}
-    )
-    assert good.status_code == bad.status_code == 400
-    assert good.headers["content-type"].startswith("application/xml")
-    assert good.text == (
-        '<?xml version="1.0" encoding="UTF-8"?>'
-        '<error xmlns="http://www.force.com/2009/06/asyncapi/dataload">'
-        "<exceptionCode>FeatureNotEnabled</exceptionCode>"
-        "<exceptionMessage>localforce does not support Bulk API 1.0 yet</exceptionMessage>"
-        "</error>"
-    )
-    assert "<exceptionCode>InvalidSessionId</exceptionCode>" in bad.text
-    assert "<exceptionMessage>Invalid session id</exceptionMessage>" in bad.text
-
-
-def test_bulk_v1_answers_a_json_job_in_json(client: TestClient) -> None:
-    response = client.post(
-        "/services/async/59.0/job",
-        json={"operation": "insert", "object": "Account", "contentType": "JSON"},
-        headers={"X-SFDC-Session": "nope"},
-    )
-    assert response.status_code == 400
-    assert response.json() == {
-        "exceptionCode": "InvalidSessionId",
-        "exceptionMessage": "Invalid session id",
-    }

@@ -120,6 +120,11 @@ def test_jsforce_scenario(base_url: str) -> None:
         "idsMatch": True,
     }
 
+    assert summary["bulk1"] == {
+        "loaded": [[True, 0], [False, 1]],
+        "queried": [["Jsbulkone A", True]],
+    }
+
     calls = summary["soapCalls"]
     assert (calls["userId"], calls["organizationId"]) == (
         summary["soap"]["userId"],

@@ -271,3 +271,37 @@ def test_bulk2_insert_update_upsert_delete_and_query(oauth_sf: Any) -> None:
     assert '"B2-2","true"' in every.splitlines()
     via_rest = list(oauth_sf.query_all_iter("SELECT Id FROM Product2 WHERE Name LIKE 'Bulk2 %'"))
     assert len(via_rest) == 3
+
+
+def test_bulk_insert_update_upsert_delete_and_query(oauth_sf: Any) -> None:
+    """`sf.bulk`: Bulk API 1.0 JSON jobs, one batch each, results in the order sent."""
+    inserted = oauth_sf.bulk.Account.insert(
+        [{"Name": "Bulkone Ss", "Industry": "Retail"}, {"Industry": "Retail"}], batch_size=10
+    )
+    assert [(r["success"], r["created"]) for r in inserted] == [(True, True), (False, False)]
+    assert inserted[1]["errors"] == [
+        {
+            "message": "Required fields are missing: [Name]",
+            "fields": ["Name"],
+            "statusCode": "REQUIRED_FIELD_MISSING",
+        }
+    ]
+    record_id = inserted[0]["id"]
+    updated = oauth_sf.bulk.Account.update([{"Id": record_id, "Industry": "Banking"}])
+    assert updated == [{"success": True, "created": False, "id": record_id, "errors": []}]
+    upserted = oauth_sf.bulk.Product2.upsert(
+        [{"External_ID__c": "BS-1", "Name": "Bulkone product"}], "External_ID__c"
+    )
+    assert upserted[0]["created"] is True
+    found = oauth_sf.bulk.Account.query(
+        "SELECT Id, Name, Industry, CreatedDate FROM Account WHERE Name = 'Bulkone Ss'"
+    )
+    assert [(r["Id"], r["Industry"]) for r in found] == [(record_id, "Banking")]
+    assert isinstance(found[0]["CreatedDate"], int)  # epoch milliseconds, as Bulk 1.0 writes
+    deleted = oauth_sf.bulk.Account.delete([{"Id": record_id}])
+    assert deleted[0]["success"] is True
+    assert oauth_sf.bulk.Account.query("SELECT Id FROM Account WHERE Name = 'Bulkone Ss'") == []
+    every = oauth_sf.bulk.Account.query_all(
+        "SELECT Id, IsDeleted FROM Account WHERE Name = 'Bulkone Ss'"
+    )
+    assert [(r["Id"], r["IsDeleted"]) for r in every] == [(record_id, True)]

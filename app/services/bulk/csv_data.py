@@ -72,16 +72,3 @@ def write_rows(
     lines = [separator.join(_quoted(name) for name in header)]
     lines.extend(separator.join(_quoted(value) for value in row) for row in rows)
     return (newline.join(lines) + newline).encode("utf-8")
-
-
-def write_raw(
-    header: Sequence[str], rows: Iterable[Sequence[str]], delimiter: str, line_ending: str
-) -> bytes:
-    """Rows as they were uploaded (unprocessed records), in the job's own CSV dialect."""
-    buffer = io.StringIO()
-    writer = csv.writer(
-        buffer, delimiter=DELIMITERS[delimiter], lineterminator=LINE_ENDINGS[line_ending]
-    )
-    writer.writerow(header)
-    writer.writerows(rows)
-    return buffer.getvalue().encode("utf-8")

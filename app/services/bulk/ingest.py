@@ -14,7 +14,7 @@ from sqlalchemy import Connection
 from app.errors import SalesforceError
 from app.metadata.model import FieldType, SObjectDef
 from app.services import records
-from app.services.bulk.csv_data import InvalidBatch, read_upload, write_raw, write_rows
+from app.services.bulk.csv_data import InvalidBatch, read_upload, write_rows
 from app.services.composite import dml_error
 from app.services.context import OrgContext
 from app.services.json_body import JsonBody
@@ -27,34 +27,65 @@ KEY_COLUMN = {"update": "Id", "delete": "Id"}
 
 
 @dataclass(frozen=True)
+class RowOutcome:
+    """What became of one row: the record's id and whether it was created, or the error."""
+
+    record_id: str | None
+    created: bool
+    error: dict[str, Any] | None  # {statusCode, message, fields}, as DML reports it
+
+
+@dataclass(frozen=True)
 class IngestResult:
-    processed: int
-    failed: int
-    success: bytes
-    failure: bytes
-    unprocessed: bytes
+    header: list[str]
+    rows: list[list[str]]
+    outcomes: list[RowOutcome]
+
+    @property
+    def processed(self) -> int:
+        return len(self.outcomes)
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for outcome in self.outcomes if outcome.error is not None)
 
     def to_text(self) -> str:
         return json.dumps(
             {
-                "processed": self.processed,
-                "failed": self.failed,
-                "success": self.success.decode(),
-                "failure": self.failure.decode(),
-                "unprocessed": self.unprocessed.decode(),
+                "header": self.header,
+                "rows": self.rows,
+                "outcomes": [[o.record_id, o.created, o.error] for o in self.outcomes],
             }
         )
 
     @classmethod
     def from_text(cls, text: str) -> IngestResult:
         data = json.loads(text)
-        return cls(
-            processed=int(data["processed"]),
-            failed=int(data["failed"]),
-            success=data["success"].encode(),
-            failure=data["failure"].encode(),
-            unprocessed=data["unprocessed"].encode(),
-        )
+        outcomes = [
+            RowOutcome(rid, bool(created), error) for rid, created, error in data["outcomes"]
+        ]
+        return cls(header=data["header"], rows=data["rows"], outcomes=outcomes)
+
+    def successful_csv(self, delimiter: str, line_ending: str) -> bytes:
+        rows = [
+            [o.record_id, "true" if o.created else "false", *row]
+            for o, row in zip(self.outcomes, self.rows, strict=True)
+            if o.error is None
+        ]
+        return write_rows(["sf__Id", "sf__Created", *self.header], rows, delimiter, line_ending)
+
+    def failed_csv(self, delimiter: str, line_ending: str) -> bytes:
+        rows = [
+            [o.record_id or "", error_text(o.error), *row]
+            for o, row in zip(self.outcomes, self.rows, strict=True)
+            if o.error is not None
+        ]
+        return write_rows(["sf__Id", "sf__Error", *self.header], rows, delimiter, line_ending)
+
+
+def error_text(error: dict[str, Any]) -> str:
+    """A failed row's sf__Error: `CODE:message:fields --`."""
+    return f"{error['statusCode']}:{error['message']}:{','.join(error['fields'])} --"
 
 
 def _value(sobject: SObjectDef, name: str, text: str) -> Any:
@@ -73,12 +104,6 @@ def _check_header(sobject: SObjectDef, header: list[str], job: Job) -> None:
     needed = KEY_COLUMN.get(job.operation) or job.external_id_field
     if needed and needed.lower() not in {name.lower() for name in header}:
         raise InvalidBatch(f"InvalidBatch : Field name not found : {needed}")
-
-
-def _error_text(error: SalesforceError) -> str:
-    """The sf__Error of a failed row: the DML error, as `CODE:message:fields --`."""
-    failure = dml_error(error)
-    return f"{failure['statusCode']}:{failure['message']}:{','.join(failure['fields'])} --"
 
 
 Action = Callable[[dict[str, Any]], tuple[str, bool]]
@@ -125,16 +150,22 @@ def _actions(conn: Connection, ctx: OrgContext, sobject: SObjectDef, job: Job) -
 
 
 def run_ingest(conn: Connection, ctx: OrgContext, job: Job, data: bytes) -> IngestResult:
-    """Run the job's rows in `conn` (the sandbox's write transaction, which the caller
+    """Run the job's CSV rows in `conn` (the sandbox's write transaction, which the caller
     commits). Raises InvalidBatch when the data cannot be read at all: the job fails."""
+    header, rows = read_upload(data, job.column_delimiter, job.line_ending)
+    return run_rows(conn, ctx, job, header, rows)
+
+
+def run_rows(
+    conn: Connection, ctx: OrgContext, job: Job, header: list[str], rows: list[list[str]]
+) -> IngestResult:
+    """Each row through the record service, in its own savepoint (a bad row fails alone)."""
     sobject = ctx.registry.get(job.sobject or "")
     if sobject is None:
         raise InvalidBatch(f"InvalidBatch : sObject type '{job.sobject}' is not supported")
-    header, rows = read_upload(data, job.column_delimiter, job.line_ending)
     _check_header(sobject, header, job)
     action = _actions(conn, ctx, sobject, job)
-    succeeded: list[list[str | None]] = []
-    failed: list[list[str | None]] = []
+    outcomes: list[RowOutcome] = []
     for row in rows:
         values = {
             name: _value(sobject, name, text)
@@ -147,15 +178,8 @@ def run_ingest(conn: Connection, ctx: OrgContext, job: Job, data: bytes) -> Inge
         except SalesforceError as error:
             savepoint.rollback()
             echoed = values.get("Id")
-            failed.append([str(echoed) if echoed else "", _error_text(error), *row])
+            outcomes.append(RowOutcome(str(echoed) if echoed else None, False, dml_error(error)))
             continue
         savepoint.commit()
-        succeeded.append([record_id, "true" if created else "false", *row])
-    delimiter, ending = job.column_delimiter, job.line_ending
-    return IngestResult(
-        processed=len(rows),
-        failed=len(failed),
-        success=write_rows(["sf__Id", "sf__Created", *header], succeeded, delimiter, ending),
-        failure=write_rows(["sf__Id", "sf__Error", *header], failed, delimiter, ending),
-        unprocessed=write_raw(header, [], delimiter, ending),
-    )
+        outcomes.append(RowOutcome(record_id, created, None))
+    return IngestResult(header=header, rows=rows, outcomes=outcomes)

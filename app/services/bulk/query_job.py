@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from app.errors import SalesforceError
+from app.metadata.model import FieldType
 from app.services.context import OrgContext
 from app.services.cursors import CursorStore
 from app.services.query import checked_text, prepare, run_query
@@ -70,13 +71,36 @@ def _cell(record: dict[str, Any], path: tuple[str, ...]) -> str | None:
     return f"{matched.group(1)}Z" if matched else text
 
 
-def run_query_job(
+def query_records(
     conn: Connection, ctx: OrgContext, cursors: CursorStore, text: str, include_deleted: bool
-) -> tuple[list[str], list[list[str | None]]]:
+) -> tuple[BoundQuery, list[dict[str, Any]]]:
+    """The query's records, as the REST API writes them."""
     bound = check_bulk_query(ctx, text, include_deleted)
     result = run_query(
         conn, ctx, cursors, text, include_deleted=include_deleted, batch_size=ALL_ROWS
     )
+    return bound, list(result["records"])
+
+
+def csv_table(
+    bound: BoundQuery, records: list[dict[str, Any]]
+) -> tuple[list[str], list[list[str | None]]]:
     columns = _columns(bound)
-    rows = [[_cell(record, path) for _, path in columns] for record in result["records"]]
+    rows = [[_cell(record, path) for _, path in columns] for record in records]
     return [header for header, _ in columns], rows
+
+
+def temporal_columns(bound: BoundQuery) -> list[str]:
+    """The dotted paths of the selected date and datetime fields."""
+    return [
+        ".".join((*(hop.name for hop in expr.path.hops), expr.path.field.name))
+        for expr in bound.select
+        if isinstance(expr, BoundColumn)
+        and expr.path.field.type in (FieldType.DATE, FieldType.DATETIME)
+    ]
+
+
+def run_query_job(
+    conn: Connection, ctx: OrgContext, cursors: CursorStore, text: str, include_deleted: bool
+) -> tuple[list[str], list[list[str | None]]]:
+    return csv_table(*query_records(conn, ctx, cursors, text, include_deleted))

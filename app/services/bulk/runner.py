@@ -13,18 +13,22 @@ import logging
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import orjson
 from sqlalchemy import Engine
 
 from app.errors import SalesforceError
 from app.sandbox.manager import Sandbox
-from app.services.bulk.ingest import IngestResult, run_ingest
-from app.services.bulk.query_job import run_query_job
+from app.services.bulk.batch_data import batch_rows
+from app.services.bulk.csv_data import write_rows
+from app.services.bulk.ingest import IngestResult, run_ingest, run_rows
+from app.services.bulk.query_job import csv_table, query_records, temporal_columns
 from app.services.context import OrgContext
 from app.services.cursors import CursorStore
 from app.storage import bulk_jobs
@@ -33,6 +37,8 @@ from app.storage.database import platform_transaction, write_transaction
 from app.storage.journal import bulk_job_results, log_bulk_job
 
 logger = logging.getLogger(__name__)
+QUERY_OPERATIONS = ("query", "queryAll")
+FINISHED_REMEMBERED = 1000
 
 # The org a job runs in, as its creator sees it, held (leased) for the run: None when the
 # sandbox is gone.
@@ -66,6 +72,9 @@ class BulkRunner:
         self._stopping = threading.Event()
         self._running: set[int] = set()
         self._lock = threading.Lock()
+        # The jobs this runner finished lately, for a request that waits a moment for one.
+        self._finished: OrderedDict[int, None] = OrderedDict()
+        self._finished_changed = threading.Condition(self._lock)
         self._threads: list[threading.Thread] = []
 
     def start(self) -> None:
@@ -121,7 +130,16 @@ class BulkRunner:
         finally:
             with self._lock:
                 self._running.discard(job.seq)
+                self._finished[job.seq] = None
+                while len(self._finished) > FINISHED_REMEMBERED:
+                    self._finished.popitem(last=False)
+                self._finished_changed.notify_all()
         return True
+
+    def wait_finished(self, seq: int, timeout: float) -> bool:
+        """Wait up to `timeout` s for this runner to finish job `seq`; whether it did."""
+        with self._lock:
+            return self._finished_changed.wait_for(lambda: seq in self._finished, timeout)
 
     def _run(self, job: Job) -> None:
         with self.opener(job) as opened:
@@ -130,11 +148,12 @@ class BulkRunner:
 
     def _run_in(self, job: Job, sandbox: Sandbox, ctx: OrgContext) -> None:
         started = time.perf_counter()
+        outcome: tuple[int, int, dict[str, bytes]] | None
         try:
-            if job.kind == "ingest":
-                outcome = self._ingest(job, sandbox, ctx)
-            else:
+            if job.operation in QUERY_OPERATIONS:
                 outcome = self._query(job, sandbox, ctx)
+            else:
+                outcome = self._ingest(job, sandbox, ctx)
         except SalesforceError as error:
             self._fail(job, ctx, error.message)
             return
@@ -152,7 +171,7 @@ class BulkRunner:
             bulk_jobs.set_state(
                 conn,
                 job,
-                State.JOB_COMPLETE,
+                State.COMPLETED if job.kind == "batch" else State.JOB_COMPLETE,
                 ctx.now,
                 expected=State.IN_PROGRESS,
                 processed=processed,
@@ -177,13 +196,20 @@ class BulkRunner:
                 result = IngestResult.from_text(logged)
             elif not self._still_running(job):  # aborted, or its sandbox reset, meanwhile
                 return None
-            else:
-                result = run_ingest(conn, ctx, job, data)  # InvalidBatch: the job fails
+            else:  # InvalidBatch: the job fails
+                if job.kind == "batch":
+                    header, rows = batch_rows(data, job.content_type)
+                    result = run_rows(conn, ctx, job, header, rows)
+                else:
+                    result = run_ingest(conn, ctx, job, data)
                 log_bulk_job(conn, job.id, result.to_text())
+        if job.kind == "batch":  # rendered when asked for, in the job's content type
+            return result.processed, result.failed, {"outcomes": result.to_text().encode()}
+        delimiter, ending = job.column_delimiter, job.line_ending
         parts = {
-            "success": result.success,
-            "failure": result.failure,
-            "unprocessed": result.unprocessed,
+            "success": result.successful_csv(delimiter, ending),
+            "failure": result.failed_csv(delimiter, ending),
+            "unprocessed": write_rows(result.header, [], delimiter, ending),
         }
         return result.processed, result.failed, parts
 
@@ -191,9 +217,20 @@ class BulkRunner:
         self, job: Job, sandbox: Sandbox, ctx: OrgContext
     ) -> tuple[int, int, dict[str, bytes]]:
         include_deleted = job.operation == "queryAll"
+        text = job.query or ""
+        if job.kind == "batch":  # a 1.0 query batch: the query is its data
+            with self.platform.connect() as conn:
+                text = (bulk_jobs.get_data(conn, job.seq, "upload") or b"").decode(
+                    "utf-8", "replace"
+                )
         with sandbox.engine.connect() as conn:
-            header, rows = run_query_job(conn, ctx, self.cursors, job.query or "", include_deleted)
-        return len(rows), 0, {"result": orjson.dumps({"header": header, "rows": rows})}
+            bound, records = query_records(conn, ctx, self.cursors, text, include_deleted)
+        if job.content_type == "CSV":
+            header, rows = csv_table(bound, records)
+            stored: dict[str, Any] = {"header": header, "rows": rows}
+        else:
+            stored = {"records": records, "temporal": temporal_columns(bound)}
+        return len(records), 0, {"result": orjson.dumps(stored)}
 
     def _fail(self, job: Job, ctx: OrgContext, message: str) -> None:
         with platform_transaction(self.platform) as conn:

@@ -145,6 +145,23 @@ summary.bulk2 = {
   idsMatch: queried.every((r) => loaded.successfulResults.some((s) => s.sf__Id === r.Id)),
 };
 
+// Bulk API 1.0: a CSV insert job (XML jobInfo, one batch), then a query job.
+conn.bulk.pollInterval = 50;
+const bulkLoaded = await conn.bulk.load('Contact', 'insert', [
+  { LastName: 'Jsbulkone A', Email: 'a@jsbulkone.example' },
+  { Email: 'nobody@jsbulkone.example' },
+]);
+const bulkOneQueried = [];
+for await (const record of await conn.bulk.query(
+  "SELECT Id, LastName FROM Contact WHERE LastName LIKE 'Jsbulkone%'",
+)) {
+  bulkOneQueried.push(record);
+}
+summary.bulk1 = {
+  loaded: bulkLoaded.map((r) => [r.success, r.errors.length]),
+  queried: bulkOneQueried.map((r) => [r.LastName, r.Id === bulkLoaded[0].id]),
+};
+
 // The SOAP API beyond login, on the SOAP session: getUserInfo, getServerTimestamp, a call
 // localforce does not build (a fault naming it), then logout, after which the session is gone.
 const userInfo = await soap.soap.getUserInfo();
