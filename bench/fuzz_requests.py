@@ -373,7 +373,43 @@ def calls(objects: list[SObjectDef], headers: dict[str, str]) -> st.SearchStrate
         method = draw(st.sampled_from(["GET", "GET", "HEAD", "OPTIONS", "PUT", "TRACE"]))
         return Call(f"path {target}", method, path[target], draw(auth))
 
+    @st.composite
+    def bulk_jobs(draw: st.DrawFn) -> Call:
+        """Bulk API 2.0 job definitions, mostly wrong, and hostile job ids."""
+        kind = draw(st.sampled_from(["ingest", "query"]))
+        if draw(st.booleans()):
+            names = st.sampled_from([o.name for o in objects]) | st.sampled_from(HOSTILE_TEXT)
+            spec = {
+                "object": names,
+                "operation": st.sampled_from(
+                    ["insert", "update", "upsert", "delete", "hardDelete", "query", "queryAll", ""]
+                ),
+                "externalIdFieldName": st.sampled_from(["Id", "External_ID__c", "Name", ""]),
+                "query": soql | st.sampled_from(HOSTILE_TEXT),
+                "contentType": st.sampled_from(["CSV", "JSON", "XML", ""]),
+                "columnDelimiter": st.sampled_from(["COMMA", "TAB", "PIPE", "NOPE"]),
+                "lineEnding": st.sampled_from(["LF", "CRLF", "CR"]),
+            }
+            body = draw(st.fixed_dictionaries({}, optional=spec).map(_json))
+            if draw(st.integers(0, 4)) == 0:
+                body = draw(st.sampled_from(RAW_BODIES))
+            return Call(f"bulk {kind} create", "POST", f"{API}/jobs/{kind}",
+                        {**headers, "Content-Type": "application/json"}, body)  # fmt: skip
+        job = _q(
+            draw(
+                st.sampled_from(["750000000000000AAA", "750Lf0000000001IAA"]) | st.text(max_size=20)
+            )
+        )
+        rest = draw(
+            st.sampled_from(["", "/results?maxRecords=-1", "/results?locator=%00", "/batches",
+                             "/successfulResults", "/unprocessedrecords"])
+        )  # fmt: skip
+        method = draw(st.sampled_from(["GET", "GET", "PATCH", "DELETE", "PUT"]))
+        patch = b'{"state":"UploadComplete"}' if method == "PATCH" else None
+        return Call(f"bulk {kind} job", method, f"{API}/jobs/{kind}/{job}{rest}",
+                    {**headers, "Content-Type": "application/json"}, patch)  # fmt: skip
+
     return st.one_of(
         soql_calls, soql_calls, sosl_calls, parameterized, parameterized_post,
-        writes(), composites(), paths(),
+        writes(), composites(), paths(), bulk_jobs(),
     )  # fmt: skip

@@ -37,6 +37,7 @@ router = SalesforceRouter(prefix="/services/async/{version}")
 OPERATIONS = ("insert", "update", "upsert", "delete", "query", "queryAll")
 CONTENT_TYPES = ("CSV", "JSON", "XML")
 QUICK_BATCH_SECONDS = 0.5
+MAX_BATCH_BYTES = 10_000_000  # Bulk API 1.0's bound on one batch's data
 
 
 class BulkError(Exception):
@@ -240,6 +241,10 @@ def _add_batch(job_id: str) -> Work:
         job = call.job(job_id)
         if job.state != State.OPEN:
             raise BulkError("InvalidJobState", "Job not open")
+        if len(call.raw) > MAX_BATCH_BYTES:
+            raise BulkError(
+                "InvalidBatch", f"Batch size exceeds the limit of {MAX_BATCH_BYTES} bytes"
+            )
         ctx = call.ctx
         with platform_transaction(call.state.platform) as conn:
             batch = bulk_jobs.create_job(

@@ -257,3 +257,25 @@ def test_errors_come_in_bulk_api_1_0s_envelope(api: TestClient, client: TestClie
     assert hard.json()["exceptionCode"] == "FeatureNotEnabled"
     unknown = api.get(f"{ASYNC}/nothing", headers=session(api))
     assert (unknown.status_code, field(xml(unknown), "exceptionCode")) == (400, "InvalidUrl")
+
+
+def test_a_batch_is_bounded_as_salesforce_bounds_it(api: TestClient) -> None:
+    job_id = field(xml_job(api, "insert", "Account", "CSV"), "id")
+    headers = {"Content-Type": "text/csv", **session(api)}
+    many = "Name\n" + "".join(f"Many {i}\n" for i in range(10_001))
+    batch = xml(api.post(f"{ASYNC}/job/{job_id}/batch", content=many, headers=headers))
+    done = wait_batch(api, job_id, field(batch, "id"), session(api))
+    assert field(done, "state") == "Failed"
+    assert field(done, "stateMessage") == (
+        "InvalidBatch : Records in a single batch cannot exceed 10000"
+    )
+    assert (
+        api.get(
+            f"{API}/query", params={"q": "SELECT COUNT() FROM Account WHERE Name LIKE 'Many %'"}
+        ).json()["totalSize"]
+        == 0
+    )
+    large = api.post(
+        f"{ASYNC}/job/{job_id}/batch", content=b"Name\n" + b"x" * 10_000_001, headers=headers
+    )
+    assert (large.status_code, field(xml(large), "exceptionCode")) == (400, "InvalidBatch")

@@ -73,10 +73,19 @@ def _xml_rows(data: bytes) -> tuple[list[str], list[list[str]]]:
     return _table(records)
 
 
+# Bulk API 1.0's bound on a batch's records (its bytes are bounded when it is added).
+MAX_BATCH_RECORDS = 10_000
+
+
 def batch_rows(data: bytes, content_type: str) -> tuple[list[str], list[list[str]]]:
     if content_type == "JSON":
-        return _json_rows(data)
-    if content_type == "XML":
-        return _xml_rows(data)
-    # Bulk API 1.0 takes either line ending in CSV.
-    return read_upload(data, "COMMA", "CRLF")
+        header, rows = _json_rows(data)
+    elif content_type == "XML":
+        header, rows = _xml_rows(data)
+    else:  # Bulk API 1.0 takes either line ending in CSV
+        header, rows = read_upload(data, "COMMA", "CRLF")
+    if len(rows) > MAX_BATCH_RECORDS:
+        raise InvalidBatch(
+            f"InvalidBatch : Records in a single batch cannot exceed {MAX_BATCH_RECORDS}"
+        )
+    return header, rows
