@@ -5,7 +5,6 @@ with HTTP 400. Batches run on the same job runner as Bulk API 2.0's jobs."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +16,7 @@ from defusedxml import ElementTree
 from fastapi import Request, Response
 
 from app.api import bulk1_format as fmt
+from app.api.bulk2 import origin
 from app.api.deps import RawBodyDep, StateDep, org_context_at, sandbox_of, session_for, token_in
 from app.api.routing import SalesforceJSONResponse, SalesforceRouter
 from app.api.soap_records import record_xml
@@ -27,9 +27,10 @@ from app.sandbox.manager import Sandbox
 from app.services.bulk.csv_data import write_rows
 from app.services.bulk.ingest import IngestResult
 from app.services.context import OrgContext
+from app.services.json_body import parse_object
 from app.services.org import parse_version
 from app.storage import bulk_jobs
-from app.storage.bulk_jobs import RESULT_PREFIX, Job, State
+from app.storage.bulk_jobs import RESULT_PREFIX, Job, Origin, State
 from app.storage.database import platform_transaction
 from app.storage.ids import make_id
 
@@ -50,6 +51,8 @@ class BulkError(Exception):
 
 
 def error_response(code: str, message: str, as_json: bool) -> Response:
+    # A message may echo the client's text: no lone surrogate may reach the encoder.
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")
     if as_json:
         body = {"exceptionCode": code, "exceptionMessage": message}
         return SalesforceJSONResponse(body, status_code=400)
@@ -138,12 +141,9 @@ def _request_fields(raw: bytes, as_json: bool) -> dict[str, Any]:
     """A jobInfo body's fields, from JSON or from XML."""
     if as_json:
         try:
-            data = json.loads(raw)
-        except ValueError:
-            raise BulkError("InvalidJob", "Unable to parse the JSON job information") from None
-        if not isinstance(data, dict):
-            raise BulkError("InvalidJob", "The job information must be a JSON object")
-        return data
+            return parse_object(raw, "JobInfo").data
+        except SalesforceError as error:
+            raise BulkError("InvalidJob", error.message) from None
     try:
         root = ElementTree.fromstring(raw)
     except Exception:  # defusedxml raises several unrelated types for hostile or broken XML
@@ -185,12 +185,10 @@ def _create_job(call: Call) -> Response:
                 "InvalidJob", f"External ID field {wanted} is not valid for {sobject.name}"
             )
         external = field.name
-    ctx = call.ctx
     with platform_transaction(call.state.platform) as conn:
         job = bulk_jobs.create_job(
             conn,
-            sandbox_id=call.sandbox.id,
-            sandbox_instance=call.sandbox.instance,
+            origin(call.sandbox, call.ctx),
             kind="job",
             content_type=content_type,
             operation=operation,
@@ -198,14 +196,7 @@ def _create_job(call: Call) -> Response:
             external_id_field=external,
             column_delimiter="COMMA",
             line_ending="LF",
-            api_version=f"v{ctx.api_version}",
             state=State.OPEN,
-            created_by=ctx.user_id,
-            created_at=ctx.now,
-            modstamp=ctx.now,
-            processed=0,
-            failed=0,
-            processing_ms=0,
         )
     return _info(call, job, status=201)
 
@@ -224,7 +215,10 @@ def _update_job(job_id: str) -> Work:
         if job.state not in allowed:
             raise BulkError("InvalidJobState", f"Job is {job.state}: it cannot be {wanted}")
         with platform_transaction(call.state.platform) as conn:
-            bulk_jobs.set_state(conn, job, str(wanted), call.ctx.now, expected=job.state)
+            current = bulk_jobs.lock_job(conn, job.seq)
+            if current is None or current.state not in allowed:
+                raise BulkError("InvalidJobState", f"Job is {job.state}: it cannot be {wanted}")
+            bulk_jobs.set_state(conn, current, str(wanted), call.ctx.now, expected=current.state)
             if wanted == State.ABORTED:
                 for batch in bulk_jobs.batches_of(conn, job):
                     bulk_jobs.set_state(
@@ -246,11 +240,15 @@ def _add_batch(job_id: str) -> Work:
                 "InvalidBatch", f"Batch size exceeds the limit of {MAX_BATCH_BYTES} bytes"
             )
         ctx = call.ctx
+        made = Origin(job.sandbox_id, job.sandbox_instance, job.api_version, ctx.user_id, ctx.now)
         with platform_transaction(call.state.platform) as conn:
+            # Still open now (not closed, aborted, or ended by a sandbox reset meanwhile).
+            current = bulk_jobs.lock_job(conn, job.seq)
+            if current is None or current.state != State.OPEN:
+                raise BulkError("InvalidJobState", "Job not open")
             batch = bulk_jobs.create_job(
                 conn,
-                sandbox_id=job.sandbox_id,
-                sandbox_instance=job.sandbox_instance,
+                made,
                 kind="batch",
                 parent_seq=job.seq,
                 content_type=job.content_type,
@@ -259,14 +257,7 @@ def _add_batch(job_id: str) -> Work:
                 external_id_field=job.external_id_field,
                 column_delimiter=job.column_delimiter,
                 line_ending=job.line_ending,
-                api_version=job.api_version,
                 state=State.QUEUED,
-                created_by=ctx.user_id,
-                created_at=ctx.now,
-                modstamp=ctx.now,
-                processed=0,
-                failed=0,
-                processing_ms=0,
             )
             bulk_jobs.put_data(conn, batch.seq, "upload", call.raw)
         runner = call.state.bulk

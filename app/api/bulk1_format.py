@@ -151,7 +151,7 @@ def _json_error(error: dict[str, Any]) -> dict[str, Any]:
 def _xml_result(record_id: str | None, created: bool, error: dict[str, Any] | None) -> str:
     parts = ["<result>"]
     parts.append(
-        f"<id>{record_id}</id>" if record_id else f'<id xsi:nil="true" xmlns:xsi="{XSI}"/>'
+        f"<id>{escape(record_id)}</id>" if record_id else f'<id xsi:nil="true" xmlns:xsi="{XSI}"/>'
     )
     if error is not None:
         fields = "".join(f"<fields>{escape(f)}</fields>" for f in error["fields"])

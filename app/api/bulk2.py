@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 from fastapi import Request, Response
+from sqlalchemy import Connection
 
 from app.api.deps import OrgContextDep, RawBodyDep, SandboxDep, StateDep
 from app.api.routing import SalesforceRouter
@@ -23,7 +24,7 @@ from app.services.context import OrgContext
 from app.services.json_body import parse_object
 from app.services.numbers import parse_count
 from app.storage import bulk_jobs
-from app.storage.bulk_jobs import FINISHED, Job, State
+from app.storage.bulk_jobs import FINISHED, Job, Origin, State
 from app.storage.database import platform_transaction
 
 router = SalesforceRouter(prefix="/services/data/{version}/jobs")
@@ -110,22 +111,14 @@ def _dialect(data: dict[str, Any]) -> dict[str, str]:
     }
 
 
+def origin(sandbox: Sandbox, ctx: OrgContext) -> Origin:
+    """A job made now, in this sandbox, by the session's user, at the request's API version."""
+    return Origin(sandbox.id, sandbox.instance, f"v{ctx.api_version}", ctx.user_id, ctx.now)
+
+
 def _new_job(app_state: AppState, sandbox: Sandbox, ctx: OrgContext, **values: Any) -> Job:
     with platform_transaction(app_state.platform) as conn:
-        job = bulk_jobs.create_job(
-            conn,
-            sandbox_id=sandbox.id,
-            sandbox_instance=sandbox.instance,
-            api_version=f"v{ctx.api_version}",
-            created_by=ctx.user_id,
-            created_at=ctx.now,
-            modstamp=ctx.now,
-            processed=0,
-            failed=0,
-            processing_ms=0,
-            **values,
-        )
-    return job
+        return bulk_jobs.create_job(conn, origin(sandbox, ctx), **values)
 
 
 def _ingest_spec(ctx: OrgContext, data: dict[str, Any]) -> dict[str, Any]:
@@ -242,7 +235,7 @@ def upload_job_data(
 def _store_upload(state: AppState, sandbox: Sandbox, job_id: str, raw: bytes) -> None:
     job = _job(state, sandbox, "ingest", job_id)
     with platform_transaction(state.platform) as conn:
-        current = bulk_jobs.load_job(conn, job.seq)
+        current = _locked(conn, job)
         if current.state != State.OPEN:
             raise invalid_state(current, "upload data")
         if bulk_jobs.get_data(conn, job.seq, "upload") is not None:
@@ -269,10 +262,11 @@ def _change_state(
     if allowed is None:
         raise invalid_job(f"Invalid state: {wanted}")
     with platform_transaction(state.platform) as conn:
-        current = bulk_jobs.load_job(conn, job.seq)
-        if current.state not in allowed:
+        current = _locked(conn, job)
+        if current.state not in allowed or not bulk_jobs.set_state(
+            conn, current, str(wanted), ctx.now, expected=current.state
+        ):
             raise invalid_state(current, f"move to {wanted}")
-        bulk_jobs.set_state(conn, current, str(wanted), ctx.now, expected=current.state)
         if wanted == State.ABORTED:
             upload = bulk_jobs.get_data(conn, job.seq, "upload")
             if upload is not None and current.state != State.IN_PROGRESS:
@@ -314,12 +308,22 @@ def get_query_job(
 
 
 def _delete(state: AppState, sandbox: Sandbox, kind: str, job_id: str) -> Response:
+    """A job that is not running: one closed but not yet taken, or one that has ended."""
     job = _job(state, sandbox, kind, job_id)
-    if job.state not in FINISHED and job.state != State.UPLOAD_COMPLETE:
-        raise invalid_state(job, "delete it")
     with platform_transaction(state.platform) as conn:
+        current = _locked(conn, job)
+        if current.state not in FINISHED and current.state != State.UPLOAD_COMPLETE:
+            raise invalid_state(current, "delete it")
         bulk_jobs.delete_job(conn, job.seq)
     return Response(status_code=204)
+
+
+def _locked(conn: Connection, job: Job) -> Job:
+    """The job as it is now, locked until the transaction ends (a runner may have taken it)."""
+    current = bulk_jobs.lock_job(conn, job.seq)
+    if current is None:
+        raise NotFound()
+    return current
 
 
 @router.delete("/ingest/{job_id}", status_code=204, response_class=Response)
@@ -362,7 +366,7 @@ def _offset(locator: str | None) -> int:
         return 0
     try:
         decoded = base64.b64decode(locator + "=" * (-len(locator) % 4), validate=True).decode()
-    except (binascii.Error, UnicodeDecodeError):
+    except (binascii.Error, ValueError):  # not base64, or not ASCII
         decoded = ""
     offset = parse_count(decoded)
     if offset is None:

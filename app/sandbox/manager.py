@@ -781,6 +781,11 @@ class SandboxManager:
         """Bring the sandbox back to snapshot `name`, in one transaction under the write lock."""
         sandbox = self.get(sandbox_id)
         started = time.perf_counter()
+        with sandbox.engine.connect() as conn:
+            if name not in snapshot_names(conn):
+                raise NotFound(f"No snapshot named {name} in sandbox {sandbox.id}")
+        with platform_transaction(self.platform) as conn:  # as reset does: jobs end first
+            delete_sandbox_jobs(conn, sandbox.id)
         with write_transaction(sandbox.engine) as conn:
             restored = restore_snapshot(conn, sandbox.schema.tables, name)
             if restored is None:

@@ -91,6 +91,18 @@ class UserFacts:
             "thumbnail": f"{self.base_url}/profilephoto/005/T",
         }
 
+    def account(self) -> dict[str, Any]:
+        """What both documents say of the account, in the same words: its URLs, whether it is
+        active, its type, language, locale and offset from UTC."""
+        return {
+            "urls": self.urls(),
+            "active": bool(self.get("IsActive", True)),
+            "user_type": "STANDARD",
+            "language": self.get("LanguageLocaleKey", "en_US"),
+            "locale": self.get("LocaleSidKey", "en_US"),
+            "utcOffset": self.utc_offset_ms,
+        }
+
     def urls(self) -> dict[str, str]:
         base, org = self.base_url, ORG_ID
         data = f"{base}/services/data/v{{version}}"
@@ -155,12 +167,7 @@ def identity_document(user: UserFacts) -> dict[str, Any]:
         "mobile_phone_verified": False,
         "is_lightning_login_user": False,
         "status": {"created_date": None, "body": None},
-        "urls": user.urls(),
-        "active": bool(user.get("IsActive", True)),
-        "user_type": "STANDARD",
-        "language": user.get("LanguageLocaleKey", "en_US"),
-        "locale": user.get("LocaleSidKey", "en_US"),
-        "utcOffset": user.utc_offset_ms,
+        **user.account(),
         "last_modified_date": _timestamp(user.last_modified, millis=True),
         "is_app_installed": True,
     }
@@ -190,12 +197,7 @@ def userinfo_document(user: UserFacts) -> dict[str, Any]:
             if user.get(field) is not None
         },
         "is_salesforce_integration_user": False,
-        "urls": user.urls(),
-        "active": bool(user.get("IsActive", True)),
-        "user_type": "STANDARD",
-        "language": user.get("LanguageLocaleKey", "en_US"),
-        "locale": user.get("LocaleSidKey", "en_US"),
-        "utcOffset": user.utc_offset_ms,
+        **user.account(),
         "updated_at": _timestamp(user.last_modified, millis=False),
         "is_app_installed": True,
     }

@@ -80,8 +80,35 @@ def job_seq(job_id: str, prefix: str = JOB_PREFIX) -> int | None:
     return record_number(canonical)
 
 
-def create_job(conn: Connection, **values: Any) -> Job:
-    seq = conn.execute(insert(JOBS).values(**values).returning(JOBS.c.seq)).scalar_one()
+@dataclass(frozen=True)
+class Origin:
+    """Where and by whom a job (or batch) is made: its sandbox, API version, user and time."""
+
+    sandbox_id: str
+    sandbox_instance: str
+    api_version: str  # "v62.0"
+    user_id: str
+    now: datetime
+
+
+def create_job(conn: Connection, origin: Origin, **values: Any) -> Job:
+    """A new job (or batch), nothing processed yet; `values` say what it does."""
+    seq = conn.execute(
+        insert(JOBS)
+        .values(
+            sandbox_id=origin.sandbox_id,
+            sandbox_instance=origin.sandbox_instance,
+            api_version=origin.api_version,
+            created_by=origin.user_id,
+            created_at=origin.now,
+            modstamp=origin.now,
+            processed=0,
+            failed=0,
+            processing_ms=0,
+            **values,
+        )
+        .returning(JOBS.c.seq)
+    ).scalar_one()
     return load_job(conn, int(seq))
 
 
@@ -99,6 +126,13 @@ def find_job(conn: Connection, sandbox_instance: str, kind: str, job_id: str) ->
     if job is None or job.sandbox_instance != sandbox_instance or job.kind != kind:
         raise NotFound()
     return job
+
+
+def lock_job(conn: Connection, seq: int) -> Job | None:
+    """The job, its row locked for the rest of the transaction (PostgreSQL; SQLite's writers
+    are one at a time anyway)."""
+    row = conn.execute(select(JOBS).where(JOBS.c.seq == seq).with_for_update()).mappings().first()
+    return None if row is None else Job(**dict(row))
 
 
 def load_job_or_none(conn: Connection, seq: int) -> Job | None:

@@ -63,9 +63,9 @@ def log_update(conn: Connection, sobject: str, before: dict[str, Any]) -> None:
     )
 
 
-# A Bulk job's mark in the journal: written in the transaction of the job's record writes, it
-# says they are in (a runner taking the job up again after a crash finds it and does not run
-# them twice) and holds the job's results. Reset clears it with the rest; undo ignores it.
+# A Bulk job's mark in the journal: written in the transaction of a chunk of the job's record
+# writes, it says they are in (a runner taking the job up again after a crash finds it and does
+# not run them twice) and holds their results. Reset clears it with the rest; undo ignores it.
 BULK_JOB_OP = "bulk_job"
 RECORD_OPS = ("insert", "update")
 
@@ -76,12 +76,15 @@ def log_bulk_job(conn: Connection, job_id: str, results: str) -> None:
     )
 
 
-def bulk_job_results(conn: Connection, job_id: str) -> str | None:
-    """The results a Bulk job logged with its writes, or None when they are not in."""
+def bulk_job_chunks(conn: Connection, job_id: str) -> list[str]:
+    """The results a Bulk job logged with the writes of each chunk of its rows, in order: the
+    chunks whose writes are in."""
     found = conn.execute(
-        select(JOURNAL.c.before).where(JOURNAL.c.op == BULK_JOB_OP, JOURNAL.c.record_id == job_id)
-    ).first()
-    return None if found is None else str(found[0])
+        select(JOURNAL.c.before)
+        .where(JOURNAL.c.op == BULK_JOB_OP, JOURNAL.c.record_id == job_id)
+        .order_by(JOURNAL.c.seq)
+    ).scalars()
+    return [str(text) for text in found]
 
 
 def log_sequence(conn: Connection, sobject: str, last_number: int | None) -> None:
@@ -155,7 +158,7 @@ def undo_all(conn: Connection, tables: TableSet) -> int:
             else:
                 conn.execute(_SET_SEQUENCE, {"object_name": sobject, "number": int(before)})
     conn.execute(_CLEAR_JOURNAL)
-    return sum(count for _, _, count in counts)
+    return sum(count for _, op, count in counts if op != BULK_JOB_OP)
 
 
 def _restore_updated(conn: Connection, tables: TableSet, sobject: str) -> None:

@@ -213,7 +213,7 @@ class BulkJob(SQLModel, table=True):
     # "ingest" or "query" (Bulk API 2.0); "job" or "batch" (Bulk API 1.0, whose batches
     # are run, each in its job: `parent_seq`).
     kind: str = Field(max_length=10)
-    parent_seq: int | None = Field(default=None)
+    parent_seq: int | None = Field(default=None, index=True)
     # CSV (Bulk API 2.0's only one), or JSON or XML (Bulk API 1.0's too).
     content_type: str = Field(default="CSV", max_length=10)
     operation: str = Field(max_length=20)
@@ -223,7 +223,8 @@ class BulkJob(SQLModel, table=True):
     column_delimiter: str = Field(max_length=12)
     line_ending: str = Field(max_length=4)
     api_version: str = Field(max_length=8)
-    state: str = Field(max_length=20)
+    # Indexed: every worker's runner looks for the waiting ones each second.
+    state: str = Field(max_length=20, index=True)
     created_by: str = Field(max_length=18)
     created_at: datetime = Field(sa_column=Column(DateTime(), nullable=False))
     modstamp: datetime = Field(sa_column=Column(DateTime(), nullable=False))

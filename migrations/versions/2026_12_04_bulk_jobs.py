@@ -43,6 +43,8 @@ def upgrade() -> None:
         sqlite_autoincrement=True,
     )
     op.create_index("ix_lf_bulk_job_sandbox_id", "lf_bulk_job", ["sandbox_id"])
+    op.create_index("ix_lf_bulk_job_state", "lf_bulk_job", ["state"])
+    op.create_index("ix_lf_bulk_job_parent_seq", "lf_bulk_job", ["parent_seq"])
     op.create_table(
         "lf_bulk_data",
         sa.Column("job_seq", sa.Integer(), primary_key=True),
@@ -53,5 +55,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("lf_bulk_data")
+    op.drop_index("ix_lf_bulk_job_parent_seq", table_name="lf_bulk_job")
+    op.drop_index("ix_lf_bulk_job_state", table_name="lf_bulk_job")
     op.drop_index("ix_lf_bulk_job_sandbox_id", table_name="lf_bulk_job")
     op.drop_table("lf_bulk_job")

@@ -279,3 +279,40 @@ def test_a_batch_is_bounded_as_salesforce_bounds_it(api: TestClient) -> None:
         f"{ASYNC}/job/{job_id}/batch", content=b"Name\n" + b"x" * 10_000_001, headers=headers
     )
     assert (large.status_code, field(xml(large), "exceptionCode")) == (400, "InvalidBatch")
+
+
+def test_hostile_bodies_get_bulk_errors(api: TestClient) -> None:
+    headers = {"Content-Type": "application/json", **session(api)}
+    for body in (b'{"operation":"\\ud800","object":"Account"}', b"[" * 100_000, b"\xff\xfe"):
+        response = api.post(f"{ASYNC}/job", content=body, headers=headers)
+        assert response.status_code == 400, body[:20]
+        assert response.json()["exceptionCode"] == "InvalidJob"
+    job = api.post(
+        f"{ASYNC}/job",
+        json={"operation": "update", "object": "Account", "contentType": "JSON"},
+        headers=headers,
+    ).json()
+    for data in (b'[{"Id":"\\udc00"}]', b"[" * 100_000, b'{"Name":"x"}', b'[{"Parent":{"A":1}}]'):
+        batch = api.post(f"{ASYNC}/job/{job['id']}/batch", content=data, headers=headers).json()
+        done = wait_batch(api, job["id"], batch["id"], headers)
+        assert done["state"] == "Failed", data[:20]
+        assert done["stateMessage"].startswith("InvalidBatch : ")
+    xml_update = xml_job(api, "update", "Account", "XML")
+    records = (
+        '<sObjects xmlns="urn:partner.soap.sforce.com">'
+        "<sObject><Id>a&lt;b</Id></sObject></sObjects>"
+    )
+    batch = xml(
+        api.post(
+            f"{ASYNC}/job/{field(xml_update, 'id')}/batch",
+            content=records,
+            headers={**XML, **session(api)},
+        )
+    )
+    wait_batch(api, field(xml_update, "id"), field(batch, "id"), session(api))
+    result = api.get(
+        f"{ASYNC}/job/{field(xml_update, 'id')}/batch/{field(batch, 'id')}/result",
+        headers=session(api),
+    )
+    [item] = xml(result).findall("b:result", NS)
+    assert (field(item, "id"), field(item, "success")) == ("a<b", "false")

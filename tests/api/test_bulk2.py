@@ -146,6 +146,19 @@ def test_update_upsert_and_delete_go_through_the_record_service(api: TestClient)
     ingest(api, f"Id,Description,Name\n{one['Id']},#N/A,\n", object="Product2", operation="update")
     [after] = soql(api, f"SELECT Name, Description FROM Product2 WHERE Id = '{one['Id']}'")
     assert (after["Name"], after["Description"]) == ("Bulk Up One Again", None)
+    # Upserting on Id: a row without an Id is a new record.
+    by_id = ingest(
+        api,
+        f"Id,Name\n{one['Id']},Bulk Up One By Id\n,Bulk Up New By Id\n",
+        object="Product2",
+        operation="upsert",
+        externalIdFieldName="Id",
+    )
+    made = rows(api, f"ingest/{by_id['id']}/successfulResults")
+    assert [(r["sf__Created"], r["Name"]) for r in made] == [
+        ("false", "Bulk Up One By Id"),
+        ("true", "Bulk Up New By Id"),
+    ]
     deleted = ingest(api, f"Id\n{one['Id']}\n", object="Product2", operation="delete")
     assert deleted["numberRecordsFailed"] == 0
     assert soql(api, f"SELECT Id FROM Product2 WHERE Id = '{one['Id']}'") == []
@@ -258,8 +271,9 @@ def test_a_query_job_pages_its_csv_by_locator(api: TestClient) -> None:
     assert seen[0]["CreatedDate"].endswith("Z") and seen[0]["IsEscalated"] in ("true", "false")
     header = api.get(f"{JOBS}/query/{job['id']}/results", params={"maxRecords": "1"}).text
     assert header.splitlines()[0] == '"Id","Subject","Account.Name","CreatedDate","IsEscalated"'
-    bad = api.get(f"{JOBS}/query/{job['id']}/results", params={"locator": "!!"})
-    assert bad.status_code == 400
+    for locator in ("!!", "é", "%00"):
+        bad = api.get(f"{JOBS}/query/{job['id']}/results", params={"locator": locator})
+        assert (bad.status_code, bad.json()[0]["errorCode"]) == (400, "INVALID_LOCATOR"), locator
     assert api.delete(f"{JOBS}/query/{job['id']}").status_code == 204
 
 
@@ -286,7 +300,10 @@ def test_a_reset_undoes_an_ingest_jobs_writes(client: TestClient) -> None:
     assert len(soql(box, "SELECT Id FROM Account WHERE Name LIKE 'Reset Me%'")) == 2
     diff = client.get("/__localforce/sandboxes/bulkreset/diff").json()
     assert len(diff["created"]) == 2
-    assert client.post("/__localforce/sandboxes/bulkreset/reset").status_code == 200
+    reset = client.post("/__localforce/sandboxes/bulkreset/reset")
+    assert reset.status_code == 200
+    # Two inserts, each with its id sequence's move; the job's journal mark is not a write.
+    assert reset.json()["undoneWrites"] == 4
     assert soql(box, "SELECT Id FROM Account WHERE Name LIKE 'Reset Me%'") == []
     assert box.get(f"{JOBS}/ingest/{job['id']}").status_code == 404
     assert client.get("/__localforce/sandboxes/bulkreset/diff").json()["created"] == []

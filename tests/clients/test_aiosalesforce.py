@@ -21,6 +21,7 @@ from tests.conftest import make_settings
 from tests.databases import DatabaseFactory
 
 BASE_URL = "https://localforce.my.salesforce.com"
+SCENARIO_SECONDS = 120
 
 Scenario = Callable[[Salesforce], Awaitable[None]]
 
@@ -42,7 +43,8 @@ def run(database_factory: DatabaseFactory, seeded_template: str) -> Callable[[Sc
                         version="59.0",
                         retry_policy=None,
                     )
-                    await scenario(sf)
+                    # Bounded: a client that polls a job which never ends must not hang CI.
+                    await asyncio.wait_for(scenario(sf), SCENARIO_SECONDS)
 
         asyncio.run(main())
 

@@ -10,8 +10,7 @@ from xml.etree.ElementTree import Element
 
 from defusedxml import ElementTree
 
-from app.services.bulk.csv_data import InvalidBatch, read_upload
-from app.services.bulk.ingest import NULL_VALUE
+from app.services.bulk.csv_data import NULL_VALUE, InvalidBatch, read_upload
 
 XSI_NIL = "{http://www.w3.org/2001/XMLSchema-instance}nil"
 
@@ -42,11 +41,29 @@ def _table(records: list[dict[str, str]]) -> tuple[list[str], list[list[str]]]:
 def _json_rows(data: bytes) -> tuple[list[str], list[list[str]]]:
     try:
         parsed = json.loads(data)
-    except ValueError as error:
-        raise InvalidBatch(f"InvalidBatch : Failed to parse JSON: {error}") from None
+        surrogate = _has_lone_surrogate(parsed)
+    except (ValueError, RecursionError) as error:
+        raise InvalidBatch(f"InvalidBatch : Failed to parse JSON: {type(error).__name__}") from None
+    if surrogate:
+        raise InvalidBatch("InvalidBatch : The JSON holds an unpaired UTF-16 surrogate")
     if not isinstance(parsed, list) or not all(isinstance(item, dict) for item in parsed):
         raise InvalidBatch("InvalidBatch : A JSON batch is an array of records")
     return _table([{k: _text(v) for k, v in item.items() if k != "attributes"} for item in parsed])
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """Whether a string in the value holds a lone surrogate (no UTF-8 text can)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(item) for item in value)
+    return False
 
 
 def _local(element: Element) -> str:

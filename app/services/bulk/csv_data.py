@@ -18,6 +18,7 @@ DELIMITERS = {
     "BACKQUOTE": "`",
 }
 LINE_ENDINGS = {"LF": "\n", "CRLF": "\r\n"}
+NULL_VALUE = "#N/A"  # a cell that sets a field to null (an empty cell leaves it alone)
 
 
 class InvalidBatch(SalesforceError):

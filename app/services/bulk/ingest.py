@@ -14,13 +14,13 @@ from sqlalchemy import Connection
 from app.errors import SalesforceError
 from app.metadata.model import FieldType, SObjectDef
 from app.services import records
-from app.services.bulk.csv_data import InvalidBatch, read_upload, write_rows
+from app.services.bulk.batch_data import batch_rows
+from app.services.bulk.csv_data import NULL_VALUE, InvalidBatch, read_upload, write_rows
 from app.services.composite import dml_error
 from app.services.context import OrgContext
 from app.services.json_body import JsonBody
 from app.storage.bulk_jobs import Job
 
-NULL_VALUE = "#N/A"  # a CSV cell that sets a field to null (an empty cell leaves it alone)
 BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
 # The column each operation reads the record to act on from.
 KEY_COLUMN = {"update": "Id", "delete": "Id"}
@@ -133,6 +133,8 @@ def _actions(conn: Connection, ctx: OrgContext, sobject: SObjectDef, job: Job) -
 
     def upsert(values: dict[str, Any]) -> tuple[str, bool]:
         field = job.external_id_field or "Id"
+        if field == "Id" and not any(k.lower() == "id" for k in values):
+            return insert(values)  # keyed on Id, a row without one is a new record
         return records.upsert_record(conn, ctx, sobject, field, key(values, field), body(values))
 
     def delete(values: dict[str, Any]) -> tuple[str, bool]:
@@ -149,21 +151,27 @@ def _actions(conn: Connection, ctx: OrgContext, sobject: SObjectDef, job: Job) -
     return table[job.operation]
 
 
-def run_ingest(conn: Connection, ctx: OrgContext, job: Job, data: bytes) -> IngestResult:
-    """Run the job's CSV rows in `conn` (the sandbox's write transaction, which the caller
-    commits). Raises InvalidBatch when the data cannot be read at all: the job fails."""
-    header, rows = read_upload(data, job.column_delimiter, job.line_ending)
-    return run_rows(conn, ctx, job, header, rows)
+def rows_of(ctx: OrgContext, job: Job, data: bytes) -> tuple[list[str], list[list[str]]]:
+    """The header and rows of a job's data, checked against its object and operation before a
+    row is written. Raises InvalidBatch when the data cannot be run at all: the job fails."""
+    sobject = ctx.registry.get(job.sobject or "")
+    if sobject is None:
+        raise InvalidBatch(f"InvalidBatch : sObject type '{job.sobject}' is not supported")
+    if job.kind == "batch":  # Bulk API 1.0: CSV, JSON or XML
+        header, rows = batch_rows(data, job.content_type)
+    else:
+        header, rows = read_upload(data, job.column_delimiter, job.line_ending)
+    _check_header(sobject, header, job)
+    return header, rows
 
 
 def run_rows(
     conn: Connection, ctx: OrgContext, job: Job, header: list[str], rows: list[list[str]]
 ) -> IngestResult:
-    """Each row through the record service, in its own savepoint (a bad row fails alone)."""
+    """Each row through the record service, in its own savepoint (a bad row fails alone), in
+    `conn`: the sandbox's write transaction, which the caller commits."""
     sobject = ctx.registry.get(job.sobject or "")
-    if sobject is None:
-        raise InvalidBatch(f"InvalidBatch : sObject type '{job.sobject}' is not supported")
-    _check_header(sobject, header, job)
+    assert sobject is not None  # rows_of checked it
     action = _actions(conn, ctx, sobject, job)
     outcomes: list[RowOutcome] = []
     for row in rows:
@@ -177,7 +185,7 @@ def run_rows(
             record_id, created = action(values)
         except SalesforceError as error:
             savepoint.rollback()
-            echoed = values.get("Id")
+            echoed = next((v for k, v in values.items() if k.lower() == "id"), None)
             outcomes.append(RowOutcome(str(echoed) if echoed else None, False, dml_error(error)))
             continue
         savepoint.commit()

@@ -2,10 +2,12 @@
 platform database and runs them, so a job outlives the request that closed it, and the
 process: a job whose runner fell silent (its heartbeat older than `stale`) is taken up again.
 
-An ingest job's record writes and its results commit in one sandbox transaction, marked in the
-journal; a runner that takes the job up again after a crash finds the mark and only records
-the results, so no row is written twice. A sandbox reset deletes the sandbox's jobs before it
-undoes the journal, so a job never writes into the episode after it."""
+An ingest job writes its rows a chunk at a time, each chunk's record writes and results in one
+sandbox transaction marked in the journal; a runner that takes the job up again after a crash
+finds the marks and runs only the chunks after them, so no row is written twice. Before each
+chunk it checks the job is still its own: a sandbox reset (or snapshot restore) deletes the
+sandbox's jobs before it undoes the journal, so a job never writes into the episode after it,
+and an abort stops the job between chunks."""
 
 from __future__ import annotations
 
@@ -25,20 +27,20 @@ from sqlalchemy import Engine
 
 from app.errors import SalesforceError
 from app.sandbox.manager import Sandbox
-from app.services.bulk.batch_data import batch_rows
-from app.services.bulk.csv_data import write_rows
-from app.services.bulk.ingest import IngestResult, run_ingest, run_rows
+from app.services.bulk.csv_data import InvalidBatch, write_rows
+from app.services.bulk.ingest import IngestResult, rows_of, run_rows
 from app.services.bulk.query_job import csv_table, query_records, temporal_columns
 from app.services.context import OrgContext
 from app.services.cursors import CursorStore
 from app.storage import bulk_jobs
 from app.storage.bulk_jobs import Job, State
 from app.storage.database import platform_transaction, write_transaction
-from app.storage.journal import bulk_job_results, log_bulk_job
+from app.storage.journal import bulk_job_chunks, log_bulk_job
 
 logger = logging.getLogger(__name__)
 QUERY_OPERATIONS = ("query", "queryAll")
 FINISHED_REMEMBERED = 1000
+CHUNK_ROWS = 200  # rows an ingest writes per sandbox transaction
 
 # The org a job runs in, as its creator sees it, held (leased) for the run: None when the
 # sandbox is gone.
@@ -47,6 +49,15 @@ Opener = Callable[[Job], AbstractContextManager[tuple[Sandbox, OrgContext] | Non
 
 def wall_clock() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a run did: the records processed and failed, and the data parts it leaves."""
+
+    processed: int
+    failed: int
+    parts: dict[str, bytes]
 
 
 @dataclass
@@ -78,6 +89,7 @@ class BulkRunner:
         self._threads: list[threading.Thread] = []
 
     def start(self) -> None:
+        self._stopping.clear()  # an app's lifespan may run again after a stop
         for target, name in ((self._loop, "bulk-runner"), (self._beat, "bulk-heartbeat")):
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
@@ -148,74 +160,94 @@ class BulkRunner:
 
     def _run_in(self, job: Job, sandbox: Sandbox, ctx: OrgContext) -> None:
         started = time.perf_counter()
-        outcome: tuple[int, int, dict[str, bytes]] | None
+        outcome: Outcome
         try:
             if job.operation in QUERY_OPERATIONS:
                 outcome = self._query(job, sandbox, ctx)
             else:
                 outcome = self._ingest(job, sandbox, ctx)
         except SalesforceError as error:
-            self._fail(job, ctx, error.message)
+            self._finish(job, ctx, State.FAILED, error=error.message)
             return
         except Exception as error:
             logger.exception("Bulk job %s failed", job.id)
-            self._fail(job, ctx, f"UNKNOWN_EXCEPTION : {type(error).__name__}")
-            return
-        if outcome is None:
-            return
-        processed, failed, parts = outcome
-        elapsed = int((time.perf_counter() - started) * 1000)
-        with platform_transaction(self.platform) as conn:
-            for part, content in parts.items():
-                bulk_jobs.put_data(conn, job.seq, part, content)
-            bulk_jobs.set_state(
-                conn,
-                job,
-                State.COMPLETED if job.kind == "batch" else State.JOB_COMPLETE,
-                ctx.now,
-                expected=State.IN_PROGRESS,
-                processed=processed,
-                failed=failed,
-                processing_ms=elapsed,
-                owner=None,
+            self._finish(
+                job, ctx, State.FAILED, error=f"UNKNOWN_EXCEPTION : {type(error).__name__}"
             )
+            return
+        done = State.COMPLETED if job.kind == "batch" else State.JOB_COMPLETE
+        elapsed = int((time.perf_counter() - started) * 1000)
+        self._finish(job, ctx, done, outcome=outcome, processing_ms=elapsed)
 
-    def _still_running(self, job: Job) -> bool:
+    def _finish(
+        self,
+        job: Job,
+        ctx: OrgContext,
+        state: str,
+        *,
+        outcome: Outcome | None = None,
+        error: str | None = None,
+        processing_ms: int = 0,
+    ) -> None:
+        """Record how the run ended, if the job is still this runner's: a job deleted meanwhile
+        (or its sandbox reset) is gone; one aborted meanwhile stays Aborted, with what it did."""
+        with platform_transaction(self.platform) as conn:
+            current = bulk_jobs.lock_job(conn, job.seq)
+            if current is None or current.owner != self.owner:
+                return
+            if current.state != State.IN_PROGRESS:
+                state = current.state
+            counts: dict[str, Any] = {"owner": None, "processing_ms": processing_ms}
+            if outcome is not None:
+                counts.update(processed=outcome.processed, failed=outcome.failed)
+                for part, content in outcome.parts.items():
+                    bulk_jobs.put_data(conn, job.seq, part, content)
+            if error is not None:
+                counts["error"] = error
+            bulk_jobs.set_state(conn, current, state, ctx.now, expected=current.state, **counts)
+
+    def _still_mine(self, job: Job) -> bool:
+        """Whether the job is still running, on this runner: not aborted, not deleted (a
+        sandbox reset deletes its jobs first), not taken up by another runner."""
         with self.platform.connect() as conn:
             current = bulk_jobs.load_job_or_none(conn, job.seq)
-        return current is not None and current.state == State.IN_PROGRESS
+        return (
+            current is not None
+            and current.state == State.IN_PROGRESS
+            and current.owner == self.owner
+        )
 
-    def _ingest(
-        self, job: Job, sandbox: Sandbox, ctx: OrgContext
-    ) -> tuple[int, int, dict[str, bytes]] | None:
+    def _ingest(self, job: Job, sandbox: Sandbox, ctx: OrgContext) -> Outcome:
+        """The rows in chunks, each chunk's writes and results in one short sandbox
+        transaction: other writers wait for a chunk, never for the whole job, and a chunk
+        already in (its results are in the journal) is not run again."""
         with self.platform.connect() as conn:
             data = bulk_jobs.get_data(conn, job.seq, "upload") or b""
-        with write_transaction(sandbox.engine) as conn:
-            logged = bulk_job_results(conn, job.id)
-            if logged is not None:
-                result = IngestResult.from_text(logged)
-            elif not self._still_running(job):  # aborted, or its sandbox reset, meanwhile
-                return None
-            else:  # InvalidBatch: the job fails
-                if job.kind == "batch":
-                    header, rows = batch_rows(data, job.content_type)
-                    result = run_rows(conn, ctx, job, header, rows)
-                else:
-                    result = run_ingest(conn, ctx, job, data)
-                log_bulk_job(conn, job.id, result.to_text())
+        header, rows = rows_of(ctx, job, data)  # InvalidBatch: the job fails
+        with sandbox.engine.connect() as conn:
+            logged = [IngestResult.from_text(text) for text in bulk_job_chunks(conn, job.id)]
+        outcomes = [outcome for chunk in logged for outcome in chunk.outcomes]
+        while len(outcomes) < len(rows):
+            chunk = rows[len(outcomes) : len(outcomes) + CHUNK_ROWS]
+            with write_transaction(sandbox.engine) as conn:
+                if not self._still_mine(job):
+                    break
+                part = run_rows(conn, ctx, job, header, chunk)
+                log_bulk_job(conn, job.id, part.to_text())
+            outcomes += part.outcomes
+        result = IngestResult(header=header, rows=rows[: len(outcomes)], outcomes=outcomes)
         if job.kind == "batch":  # rendered when asked for, in the job's content type
-            return result.processed, result.failed, {"outcomes": result.to_text().encode()}
+            return Outcome(result.processed, result.failed, {"outcomes": result.to_text().encode()})
         delimiter, ending = job.column_delimiter, job.line_ending
+        unprocessed = rows[len(outcomes) :]
         parts = {
             "success": result.successful_csv(delimiter, ending),
             "failure": result.failed_csv(delimiter, ending),
-            "unprocessed": write_rows(result.header, [], delimiter, ending),
+            "unprocessed": write_rows(header, unprocessed, delimiter, ending),
         }
-        return result.processed, result.failed, parts
+        return Outcome(result.processed, result.failed, parts)
 
-    def _query(
-        self, job: Job, sandbox: Sandbox, ctx: OrgContext
-    ) -> tuple[int, int, dict[str, bytes]]:
+    def _query(self, job: Job, sandbox: Sandbox, ctx: OrgContext) -> Outcome:
         include_deleted = job.operation == "queryAll"
         text = job.query or ""
         if job.kind == "batch":  # a 1.0 query batch: the query is its data
@@ -225,21 +257,14 @@ class BulkRunner:
                 )
         with sandbox.engine.connect() as conn:
             bound, records = query_records(conn, ctx, self.cursors, text, include_deleted)
+        if job.sobject and bound.sobject.name != job.sobject:
+            raise InvalidBatch(
+                f"InvalidBatch : The query's object ({bound.sobject.name}) is not the job's "
+                f"({job.sobject})"
+            )
         if job.content_type == "CSV":
             header, rows = csv_table(bound, records)
             stored: dict[str, Any] = {"header": header, "rows": rows}
         else:
             stored = {"records": records, "temporal": temporal_columns(bound)}
-        return len(records), 0, {"result": orjson.dumps(stored)}
-
-    def _fail(self, job: Job, ctx: OrgContext, message: str) -> None:
-        with platform_transaction(self.platform) as conn:
-            bulk_jobs.set_state(
-                conn,
-                job,
-                State.FAILED,
-                ctx.now,
-                expected=State.IN_PROGRESS,
-                error=message,
-                owner=None,
-            )
+        return Outcome(len(records), 0, {"result": orjson.dumps(stored)})
