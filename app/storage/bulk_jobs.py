@@ -200,31 +200,30 @@ def delete_sandbox_jobs(conn: Connection, sandbox_id: str) -> None:
     conn.execute(delete(JOBS).where(JOBS.c.sandbox_id == sandbox_id))
 
 
+def _claimable(now: datetime, stale: timedelta) -> Any:
+    return or_(
+        JOBS.c.state.in_(WAITING),
+        (JOBS.c.state == State.IN_PROGRESS) & (JOBS.c.heartbeat < now - stale),
+    )
+
+
+def any_claimable(conn: Connection, now: datetime, stale: timedelta) -> bool:
+    """Whether some job waits to run (a read: the runner's idle poll takes no write lock)."""
+    found = conn.execute(select(JOBS.c.seq).where(_claimable(now, stale)).limit(1)).first()
+    return found is not None
+
+
 def claim_next(conn: Connection, owner: str, now: datetime, stale: timedelta) -> Job | None:
     """Take a job waiting to run (a 2.0 job UploadComplete, a 1.0 batch Queued), or one whose
     runner fell silent: the one worker whose update matches runs it."""
     candidates = conn.execute(
-        select(JOBS.c.seq)
-        .where(
-            or_(
-                JOBS.c.state.in_(WAITING),
-                (JOBS.c.state == State.IN_PROGRESS) & (JOBS.c.heartbeat < now - stale),
-            )
-        )
-        .order_by(JOBS.c.seq)
-        .limit(8)
+        select(JOBS.c.seq).where(_claimable(now, stale)).order_by(JOBS.c.seq).limit(8)
     ).scalars()
     for seq in list(candidates):
         taken = conn.execute(
             update(JOBS)
-            .where(
-                JOBS.c.seq == seq,
-                or_(
-                    JOBS.c.state.in_(WAITING),
-                    (JOBS.c.state == State.IN_PROGRESS) & (JOBS.c.heartbeat < now - stale),
-                ),
-            )
-            .values(state=State.IN_PROGRESS, owner=owner, heartbeat=now, modstamp=now)
+            .where(JOBS.c.seq == seq, _claimable(now, stale))
+            .values(state=State.IN_PROGRESS, owner=owner, heartbeat=now)
         )
         if taken.rowcount:
             return load_job(conn, seq)

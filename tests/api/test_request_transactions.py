@@ -107,7 +107,8 @@ def test_the_transaction_is_begun_on_the_thread_that_runs_the_route(
     from fastapi.testclient import TestClient
 
     url = database_factory.new_url(template=sandbox_ready_template)
-    app = create_app(make_settings(url, database_factory.workdir))
+    # No Bulk job runner: its poll would check out a connection of the same engine (PostgreSQL).
+    app = create_app(make_settings(url, database_factory.workdir, bulk_runner=False))
     with TestClient(app) as client:
         state: AppState = app.state.localforce
         token = client.post(

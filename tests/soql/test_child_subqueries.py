@@ -61,8 +61,11 @@ def test_each_batch_runs_one_query_per_subquery(api: TestClient, statements: lis
 
 
 def _child_queries(statements: list[str]) -> list[str]:
+    """The statements that read child records (not the platform's own, such as the Bulk job
+    runner's poll, which shares the engine on PostgreSQL)."""
     selects = [sql for sql in statements if sql.lstrip().upper().startswith("SELECT")]
-    return [sql for sql in selects if "IN (" in sql.upper() or "ANY (" in sql.upper()]
+    children = [sql for sql in selects if "IN (" in sql.upper() or "ANY (" in sql.upper()]
+    return [sql for sql in children if "lf_bulk_job" not in sql]
 
 
 def test_children_of_many_parents_are_read_2000_parents_at_a_time(

@@ -131,8 +131,12 @@ class BulkRunner:
 
     def run_one(self) -> bool:
         """Take one job and run it; whether there was one."""
+        now, stale = wall_clock(), self.settings.stale
+        with self.platform.connect() as conn:
+            if not bulk_jobs.any_claimable(conn, now, stale):
+                return False
         with platform_transaction(self.platform) as conn:
-            job = bulk_jobs.claim_next(conn, self.owner, wall_clock(), self.settings.stale)
+            job = bulk_jobs.claim_next(conn, self.owner, now, stale)
         if job is None:
             return False
         with self._lock:
