@@ -51,13 +51,14 @@ class HttpClient:
         )["access_token"]
         self.headers = {"Authorization": f"Bearer {token}"}
 
-    def request(
+    def send(
         self,
         method: str,
         path: str,
         body: bytes | None = None,
         headers: dict[str, str] | None = None,
-    ) -> Any:
+    ) -> tuple[dict[str, str], bytes]:
+        """The response's headers and body; an error status raises."""
         try:
             self.connection.request(method, path, body=body, headers=headers or {})
             response = self.connection.getresponse()
@@ -69,7 +70,16 @@ class HttpClient:
         payload = response.read()
         if response.status >= 300:
             raise RuntimeError(f"{method} {path}: {response.status} {payload[:200]!r}")
-        return json.loads(payload)
+        return dict(response.getheaders()), payload
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Any:
+        return json.loads(self.send(method, path, body, headers)[1])
 
     def get(self, path: str) -> Any:
         return self.request("GET", path, headers=self.headers)
