@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 from xml.sax.saxutils import escape
 
+from app.metadata.values import format_datetime_z
 from app.services.bulk.csv_data import write_rows
 from app.services.bulk.ingest import IngestResult, error_text
 from app.storage.bulk_jobs import Job, State
@@ -16,10 +17,6 @@ XSI = "http://www.w3.org/2001/XMLSchema-instance"
 XML_TYPE = "application/xml"
 JSON_TYPE = "application/json"
 CSV_TYPE = "text/csv"
-
-
-def stamp(value: datetime) -> str:
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
 
 
 def xml_fields(fields: list[tuple[str, Any]]) -> str:
@@ -45,8 +42,8 @@ def job_fields(job: Job, batches: list[Job]) -> list[tuple[str, Any]]:
         ("operation", job.operation),
         ("object", job.sobject),
         ("createdById", job.created_by),
-        ("createdDate", stamp(job.created_at)),
-        ("systemModstamp", stamp(job.modstamp)),
+        ("createdDate", format_datetime_z(job.created_at)),
+        ("systemModstamp", format_datetime_z(job.modstamp)),
         ("state", job.state),
     ]
     if job.external_id_field:
@@ -83,8 +80,8 @@ def batch_fields(batch: Job, job: Job) -> list[tuple[str, Any]]:
     if batch.error:
         fields.append(("stateMessage", batch.error))
     fields += [
-        ("createdDate", stamp(batch.created_at)),
-        ("systemModstamp", stamp(batch.modstamp)),
+        ("createdDate", format_datetime_z(batch.created_at)),
+        ("systemModstamp", format_datetime_z(batch.modstamp)),
         ("numberRecordsProcessed", batch.processed),
         ("numberRecordsFailed", batch.failed),
         ("totalProcessingTime", batch.processing_ms),

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-from datetime import datetime
 from typing import Any
 
 import orjson
@@ -17,6 +16,7 @@ from app.api.deps import OrgContextDep, RawBodyDep, SandboxDep, StateDep
 from app.api.routing import SalesforceRouter
 from app.api.state import AppState
 from app.errors import FeatureNotSupported, NotFound, SalesforceError, UnsupportedMediaType
+from app.metadata.values import format_datetime
 from app.sandbox.manager import Sandbox
 from app.services.bulk.csv_data import DELIMITERS, LINE_ENDINGS, write_rows
 from app.services.bulk.query_job import check_bulk_query
@@ -61,8 +61,8 @@ def job_info(job: Job, *, full: bool) -> dict[str, Any]:
         "operation": job.operation,
         "object": job.sobject,
         "createdById": job.created_by,
-        "createdDate": _stamp(job.created_at),
-        "systemModstamp": _stamp(job.modstamp),
+        "createdDate": format_datetime(job.created_at),
+        "systemModstamp": format_datetime(job.modstamp),
         "state": job.state,
     }
     if job.external_id_field:
@@ -89,10 +89,6 @@ def job_info(job: Job, *, full: bool) -> dict[str, Any]:
         if job.error:
             info["errorMessage"] = job.error
     return info
-
-
-def _stamp(value: datetime) -> str:
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}+0000"
 
 
 def _choice(data: dict[str, Any], key: str, allowed: Any, default: str) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC
 
 from fastapi import Request, Response
 
@@ -33,6 +32,7 @@ from app.api.soap_records import query_result_xml
 from app.api.state import AppState
 from app.api.threads import run_in_request_thread
 from app.errors import FeatureNotSupported, InvalidSession, NotFound, SalesforceError
+from app.metadata.values import format_datetime_z
 from app.sandbox.manager import Sandbox
 from app.services.auth import Session, revoke_session
 from app.services.context import OrgContext
@@ -131,8 +131,7 @@ async def get_user_info(call: Call) -> Response:
 
 
 async def get_server_timestamp(call: Call) -> Response:
-    now = (await call.sandbox()).clock.now().replace(tzinfo=UTC)
-    stamp = now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+    stamp = format_datetime_z((await call.sandbox()).clock.now())
     return call.respond(f"<result><timestamp>{stamp}</timestamp></result>")
 
 

@@ -9,19 +9,16 @@ them.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 from xml.sax.saxutils import escape
 
-_REST_DATETIME = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})\+0000")
+from app.metadata.values import rest_datetime_as_z
 
 
 def _text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    text = str(value)
-    matched = _REST_DATETIME.fullmatch(text)
-    return escape(f"{matched.group(1)}Z" if matched else text)
+    return escape(rest_datetime_as_z(str(value)))
 
 
 def record_xml(record: dict[str, Any], element: str = "records", prefix: str = "sf:") -> str:

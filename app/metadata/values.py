@@ -32,6 +32,20 @@ def format_datetime(value: datetime) -> str:
     return value.isoformat(timespec="milliseconds") + "+0000"
 
 
+def format_datetime_z(value: datetime) -> str:
+    """A datetime as the SOAP and Bulk 1.0 APIs write it: UTC, with `Z`."""
+    return format_datetime(value).removesuffix("+0000") + "Z"
+
+
+_REST_DATETIME = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})\+0000")
+
+
+def rest_datetime_as_z(text: str) -> str:
+    """A REST API datetime's text (`...+0000`) in the `Z` form; any other text as it is."""
+    matched = _REST_DATETIME.fullmatch(text)
+    return f"{matched.group(1)}Z" if matched else text
+
+
 def format_time(value: time) -> str:
     return value.strftime("%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
 

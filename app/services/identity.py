@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import Connection, select
 
+from app.metadata.values import format_datetime
 from app.services.auth import ORG_ID, Session
 from app.storage.tables import TableSet
 
@@ -136,12 +137,6 @@ def read_user(conn: Connection, tables: TableSet, user_id: str) -> dict[str, Any
     return {} if row is None else dict(zip(USER_FIELDS, row, strict=True))
 
 
-def _timestamp(value: datetime, *, millis: bool) -> str:
-    if millis:
-        return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}+0000"
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def identity_document(user: UserFacts) -> dict[str, Any]:
     """The identity URL's answer, field for field as Salesforce's identity service gives it."""
     return {
@@ -168,7 +163,7 @@ def identity_document(user: UserFacts) -> dict[str, Any]:
         "is_lightning_login_user": False,
         "status": {"created_date": None, "body": None},
         **user.account(),
-        "last_modified_date": _timestamp(user.last_modified, millis=True),
+        "last_modified_date": format_datetime(user.last_modified),
         "is_app_installed": True,
     }
 
@@ -198,6 +193,6 @@ def userinfo_document(user: UserFacts) -> dict[str, Any]:
         },
         "is_salesforce_integration_user": False,
         **user.account(),
-        "updated_at": _timestamp(user.last_modified, millis=False),
+        "updated_at": user.last_modified.strftime("%Y-%m-%dT%H:%M:%SZ"),  # OpenID: seconds
         "is_app_installed": True,
     }

@@ -4,19 +4,18 @@ aggregates, TYPEOF or OFFSET (Salesforce's Bulk API refuses them too)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from sqlalchemy import Connection
 
 from app.errors import SalesforceError
 from app.metadata.model import FieldType
+from app.metadata.values import rest_datetime_as_z
 from app.services.context import OrgContext
 from app.services.cursors import CursorStore
 from app.services.query import checked_text, prepare, run_query
 from app.soql.bound import BoundColumn, BoundQuery, BoundSubquery, BoundTypeOf
 
-_REST_DATETIME = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})\+0000")
 ALL_ROWS = 10**12  # one batch: a query job reads its whole result at once
 
 
@@ -66,9 +65,7 @@ def _cell(record: dict[str, Any], path: tuple[str, ...]) -> str | None:
         return None
     if isinstance(value, bool):
         return "true" if value else "false"
-    text = str(value)
-    matched = _REST_DATETIME.fullmatch(text)
-    return f"{matched.group(1)}Z" if matched else text
+    return rest_datetime_as_z(str(value))
 
 
 def query_records(
