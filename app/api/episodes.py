@@ -20,6 +20,7 @@ from app.tasks.episodes import (
     EpisodeTask,
     find_episode,
     forget_episode,
+    record_grade,
     save_episode,
     task_from_file,
     task_rows,
@@ -131,9 +132,12 @@ def _show(state: AppState, episode_id: str) -> dict[str, Any]:
 def _answer(state: AppState, episode_id: str, response: str) -> dict[str, Any]:
     task = _read(state, episode_id)
     diff = state.sandboxes.diff(episode_id)
+    graded = task.grade(response, diff, Judge.from_settings(state.settings))
+    with platform_transaction(state.platform) as conn:
+        record_grade(conn, episode_id, graded, state.clock())
     return {
         "id": episode_id,
-        **task.grade(response, diff, Judge.from_settings(state.settings)),
+        **graded,
         "diff": diff,
         "calls": state.sandboxes.call_log(episode_id),
     }

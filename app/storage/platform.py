@@ -14,7 +14,7 @@ from sqlmodel import Field, SQLModel
 # The Alembic head these definitions match. Templates are named with it, so a template built
 # before a migration is never cloned into a sandbox that expects the new tables (a test checks
 # it against the migrations).
-PLATFORM_REVISION = "0009_bulk_jobs"
+PLATFORM_REVISION = "0010_episode_rewards"
 
 
 class AuthSession(SQLModel, table=True):
@@ -130,6 +130,10 @@ class EpisodeRecord(SQLModel, table=True):
     id: str = Field(primary_key=True, max_length=40)
     task: str = Field(sa_column=Column(Text(), nullable=False))  # the task row, as JSON
     created_at: datetime = Field(sa_column=Column(DateTime(), nullable=False))
+    # The last answer graded, its reward, and when (null until the episode is answered).
+    response: str | None = Field(default=None, sa_column=Column(Text(), nullable=True))
+    reward: float | None = Field(default=None, sa_column=Column(Float(), nullable=True))
+    answered_at: datetime | None = Field(default=None, sa_column=Column(DateTime(), nullable=True))
 
 
 class WarmCopy(SQLModel, table=True):

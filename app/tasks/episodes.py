@@ -11,7 +11,7 @@ from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select
+from sqlalchemy import Connection, delete, insert, select, update
 
 from app.errors import NotFound, SalesforceError
 from app.storage.platform import EpisodeRecord
@@ -193,3 +193,54 @@ def forget_episode(conn: Connection, episode_id: str) -> bool:
     """Delete the episode's row; whether there was one."""
     done = conn.execute(delete(EPISODES).where(EPISODES.c.id == episode_id))
     return bool(done.rowcount)
+
+
+def record_grade(conn: Connection, episode_id: str, graded: dict[str, Any], now: datetime) -> None:
+    """Keep the episode's last graded answer and its reward (what the console's task results
+    show)."""
+    conn.execute(
+        update(EPISODES)
+        .where(EPISODES.c.id == episode_id)
+        .values(response=graded["response"], reward=graded["reward"], answered_at=now)
+    )
+
+
+@dataclass(frozen=True)
+class EpisodeSummary:
+    """An episode as a list shows it: its task's idx and type, and its reward once answered."""
+
+    id: str
+    idx: int | None
+    task: str
+    created_at: datetime
+    reward: float | None
+    answered_at: datetime | None
+
+
+def episode_summaries(conn: Connection, episode_id: str | None = None) -> list[EpisodeSummary]:
+    """Every episode (or the one of that id), newest first."""
+    statement = select(
+        EPISODES.c.id,
+        EPISODES.c.task,
+        EPISODES.c.created_at,
+        EPISODES.c.reward,
+        EPISODES.c.answered_at,
+    ).order_by(EPISODES.c.created_at.desc(), EPISODES.c.id)
+    if episode_id is not None:
+        statement = statement.where(EPISODES.c.id == episode_id)
+    rows = conn.execute(statement)
+    summaries = []
+    for row in rows:
+        task = json.loads(row.task)
+        idx = task.get("idx")
+        summaries.append(
+            EpisodeSummary(
+                id=row.id,
+                idx=idx if isinstance(idx, int) else None,
+                task=str(task.get("task", "")),
+                created_at=row.created_at,
+                reward=row.reward,
+                answered_at=row.answered_at,
+            )
+        )
+    return summaries
