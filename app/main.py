@@ -45,6 +45,7 @@ from app.api.routing import SalesforceJSONResponse, error_response, salesforce_e
 from app.api.state import AppState
 from app.api.threads import REQUEST_THREADS
 from app.config import Settings, get_settings
+from app.console import routes as console
 from app.errors import InvalidSession, MethodNotAllowed, NotFound, SalesforceError
 from app.metadata.registry import SchemaRegistry
 from app.sandbox.calllog import FLUSH_SECONDS
@@ -371,6 +372,7 @@ def create_app(
     )
     for module in modules:
         app.include_router(module.router)
+    console.install(app)
     mcp = McpEndpoint(build_mcp(app, state, sorted(Schemas(settings.seed_dir).known())))
     openenv = OpenEnvEndpoint(app, settings.openenv_max_sessions)
     # Before the catch-alls of `planned`.
