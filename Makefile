@@ -12,7 +12,7 @@ JS_STAMP := $(JS_DIR)/node_modules/.installed
 SF_DIR := tests/clients/sf
 SF_STAMP := $(SF_DIR)/node_modules/.installed
 
-.PHONY: install js run seed test lint typecheck unit bench fuzz soak clean
+.PHONY: install js run seed test lint typecheck unit bench fuzz soak coverage chromium clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -75,6 +75,17 @@ bench: $(STAMP)
 # A long mixed load against a server process, watching its memory (outside the gate).
 soak: $(STAMP)
 	$(BIN)/python -m bench.soak
+
+# Debian's Chromium, which the console's browser tests (tests/console/test_browser.py) drive:
+# they skip without it, except in CI, where .ci/run makes this first. apt-get needs root.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }
+
+# The coverage report (app/console/coverage.json and docs/coverage.md) from the route table, the
+# SOQL and SOSL constructs of app/console/coverage/constructs.yaml and the tests (read, not run).
+coverage: $(STAMP)
+	$(BIN)/localforce coverage
 
 # Deeper property runs than the gate does (SOQL against the reference evaluator, SOSL), then
 # 200,000 generated requests and schemathesis over /openapi.json against a server process.

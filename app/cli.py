@@ -27,7 +27,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from app.config import Settings
+from app.config import REPO_ROOT, Settings
+from app.console import coverage
 from app.errors import SalesforceError
 from app.main import build_state, create_app, prepare_databases
 from app.seeding.bootstrap import ImportedOrgInTheWay
@@ -232,6 +233,36 @@ def environment(base_url: str, username: str, password: str, ca_file: Path | Non
         ca = str(ca_file.resolve())
         values.update(REQUESTS_CA_BUNDLE=ca, SSL_CERT_FILE=ca, NODE_EXTRA_CA_CERTS=ca)
     return [f"export {name}={shlex.quote(value)}" for name, value in values.items()]
+
+
+@cli.command("coverage")
+def coverage_report(
+    check: Annotated[
+        bool, typer.Option("--check", help="Write nothing; fail when a file is stale")
+    ] = False,
+) -> None:
+    """Write the coverage report (app/console/coverage.json and docs/coverage.md) from the route
+    table, the SOQL and SOSL constructs and the tests (read, not run): a repository's checkout."""
+    with tempfile.TemporaryDirectory(prefix="localforce-coverage-") as scratch:
+        data_dir = Path(scratch)
+        # The app is built for its route table only: its lifespan never runs.
+        # The embedded default database in a scratch directory, whatever the environment says.
+        settings = Settings(database_url="", data_dir=data_dir, org="original", bulk_runner=False)
+        app = create_app(settings)
+        try:
+            report = coverage.build(REPO_ROOT, app)
+        finally:
+            app.state.localforce.engine.dispose()
+            app.state.localforce.platform.dispose()
+    if check:
+        stale = coverage.stale_files(REPO_ROOT, report)
+        for path in stale:
+            console.print(f"{path.as_posix()} is stale: run `make coverage`", highlight=False)
+        if stale:
+            raise typer.Exit(code=1)
+        return
+    for path in coverage.write(REPO_ROOT, report):
+        console.print(f"wrote {path.as_posix()}", highlight=False)
 
 
 @cli.command()
