@@ -147,6 +147,10 @@ def test_the_image_recipe_installs_and_serves_as_compose_runs_it(
         assert served.status_code == 401  # the real app: it asks for a session
         openenv = httpx.get(f"http://127.0.0.1:{port}/openenv/health", timeout=60)
         assert openenv.json() == {"status": "healthy"}  # the image has the openenv extra
+        # The console's templates, htmx and coverage report are in the image too.
+        for page in ("/console", "/console/coverage", "/console/static/htmx-2.0.11.min.js"):
+            shown = httpx.get(f"http://127.0.0.1:{port}{page}", timeout=10)
+            assert shown.status_code == 200, page
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=60)
