@@ -18,6 +18,9 @@ from app.services.context import OrgContext
 from app.services.org import NEWEST_API_VERSION
 from app.soql.date_literals import OrgCalendar
 
+# Whose the console's query locators are: no user id looks like it.
+CONSOLE_LOCATORS = "console"
+
 
 @dataclass(frozen=True)
 class OrgView:
@@ -45,6 +48,7 @@ def open_view(state: AppState, sandbox_id: str) -> Iterator[OrgView]:
                 sandbox_id=sandbox.instance,
                 calendar=OrgCalendar.at(now, settings.timezone, settings.fiscal_year_start_month),
                 functions=state.functions,
+                locator_owner=CONSOLE_LOCATORS,
             )
             yield OrgView(sandbox=sandbox, conn=conn, ctx=ctx)
     finally:

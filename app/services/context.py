@@ -26,6 +26,9 @@ class OrgContext:
     calendar: OrgCalendar | None = None
     # The SOQL functions queries may call: the built-in ones unless the app was given more.
     functions: FunctionRegistry = FUNCTIONS
+    # Whose query locators the queries open, when not the user's (the web console's never
+    # count against the ten a user may hold, so looking never closes an agent's locator).
+    locator_owner: str | None = None
 
     @property
     def org_calendar(self) -> OrgCalendar:

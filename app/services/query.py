@@ -144,7 +144,7 @@ def run_query(
         opened = OpenQuery(text, include_deleted, calendar, batch_size, total=len(rows))
         cursor_id = cursors.open(
             owner=ctx.sandbox_id,
-            user_id=ctx.user_id,
+            user_id=ctx.locator_owner or ctx.user_id,
             query=opened,
             result=fetched,
             first=batch_size,

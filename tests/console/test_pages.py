@@ -18,15 +18,9 @@ from tests.conftest import API, login
 from tests.console.html_text import links, table_rows
 from tests.databases import DatabaseFactory
 from tests.servers import task_file_app
-from tests.tasks.original_tasks import original_tasks
 
 DEFAULT = "/console/sandboxes/default"
 CONTROL = "/__localforce"
-
-
-@pytest.fixture(scope="module")
-def tasks(seeded_template: str) -> list[dict[str, Any]]:
-    return original_tasks(seeded_template, per_type=1)
 
 
 @pytest.fixture(scope="module")
@@ -382,3 +376,17 @@ def test_with_an_admin_key_the_console_asks_for_it(locked: TestClient) -> None:
         follow_redirects=False,
     )
     assert away.headers["location"] == "/console"
+
+
+def test_the_consoles_locators_never_close_a_users(console: TestClient, sf: TestClient) -> None:
+    """A user holds ten query locators, the oldest closed by an eleventh: the console's are
+    its own, so looking at query results never closes an agent's."""
+    opened = soql(
+        sf, "SELECT Id FROM Case ORDER BY Id", **{"Sforce-Query-Options": "batchSize=200"}
+    )
+    for number in range(12):
+        text = f"SELECT Id FROM Case WHERE CaseNumber != '{number}' ORDER BY Id"
+        assert "Next batch" in page(console, f"{DEFAULT}/query?q={quote(text)}")
+    more = sf.get(opened["nextRecordsUrl"])
+    assert more.status_code == 200, more.text
+    assert len(more.json()["records"]) == 200
