@@ -18,9 +18,6 @@ from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_play
 
 from app.config import REPO_ROOT
 from tests.conftest import API
-from tests.databases import DatabaseFactory
-from tests.servers import serve_in_thread, task_file_app
-from tests.tasks.original_tasks import original_tasks
 
 PASSWORD_LOGIN = {"grant_type": "password", "username": "agent@example.com", "password": "x"}
 CHROMIUM = os.environ.get("LOCALFORCE_CHROMIUM", "/usr/bin/chromium")
@@ -37,22 +34,9 @@ pytestmark = pytest.mark.parametrize("database_factory", ["sqlite"], indirect=Tr
 
 
 @pytest.fixture(scope="module")
-def tasks(seeded_template: str) -> list[dict[str, Any]]:
-    return original_tasks(seeded_template, per_type=1)
-
-
-@pytest.fixture(scope="module")
-def base_url(
-    database_factory: DatabaseFactory,
-    sandbox_ready_template: str,
-    tasks: list[dict[str, Any]],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[str]:
-    app = task_file_app(
-        database_factory, sandbox_ready_template, tasks, tmp_path_factory.mktemp("browser")
-    )
-    with serve_in_thread(app) as port:
-        yield f"http://127.0.0.1:{port}"
+def base_url(task_base_url: str) -> str:
+    """The app served with the module's `tasks` as its task file."""
+    return task_base_url
 
 
 @pytest.fixture(scope="module")

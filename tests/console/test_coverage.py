@@ -14,7 +14,13 @@ from fastapi.routing import iter_route_contexts
 
 from app.config import REPO_ROOT, Settings
 from app.console import coverage
-from app.console.coverage.constructs import Schemas, detector, load_catalog, support
+from app.console.coverage.constructs import (
+    Schemas,
+    detector,
+    example_text,
+    load_catalog,
+    support,
+)
 from app.console.coverage.markdown import render_markdown
 from app.console.coverage.routes import Route, app_routes, display_path, route_pattern
 from app.main import create_app
@@ -92,8 +98,9 @@ def test_every_construct_has_a_section_an_example_and_a_detector() -> None:
         for entry in catalog[language]:
             assert entry["section"] in sections, entry
             assert isinstance(entry["example"], str) and entry["example"].strip(), entry
-            assert detector(entry).search(entry["example"]), entry["construct"]
-            assert set(entry) <= {"construct", "section", "example", "detect", "schema", "rejected"}
+            assert detector(entry).search(example_text(entry)), entry["construct"]
+            allowed = {"construct", "section", "example", "detect", "schema", "rejected", "pad_to"}
+            assert set(entry) <= allowed, entry["construct"]
     sections_used = {entry["section"] for entry in catalog["soql"]}
     assert sections_used == {"C.1", "C.2", "C.3"}
 

@@ -74,10 +74,28 @@ def _prepare(language: str, example: str, schema: tuple[SchemaRegistry, TableSet
     differs between them)."""
     registry, tables = schema
     if language == "soql":
-        query.prepare(registry, tables, example, include_deleted=False)
+        query.prepare(registry, tables, query.checked_text(example), include_deleted=False)
         return
     for backend in registered_backends():
         search.prepare(registry, tables, backend.name, example)
+
+
+# The last IN list of an example (the list a `pad_to` entry grows).
+_IN_LIST = re.compile(r"\bIN\s*\([^()]*\)", re.IGNORECASE)
+
+
+def example_text(entry: dict[str, Any]) -> str:
+    """The entry's example; with `pad_to: N`, its last IN list grown by items (`, 'x'`, the
+    last one longer as needed) until the text is N characters long: a limit on the length of
+    a query, shown by an example too long to write out."""
+    example = str(entry["example"])
+    size = int(entry.get("pad_to") or 0)
+    items, extra = divmod(size - len(example), len(", 'x'"))
+    if items < 1:
+        return example
+    end = list(_IN_LIST.finditer(example))[-1].end() - 1
+    filler = ", 'x'" * (items - 1) + ", '" + "x" * (1 + extra) + "'"
+    return example[:end] + filler + example[end:]
 
 
 def _reason(error: Exception) -> str:
@@ -92,7 +110,7 @@ def support(language: str, entry: dict[str, Any], schemas: Schemas) -> tuple[boo
 
     rejected = entry.get("rejected")
     try:
-        _prepare(language, str(entry["example"]), schemas(entry.get("schema")))
+        _prepare(language, example_text(entry), schemas(entry.get("schema")))
     except SalesforceError as error:
         if rejected is True or rejected == error.error_code:
             return True, ""
