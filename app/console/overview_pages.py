@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, Form, Request
+from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.api.deps import StateDep
@@ -22,8 +23,10 @@ from app.console.pages import (
     require_admin_key,
     same_key,
 )
-from app.errors import SalesforceError
+from app.errors import BodyTooLarge, SalesforceError
 from app.tasks.episodes import EpisodeSummary, episode_summaries, task_rows
+from app.tasks.grading import Grades, GradingFailed, grade
+from app.tasks.judge import Judge
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 guarded = APIRouter(
@@ -122,6 +125,10 @@ def _task_file_rows(state: AppState) -> tuple[list[dict[str, Any]], str]:
 
 @guarded.get("/console/tasks", response_class=HTMLResponse)
 def tasks(request: Request, state: StateDep) -> HTMLResponse:
+    return _tasks_page(request, state, None)
+
+
+def _tasks_page(request: Request, state: AppState, graded: Grades | None) -> HTMLResponse:
     rows, problem = _task_file_rows(state)
     with state.platform.connect() as conn:
         episodes = episode_summaries(conn)
@@ -136,7 +143,30 @@ def tasks(request: Request, state: StateDep) -> HTMLResponse:
         episodes=episodes,
         overall=sum(answered) / len(answered) if answered else None,
         live={sandbox.id for sandbox in state.sandboxes.all()},
+        graded=graded,
     )
+
+
+@guarded.post("/console/tasks/grade", response_class=HTMLResponse)
+def grade_results(
+    request: Request, state: StateDep, results: Annotated[UploadFile, File()]
+) -> HTMLResponse:
+    """Grade a results file against the task file, as `localforce tasks grade` does."""
+    limit = state.settings.max_body_bytes
+    raw = results.file.read(limit + 1)
+    if len(raw) > limit:
+        raise BodyTooLarge(limit)
+    rows, problem = _task_file_rows(state)
+    if problem:
+        raise GradingFailed(problem)
+    try:
+        listed = json.loads(raw.decode("utf-8"))  # UTF-8, as the CLI reads the file
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise GradingFailed(f"The results file is not JSON: {error}") from None
+    if not isinstance(listed, list) or not all(isinstance(item, dict) for item in listed):
+        raise GradingFailed("The results file must hold a JSON list of objects")
+    graded = grade(rows, listed, Judge.from_settings(state.settings))
+    return _tasks_page(request, state, graded)
 
 
 @guarded.get("/console/coverage", response_class=HTMLResponse)

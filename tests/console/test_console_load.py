@@ -78,6 +78,7 @@ def test_no_parameter_makes_a_500(base_url: str, value: str) -> None:
             ("/console/sandboxes", {"org": value}),
             ("/console/sandboxes/default/snapshots", {"name": value}),
             ("/console/login", {"key": value, "next": value}),
+            ("/console/tasks/grade", {"results": value}),
         ):
             body = "&".join(f"{key}={encoded(item)}" for key, item in form.items())
             form_type = {"Content-Type": "application/x-www-form-urlencoded"}

@@ -14,6 +14,7 @@ from urllib.parse import quote
 import pytest
 from fastapi.testclient import TestClient
 
+from app.tasks.grading import grade
 from tests.conftest import API, login
 from tests.console.html_text import links, table_rows
 from tests.databases import DatabaseFactory
@@ -390,3 +391,57 @@ def test_the_consoles_locators_never_close_a_users(console: TestClient, sf: Test
     more = sf.get(opened["nextRecordsUrl"])
     assert more.status_code == 200, more.text
     assert len(more.json()["records"]) == 200
+
+
+def test_a_results_file_is_graded_per_task_type(
+    console: TestClient, tasks: list[dict[str, Any]]
+) -> None:
+    results = [
+        {"idx": task["idx"], "response": str(task["answer"])}
+        for task in tasks
+        if task["reward_metric"] != "diff_match"
+    ]
+    upload = {"results": ("results.json", json.dumps(results), "application/json")}
+    response = console.post("/console/tasks/grade", files=upload)
+    assert response.status_code == 200, response.text
+    expected = grade(tasks, results)
+    shown = table_rows(response.text, "graded")
+    assert shown[:-1] == [
+        [row.task, row.metric, str(row.tasks), str(row.answered), f"{row.score:.3f}"]
+        for row in expected.by_type
+    ]
+    assert shown[-1] == ["all", "", str(len(tasks)), "", f"{expected.overall:.3f}"]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            b"{not json",
+            "The results file is not JSON: Expecting property name enclosed in "
+            "double quotes: line 1 column 2 (char 1)",
+        ),
+        (b'{"idx": 1}', "The results file must hold a JSON list of objects"),
+        (
+            b'[{"idx": 99999, "response": "x"}]',
+            "Results name tasks the task file does not hold: [99999]",
+        ),
+        (
+            b'[{"idx": "1"}]',
+            'Each result must be an object {"idx": <task idx>, "response": <text>}',
+        ),
+        (
+            b"\xff\xfe",
+            "The results file is not JSON: 'utf-8' codec can't decode byte 0xff in "
+            "position 0: invalid start byte",
+        ),
+    ],
+)
+def test_a_bad_results_file_is_an_error_page(
+    console: TestClient, body: bytes, message: str
+) -> None:
+    response = console.post("/console/tasks/grade", files={"results": ("r.json", body)})
+    assert response.status_code == 400
+    assert pre_json(response.text, "error-body") == [
+        {"message": message, "errorCode": "INVALID_INPUT"}
+    ]
