@@ -71,6 +71,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.tasks_bench
 	$(BIN)/python -m bench.agents_bench
 	$(BIN)/python -m bench.bulk_bench
+	$(BIN)/python -m bench.console_bench
 
 # A long mixed load against a server process, watching its memory (outside the gate).
 soak: $(STAMP)
