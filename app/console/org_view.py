@@ -15,6 +15,7 @@ from app.errors import NotFound
 from app.sandbox.manager import Sandbox
 from app.services.auth import login_user
 from app.services.context import OrgContext
+from app.services.cursors import CursorStore
 from app.services.org import NEWEST_API_VERSION
 from app.soql.date_literals import OrgCalendar
 
@@ -27,6 +28,7 @@ class OrgView:
     sandbox: Sandbox
     conn: Connection
     ctx: OrgContext
+    cursors: CursorStore  # the server's query locators (the console's own: CONSOLE_LOCATORS)
 
 
 @contextmanager
@@ -50,6 +52,6 @@ def open_view(state: AppState, sandbox_id: str) -> Iterator[OrgView]:
                 functions=state.functions,
                 locator_owner=CONSOLE_LOCATORS,
             )
-            yield OrgView(sandbox=sandbox, conn=conn, ctx=ctx)
+            yield OrgView(sandbox=sandbox, conn=conn, ctx=ctx, cursors=state.cursors)
     finally:
         sandbox.release()

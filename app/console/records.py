@@ -34,21 +34,11 @@ def like_pattern(text: str) -> str:
     return "'%" + escaped.replace("'", "\\'") + "%'"
 
 
-def query(view: OrgView, text: str, batch_size: int = 2000) -> dict[str, Any]:
+def query(view: OrgView, text: str) -> dict[str, Any]:
+    """A query of the browser's: LIMITed to one page, so it never opens a locator."""
     return run_query(
-        view.conn, view.ctx, _no_cursors(), text, include_deleted=False, batch_size=batch_size
+        view.conn, view.ctx, view.cursors, text, include_deleted=False, batch_size=2000
     )
-
-
-class _NoCursors:
-    """The browser reads one page at a time: a page that needed a locator is a bug."""
-
-    def open(self, **_: Any) -> str:
-        raise SalesforceError("The console read more rows than one page", error_code="LIMIT")
-
-
-def _no_cursors() -> Any:
-    return _NoCursors()
 
 
 def sobject_of(view: OrgView, name: str) -> SObjectDef:
