@@ -3,6 +3,7 @@ one's call log as a timeline and its diff."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Request
@@ -92,11 +93,23 @@ def _summary(state: AppState, sandbox_id: str) -> tuple[EpisodeSummary | None, d
         return found[0], find_episode(conn, sandbox_id).row
 
 
+def _ended(call: dict[str, object]) -> datetime:
+    return datetime.fromisoformat(str(call["time"]).replace("Z", "+00:00"))
+
+
 def _timeline(calls: list[dict[str, object]]) -> list[dict[str, object]]:
-    """Each call with how long after the first one it ended and its share of the longest."""
-    longest = max((float(str(call["durationMs"])) for call in calls), default=0.0) or 1.0
+    """Each call with when it ended after the first one did (s), and its duration's share of
+    the longest one's (the width of its bar)."""
+    if not calls:
+        return []
+    start = _ended(calls[0])
+    longest = max(float(str(call["durationMs"])) for call in calls) or 1.0
     return [
-        {**call, "width": max(1, round(100 * float(str(call["durationMs"])) / longest))}
+        {
+            **call,
+            "after": f"+{(_ended(call) - start).total_seconds():.3f} s",
+            "width": max(1, round(100 * float(str(call["durationMs"])) / longest)),
+        }
         for call in calls
     ]
 

@@ -254,6 +254,11 @@ def test_a_sandboxs_page_shows_its_calls_as_a_timeline_and_its_diff(console: Tes
         ("PATCH", f"{API}/sobjects/Account/{before['Id']}", "204"),
     ]
     assert "SELECT Id, Name FROM Account LIMIT 1" in html
+    # A timeline: each call at when it ended, in seconds after the first.
+    offsets = re.findall(r'<time datetime="[^"]+Z" title="[^"]+">\+([\d.]+) s</time>', html)
+    assert len(offsets) == 3
+    assert offsets[0] == "0.000"
+    assert offsets == sorted(offsets, key=float)
     assert f"/console/sandboxes/console-diff/objects/Contact/{created}" in links(html)
     assert re.search(
         rf'<th scope="row">Name</th><td class="before">{re.escape(before["Name"])}</td>'
