@@ -16,6 +16,15 @@ from app.seeding.bootstrap import ensure_database
 from tests.databases import DatabaseFactory, require_postgres
 
 BACKENDS = ["sqlite", "postgres"]
+# Tests of a minute or more that use no parametrized session fixture: run first, so that the
+# two workers of `make unit` never end the run with one of them running such a test alone.
+LONG_AND_ALONE = ("tests/test_container_recipe.py::",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: not item.nodeid.startswith(LONG_AND_ALONE))  # stable
+
+
 API = "/services/data/v59.0"
 TEST_SEED = 42
 
