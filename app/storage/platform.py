@@ -14,7 +14,7 @@ from sqlmodel import Field, SQLModel
 # The Alembic head these definitions match. Templates are named with it, so a template built
 # before a migration is never cloned into a sandbox that expects the new tables (a test checks
 # it against the migrations).
-PLATFORM_REVISION = "0010_episode_rewards"
+PLATFORM_REVISION = "0011_episode_results"
 
 
 class AuthSession(SQLModel, table=True):
@@ -120,20 +120,50 @@ class SandboxRecord(SQLModel, table=True):
     # The call log shows calls that ended after this time (ISO, ms): a reset moves it on
     # instead of deleting rows, which retention trims later.
     log_since: str = Field(default="", max_length=30)
+    # SHA-256 of the password its users log in with (returned once, when it was created).
+    password_hash: str = Field(default="", max_length=64)
 
 
 class EpisodeRecord(SQLModel, table=True):
-    """A benchmark episode: the task an agent works on in the sandbox of the same id."""
+    """A benchmark episode: the task an agent works on in the sandbox of the same id, and
+    its result once answered. Kept after the sandbox is deleted; only a purge removes it."""
 
     __tablename__ = "lf_episode"
 
     id: str = Field(primary_key=True, max_length=40)
     task: str = Field(sa_column=Column(Text(), nullable=False))  # the task row, as JSON
     created_at: datetime = Field(sa_column=Column(DateTime(), nullable=False))
-    # The last answer graded, its reward, and when (null until the episode is answered).
+    # The answer, its reward, and when (null until the episode is answered: it is final).
     response: str | None = Field(default=None, sa_column=Column(Text(), nullable=True))
     reward: float | None = Field(default=None, sa_column=Column(Float(), nullable=True))
     answered_at: datetime | None = Field(default=None, sa_column=Column(DateTime(), nullable=True))
+    # Given at creation: the run it belongs to and the model or agent's label.
+    run: str | None = Field(default=None, max_length=80, index=True)
+    agent: str | None = Field(default=None, max_length=120)
+    # The sandbox it ran in: org, seed and clock start.
+    org: str | None = Field(default=None, max_length=40)
+    seed: int | None = Field(default=None, sa_column=Column(BigInteger(), nullable=True))
+    clock: datetime | None = Field(default=None, sa_column=Column(DateTime(), nullable=True))
+    # Which channel answered (rest, mcp, openenv), the metric, and the outcome as it stood at
+    # the answer (JSON: diff, call log, timings), so the result never changes afterwards.
+    channel: str | None = Field(default=None, max_length=10)
+    metric: str | None = Field(default=None, max_length=30)
+    outcome: str | None = Field(default=None, sa_column=Column(Text(), nullable=True))
+
+
+class ToolCallRecord(SQLModel, table=True):
+    """One tool call of an episode (MCP or OpenEnv): its trajectory, kept with its result."""
+
+    __tablename__ = "lf_tool_call"
+
+    seq: int | None = Field(default=None, primary_key=True)
+    episode_id: str = Field(max_length=40, index=True)
+    at: datetime = Field(sa_column=Column(DateTime(), nullable=False))
+    tool: str = Field(max_length=80)
+    arguments: str = Field(sa_column=Column(Text(), nullable=False))  # JSON
+    result: str = Field(sa_column=Column(Text(), nullable=False))  # JSON, or the error's text
+    is_error: bool
+    latency_ms: float = Field(sa_column=Column(Float(), nullable=False))
 
 
 class WarmCopy(SQLModel, table=True):
