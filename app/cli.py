@@ -7,7 +7,8 @@ import json
 import os
 import shlex
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
@@ -26,6 +27,7 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 from rich.table import Table
+from sqlalchemy import Connection
 
 from app.config import REPO_ROOT, Settings
 from app.console import coverage
@@ -44,10 +46,11 @@ from app.seeding.importer import (
 )
 from app.seeding.pipeline import ProgressCallback, SeedResult, seed_org
 from app.serving import TimedHttpProtocol
-from app.storage.database import migrate_platform
+from app.storage.database import create_db_engine, migrate_platform
 from app.tasks.generator import generate_tasks, task_types, write_task_file
 from app.tasks.grading import GradingFailed, grade
 from app.tasks.judge import Judge
+from app.tasks.results import export, purge, result_rows
 from app.tasks.source import org_database
 from app.tls import ensure_certificates, tls_files
 from app.workers import serve_workers
@@ -561,6 +564,64 @@ def tasks_grade(
         table.add_row(row.task, row.metric, str(row.tasks), str(row.answered), f"{row.score:.3f}")
     table.add_row("all", "", str(len(grades.scores)), "", f"{grades.overall:.3f}", style="bold")
     Console().print(table)
+
+
+results_cli = typer.Typer(
+    help="The results store: every episode's result, kept after its sandbox is deleted.",
+    no_args_is_help=True,
+)
+cli.add_typer(results_cli, name="results")
+
+
+class ExportFormat(StrEnum):
+    jsonl = "jsonl"
+    csv = "csv"
+
+
+@results_cli.command("export")
+def results_export(
+    run: Annotated[str | None, typer.Option("--run", help="The run's name (default: all)")] = None,
+    fmt: Annotated[ExportFormat, typer.Option("--format", help="jsonl or csv")] = (
+        ExportFormat.jsonl
+    ),
+    out: Annotated[
+        Path | None, typer.Option("--out", help="The file to write (default: standard output)")
+    ] = None,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Write one row per episode: run, task idx and type, org, seed, clock, agent label,
+    answer, expected, reward, metric, steps, tool calls (the trajectory), API calls, diff and
+    timings."""
+    with _platform_connection(data_dir) as conn:
+        text = export(result_rows(conn, run=run), fmt.value)
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        out.write_text(text, encoding="utf-8")
+
+
+@results_cli.command("purge")
+def results_purge(
+    run: Annotated[str, typer.Option("--run", help="The run whose results to delete")],
+    data_dir: DataDirOption = None,
+) -> None:
+    """Delete a run's results, on purpose: nothing else ever does."""
+    with _platform_connection(data_dir) as conn:
+        count = purge(conn, run=run)
+        conn.commit()
+    console.print(f"Purged {count} results of run {run}")
+
+
+@contextmanager
+def _platform_connection(data_dir: Path | None) -> Iterator[Connection]:
+    settings = _settings(data_dir)
+    engine = create_db_engine(settings.platform_database_url)
+    try:
+        migrate_platform(engine)  # a data directory of an older version reads as this one
+        with engine.connect() as conn:
+            yield conn
+    finally:
+        engine.dispose()
 
 
 def _json_list(path: Path) -> list[Any]:

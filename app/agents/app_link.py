@@ -57,9 +57,12 @@ class AppLink:
         )
 
     @asynccontextmanager
-    async def mcp(self, token: str | None) -> AsyncIterator[Client]:
-        """The app's MCP endpoint through the MCP SDK's client, carrying `token`."""
+    async def mcp(self, token: str | None, channel: str | None = None) -> AsyncIterator[Client]:
+        """The app's MCP endpoint through the MCP SDK's client, carrying `token` (and the
+        agent interface the calls come through, for the results store)."""
         headers = {"Authorization": f"Bearer {token}"} if token else {}
+        if channel:
+            headers["X-Localforce-Channel"] = channel
         http = httpx2.AsyncClient(
             transport=httpx2.ASGITransport(app=self.app),
             base_url=BASE_URL,
@@ -71,7 +74,7 @@ class AppLink:
             yield client
 
     async def tools(self) -> dict[str, Tool]:
-        """The MCP endpoint's tools by name: the same for every caller, so listed once."""
+        """The MCP endpoint's tools by name, as a caller of no episode sees them: listed once."""
         if self._tools is None:
             async with self.mcp(None) as client:
                 listed = (await client.list_tools()).tools
@@ -113,19 +116,32 @@ class McpSession:
     request, not a session's handshake too. The SDK's client must be left by the task that
     entered it, so a task of the session's own, on the app's loop, holds it."""
 
-    def __init__(self, link: AppLink, token: str) -> None:
+    def __init__(self, link: AppLink, token: str, channel: str | None = None) -> None:
         self.link = link
         self.token = token
+        self.channel = channel
         self._held: asyncio.Task[None] | None = None
         self._opened: asyncio.Future[Client] | None = None
         self._closing = asyncio.Event()
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        """On the app's loop."""
+    async def _client(self) -> Client:
         held, opened = self._held, self._opened
         if held is None or held.done() or opened is None:
             opened = self._open()
-        client = await opened
+        return await opened
+
+    async def list_tools(self) -> list[Tool]:
+        """The tools this token may call (an episode's: its task's). On the app's loop."""
+        client = await self._client()
+        try:
+            return list((await client.list_tools()).tools)
+        except BaseException:
+            await self.close()
+            raise
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+        """On the app's loop."""
+        client = await self._client()
         try:
             return await client.call_tool(name, arguments)
         except BaseException:
@@ -140,7 +156,7 @@ class McpSession:
 
     async def _hold(self, opened: asyncio.Future[Client], closing: asyncio.Event) -> None:
         try:
-            async with self.link.mcp(self.token) as client:
+            async with self.link.mcp(self.token, self.channel) as client:
                 opened.set_result(client)
                 await closing.wait()
         except Exception as error:  # the caller awaiting the session gets it

@@ -87,6 +87,8 @@ class LocalforceEnvironment(Environment[Action, Observation, EpisodeState]):
         self.link = link
         self.admin_key = admin_key
         self._episode: _Episode | None = None
+        # The episode's tools (its task's), by name, as its token lists them.
+        self._tools: dict[str, McpTool] = {}
         self._ending: asyncio.Task[None] | None = None
         self._state = EpisodeState()
 
@@ -156,6 +158,16 @@ class LocalforceEnvironment(Environment[Action, Observation, EpisodeState]):
     ) -> EpisodeObservation:
         if admin_key is not None:
             self.admin_key = admin_key
+        elif self.admin_key and (isinstance(task, dict) or episode_id or org):
+            # The session holds the rights it was opened with: a reset without the key starts
+            # another of the server's own tasks, never one the client writes or places.
+            raise EpisodeError(
+                "reset: only a task of the server's task file (by idx, task_type or seed) may "
+                "be started without the admin key, in a session opened with it; a task row, "
+                "an episode_id or an org needs admin_key",
+                error_code="INVALID_AUTH_HEADER",
+                status_code=401,
+            )
         await self._end()
         if task is None:
             task = await self._draw(seed, task_type)
@@ -165,7 +177,9 @@ class LocalforceEnvironment(Environment[Action, Observation, EpisodeState]):
         if org is not None:
             body["org"] = org
         made = await self._control("POST", "/episodes", body)
-        self._episode = _Episode(id=made["id"], tools=McpSession(self.link, made["access_token"]))
+        tools = McpSession(self.link, made["access_token"], channel="openenv")
+        self._episode = _Episode(id=made["id"], tools=tools)
+        self._tools = {tool.name: tool for tool in await tools.list_tools()}
         self._state = EpisodeState(
             episode_id=made["id"],
             task=made["task"]["task"],
@@ -175,7 +189,7 @@ class LocalforceEnvironment(Environment[Action, Observation, EpisodeState]):
             episode_id=made["id"],
             prompt=made["prompt"],
             task=made["task"],
-            tools=list(await self.link.tools()),
+            tools=list(self._tools),
         )
 
     async def _draw(self, seed: int | None, task_type: str | None) -> int:
@@ -220,17 +234,21 @@ class LocalforceEnvironment(Environment[Action, Observation, EpisodeState]):
 
     async def _step(self, action: Action, timeout_s: float | None) -> Observation:
         self._state.step_count += 1
-        known = await self.link.tools()
+        every = await self.link.tools()
         if isinstance(action, ListToolsAction):
+            # An episode's tools are its task's; before any, the endpoint's.
+            shown = self._tools if self._episode is not None else every
             listed = [
                 Tool(name=t.name, description=t.description or "", input_schema=t.input_schema)
-                for t in known.values()
+                for t in shown.values()
             ]
             return ListToolsObservation(tools=listed, done=self._state.done)
         if not isinstance(action, CallToolAction):
             raise TypeError(f"{type(action).__name__} is not a ListToolsAction or CallToolAction")
+        # A tool outside the episode's task goes to the endpoint all the same, which refuses
+        # it and records the attempt in the episode's trajectory.
         name = action.tool_name
-        if name not in known:
+        if name not in every:
             return self._failed(name, ToolErrorType.TOOL_NOT_FOUND, f"Unknown tool: {name}")
         episode = self._episode
         if episode is None:
@@ -251,11 +269,11 @@ class LocalforceEnvironment(Environment[Action, Observation, EpisodeState]):
             return self._failed(
                 name, ToolErrorType.TIMEOUT, f"Tool '{name}' timed out after {timeout_s} seconds"
             )
-        if not _reads_only(known[name]):
+        if not _reads_only(every[name]):
             self._state.diff = await self._control("GET", f"/sandboxes/{episode.id}/diff")
         if result.is_error:
             return self._tool_error(name, result)
-        data = _data(known[name], result)
+        data = _data(every[name], result)
         if name == ANSWER_TOOL:
             self._state.done, self._state.reward = True, float(data["reward"])
         return CallToolObservation(

@@ -29,12 +29,12 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.agents.crmarena_tools import add_crmarena_tools
+from app.agents.episode_tools import EpisodeToolGate
 from app.api.deps import resolve_token, token_in
+from app.api.episodes import answer
 from app.api.state import AppState
 from app.errors import InvalidSession, SalesforceError
 from app.metadata.prompt_schema import crmarena_schema, schema_text
-from app.tasks.episodes import find_episode
-from app.tasks.judge import Judge
 
 API = "/services/data/v59.0"
 # MCP's hints of what a tool does to the org: a client (and the OpenEnv environment, which reads
@@ -43,11 +43,15 @@ READS = ToolAnnotations(readOnlyHint=True)
 WRITES = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False)
 DELETES = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True)
 PATH = "/mcp"
+# Which agent interface a call comes through, as the results store files an answer: the
+# OpenEnv environment's calls say so (a label: it grants nothing).
+CHANNEL_HEADER = "x-localforce-channel"
 INSTRUCTIONS = (
     "A Salesforce org served by localforce. Send your access token as 'Authorization: Bearer "
     "<token>'. Query with soql_query and sosl_search, read the schema with describe_global and "
-    "describe, change records with create_record, update_record and delete_record; in an "
-    "episode, end with submit_answer."
+    "describe, change records with create_record, update_record and delete_record. In an "
+    "episode, list_tools names the tools its task allows, and submit_answer gives the final "
+    "answer, once: it ends the episode."
 )
 
 
@@ -208,13 +212,15 @@ def build_mcp(app: FastAPI, state: AppState, orgs: list[str]) -> MCPServer:
 
     @server.tool(annotations=READS)
     async def submit_answer(response: str, ctx: Context) -> dict[str, Any]:
-        """In an episode: give the final answer. Its reward comes back (a write task's from
-        what the episode changed in the org)."""
+        """In an episode: give the final answer, once. It is graded and recorded, and the
+        episode ends: its reward comes back (a write task's from what the episode changed in
+        the org), and no tool reaches the org after it."""
         return await run_in_threadpool(_submit, state, (ctx.headers or {}), response)
 
     add_crmarena_tools(server, api.run_query)
     for org in orgs:
         _add_schema(server, state, org)
+    server.middleware.append(EpisodeToolGate(state, server))
     return server
 
 
@@ -230,20 +236,24 @@ def _add_schema(server: MCPServer, state: AppState, org: str) -> None:
 
 
 def _submit(state: AppState, headers: Mapping[str, str], response: str) -> dict[str, Any]:
+    """The episode's answer, graded and kept once; what the agent learns is its reward and
+    that the episode ended, never the expected answer."""
     token = token_in(headers)
     resolved = None if token is None else resolve_token(state, token)
     if resolved is None:
         raise ToolError(_text(InvalidSession()))
     episode_id = resolved.session.sandbox_id
+    channel = "openenv" if headers.get(CHANNEL_HEADER) == "openenv" else "mcp"
     try:
-        with state.platform.connect() as conn:
-            task = find_episode(conn, episode_id)
-        graded = task.grade(
-            response, state.sandboxes.diff(episode_id), Judge.from_settings(state.settings)
-        )
+        graded = answer(state, episode_id, response, channel)
     except SalesforceError as error:
         raise ToolError(_text(error)) from error
-    return {"episode": episode_id, "reward": graded["reward"], "metric": graded["metric"]}
+    return {
+        "episode": episode_id,
+        "reward": graded["reward"],
+        "metric": graded["metric"],
+        "done": True,
+    }
 
 
 def _text(error: SalesforceError) -> str:

@@ -27,6 +27,7 @@ from app.sandbox.clock import SandboxClock, to_naive_utc
 from app.sandbox.manager import Sandbox
 from app.services.auth import Session, fingerprint_of, issue_session, login_user
 from app.storage.database import platform_transaction
+from app.tasks.results import ensure_open
 
 
 async def require_admin(request: Request, state: StateDep) -> None:
@@ -58,6 +59,10 @@ LIMIT_REACHED = {
 }
 TAKEN = {
     "description": "A sandbox of that id exists (DUPLICATE_VALUE)",
+    "content": {JSON: {"schema": ERROR_ARRAY}},
+}
+ENDED = {
+    "description": "The sandbox's episode was answered: its state is final (EPISODE_ENDED)",
     "content": {JSON: {"schema": ERROR_ARRAY}},
 }
 BUSY = {
@@ -185,11 +190,31 @@ def delete_sandbox(sandbox_id: str, state: StateDep) -> Response:
     return Response(status_code=204)
 
 
-@router.post("/sandboxes/{sandbox_id}/reset")
+def _still_open(state: AppState, sandbox_id: str) -> Sandbox:
+    """The sandbox, unless it is an answered episode's: that state is final."""
+    sandbox = state.sandboxes.get(sandbox_id)
+    with state.platform.connect() as conn:
+        ensure_open(conn, sandbox_id)
+    return sandbox
+
+
+async def reset_open(state: AppState, sandbox_id: str) -> dict[str, Any]:
+    """Undo every write since the last reset (cost follows the writes, not the org's size);
+    refused once the sandbox's episode is answered."""
+    sandbox = await run_in_threadpool(_still_open, state, sandbox_id)
+    return await run_writing(sandbox.engine, state.sandboxes.reset, sandbox_id)
+
+
+async def restore_open(state: AppState, sandbox_id: str, name: str) -> dict[str, Any]:
+    """Write a snapshot back; refused once the sandbox's episode is answered."""
+    sandbox = await run_in_threadpool(_still_open, state, sandbox_id)
+    return await run_writing(sandbox.engine, state.sandboxes.restore, sandbox_id, name)
+
+
+@router.post("/sandboxes/{sandbox_id}/reset", responses={409: ENDED})
 async def reset_sandbox(sandbox_id: str, state: StateDep) -> dict[str, Any]:
     """Undo every write since the last reset (cost follows the writes, not the org's size)."""
-    engine = _sandbox(state, sandbox_id).engine
-    return await run_writing(engine, state.sandboxes.reset, sandbox_id)
+    return await reset_open(state, sandbox_id)
 
 
 @router.get("/sandboxes/{sandbox_id}/diff")
@@ -219,7 +244,6 @@ async def create_snapshot(
     return await run_writing(engine, state.sandboxes.snapshot, sandbox_id, body.name)
 
 
-@router.post("/sandboxes/{sandbox_id}/snapshots/{name}/restore")
+@router.post("/sandboxes/{sandbox_id}/snapshots/{name}/restore", responses={409: ENDED})
 async def restore_snapshot(sandbox_id: str, name: str, state: StateDep) -> dict[str, Any]:
-    engine = _sandbox(state, sandbox_id).engine
-    return await run_writing(engine, state.sandboxes.restore, sandbox_id, name)
+    return await restore_open(state, sandbox_id, name)

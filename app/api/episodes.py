@@ -1,31 +1,33 @@
 """Benchmark episodes under /__localforce/episodes: a sandbox made for a task, with its clock at
-the task's today; the agent's answer graded, with the sandbox's diff and call log."""
+the task's today; the agent's answer graded once and kept, with what the episode did, in the
+results store (/__localforce/results), which outlives the sandbox."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from fastapi import Body, Depends, Request, Response
+from fastapi import Body, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-from app.api.control import SandboxCreate, create_with_session, require_admin
+from app.api.control import ENDED, SandboxCreate, create_with_session, require_admin
 from app.api.deps import StateDep
 from app.api.routing import SalesforceJSONResponse, SalesforceRouter, public_base_url
 from app.api.state import AppState
 from app.errors import NotFound
+from app.services.auth import revoke_sandbox_sessions
 from app.storage.database import platform_transaction
 from app.tasks.episodes import (
-    TOOLS,
+    EpisodeLabels,
     EpisodeTask,
     find_episode,
-    forget_episode,
-    record_grade,
+    rest_tools,
     save_episode,
     task_from_file,
     task_rows,
 )
 from app.tasks.judge import Judge
+from app.tasks.results import ensure_open, export, purge, record_answer, result_rows
 
 router = SalesforceRouter(
     prefix="/__localforce", tags=["localforce episodes"], dependencies=[Depends(require_admin)]
@@ -34,10 +36,15 @@ router = SalesforceRouter(
 
 class EpisodeCreate(SandboxCreate):
     """The body of `POST /__localforce/episodes`: the task (a task file's row, or its idx in
-    the server's LOCALFORCE_TASK_FILE), and the sandbox's id, org and seed as for a sandbox.
-    The clock defaults to noon UTC of the task's today, pinned."""
+    the server's LOCALFORCE_TASK_FILE), the labels its result is filed under, and the
+    sandbox's id, org and seed as for a sandbox. The clock defaults to noon UTC of the task's
+    today, pinned."""
 
     task: dict[str, Any] | StrictInt = Field(description="A task row, or its idx in the task file")
+    run: str | None = Field(default=None, max_length=80, description="The run it belongs to")
+    agent: str | None = Field(
+        default=None, max_length=120, description="The model or agent's label"
+    )
 
 
 class EpisodeAnswer(BaseModel):
@@ -57,10 +64,16 @@ def _create(state: AppState, body: EpisodeCreate) -> tuple[dict[str, Any], Episo
     # Validated already: a copy with the task's clock need not be validated again.
     sandbox_body = body.model_copy(update={"clock": body.clock or task.clock})
     sandbox, session, username = create_with_session(state, sandbox_body)
+    labels = EpisodeLabels(
+        org=sandbox.org,
+        seed=sandbox.seed,
+        clock=sandbox.clock.start,
+        run=body.run,
+        agent=body.agent,
+    )
     try:
         with platform_transaction(state.platform) as conn:
-            forget_episode(conn, sandbox.id)  # a row left by a sandbox deleted on its own
-            save_episode(conn, sandbox.id, task, state.clock())
+            save_episode(conn, sandbox.id, task, labels, state.clock())
     except BaseException:
         state.sandboxes.delete(sandbox.id)
         raise
@@ -73,21 +86,27 @@ def _create(state: AppState, body: EpisodeCreate) -> tuple[dict[str, Any], Episo
 
 
 def _episode(task: EpisodeTask) -> dict[str, Any]:
-    return {"prompt": task.row["query"], "metadata": task.row["metadata"], "task": task.given()}
+    """What the agent is given: never the answer."""
+    return {
+        "prompt": task.row["query"],
+        "metadata": task.row["metadata"],
+        "task": task.given(),
+        "tools": rest_tools(task.tools),
+    }
 
 
 @router.post("/episodes", status_code=201)
 async def create_episode(
     request: Request, state: StateDep, body: Annotated[EpisodeCreate, Body()]
 ) -> SalesforceJSONResponse:
-    """Start an episode: a fresh sandbox of the org for the task, and what the agent gets."""
+    """Start an episode: a fresh sandbox of the org for the task, and what the agent gets
+    (the task's tools only)."""
     made, task = await run_in_threadpool(_create, state, body)
     sandbox = made["sandbox"]
     return SalesforceJSONResponse(
         {
             "id": sandbox["id"],
             **_episode(task),
-            "tools": list(TOOLS),
             "instance_url": public_base_url(request),
             "access_token": made["access_token"],
             "username": made["username"],
@@ -116,56 +135,118 @@ def _read(state: AppState, episode_id: str) -> EpisodeTask:
 
 @router.get("/episodes/{episode_id}")
 async def get_episode(episode_id: str, state: StateDep) -> dict[str, Any]:
+    """The operator's view of an episode: what the agent was given, its sandbox while it
+    lives, and its result (expected answer included)."""
     return await run_in_threadpool(_show, state, episode_id)
 
 
 def _show(state: AppState, episode_id: str) -> dict[str, Any]:
-    task = _read(state, episode_id)
+    with state.platform.connect() as conn:
+        task = find_episode(conn, episode_id)
+        (result,) = result_rows(conn, episode_id=episode_id)
     sandbox = state.sandboxes.find(episode_id)  # None once it expired or was deleted
     return {
         "id": episode_id,
         **_episode(task),
         "sandbox": None if sandbox is None else sandbox.describe(),
+        "result": result,
     }
 
 
-def _answer(state: AppState, episode_id: str, response: str) -> dict[str, Any]:
+def answer(state: AppState, episode_id: str, response: str, channel: str) -> dict[str, Any]:
+    """Grade an episode's answer and keep it: the first answer is final (a later one answers
+    409 EPISODE_ENDED and changes nothing), and the episode's sessions end with it. What is
+    kept is the outcome as it stood at the answer: the reward, the diff, the call log."""
     task = _read(state, episode_id)
+    with state.platform.connect() as conn:
+        ensure_open(conn, episode_id)  # answered already: not graded again
     diff = state.sandboxes.diff(episode_id)
+    calls = state.sandboxes.call_log(episode_id)
     graded = task.grade(response, diff, Judge.from_settings(state.settings))
     with platform_transaction(state.platform) as conn:
-        record_grade(conn, episode_id, graded, state.clock())
-    return {
-        "id": episode_id,
-        **graded,
-        "diff": diff,
-        "calls": state.sandboxes.call_log(episode_id),
-    }
+        record_answer(
+            conn,
+            episode_id,
+            graded=graded,
+            channel=channel,
+            outcome={"diff": diff, "calls": calls},
+            now=state.clock(),
+        )
+        revoke_sandbox_sessions(conn, episode_id)
+    state.sessions.clear()
+    return {"id": episode_id, **graded, "done": True, "diff": diff, "calls": calls}
 
 
-@router.post("/episodes/{episode_id}/answer")
+@router.post("/episodes/{episode_id}/answer", responses={409: ENDED})
 async def answer_episode(
     episode_id: str, state: StateDep, body: Annotated[EpisodeAnswer, Body()]
 ) -> SalesforceJSONResponse:
-    """Grade the agent's answer: the reward, the expected answer, and what the episode did
-    to its sandbox (its diff and call log)."""
+    """Grade the episode's answer, once: the reward and what the episode did to its sandbox
+    (its diff and call log). The expected answer is in the operator's view of the episode
+    and the results, not here (a harness may pass this on to its agent)."""
     return SalesforceJSONResponse(
-        await run_in_threadpool(_answer, state, episode_id, body.response)
+        await run_in_threadpool(answer, state, episode_id, body.response, "rest")
     )
 
 
 def _delete(state: AppState, episode_id: str) -> None:
-    with platform_transaction(state.platform) as conn:
-        had_row = forget_episode(conn, episode_id)
+    with state.platform.connect() as conn:
+        find_episode(conn, episode_id)  # NotFound for no episode
     if state.sandboxes.find(episode_id) is not None:
         state.sandboxes.delete(episode_id)
         state.sessions.clear()
-    elif not had_row:
-        raise NotFound(f"No episode has the id {episode_id}")
 
 
 @router.delete("/episodes/{episode_id}", status_code=204)
 async def delete_episode(episode_id: str, state: StateDep) -> Response:
-    """End an episode: its sandbox is deleted."""
+    """End an episode: its sandbox is deleted; its result is kept (purge it at
+    /__localforce/results)."""
     await run_in_threadpool(_delete, state, episode_id)
     return Response(status_code=204)
+
+
+def _results(state: AppState, **filters: Any) -> list[dict[str, Any]]:
+    with state.platform.connect() as conn:
+        return result_rows(conn, **filters)
+
+
+@router.get("/results")
+async def list_results(
+    state: StateDep,
+    run: str | None = None,
+    agent: str | None = None,
+    task: Annotated[str | None, Query(description="A task type")] = None,
+    org: str | None = None,
+    answered: bool = False,
+    format: Literal["json", "jsonl", "csv"] = "json",
+) -> Response:
+    """Every episode's result (one row each, oldest first), with its trajectory: the
+    answer, the expected answer, the reward, the tool calls, the API calls and the diff.
+    `answered=true` keeps the answered ones; `format=jsonl|csv` as `localforce results
+    export` writes them."""
+    rows = await run_in_threadpool(
+        _results, state, run=run, agent=agent, task=task, org=org, answered_only=answered
+    )
+    if format == "json":
+        return SalesforceJSONResponse({"results": rows})
+    media = "application/x-ndjson" if format == "jsonl" else "text/csv"
+    return Response(export(rows, format), media_type=media)
+
+
+def _purge(state: AppState, episode_id: str | None, run: str | None) -> int:
+    with platform_transaction(state.platform) as conn:
+        return purge(conn, episode_id=episode_id, run=run)
+
+
+@router.delete("/results/{episode_id}", status_code=204)
+async def purge_result(episode_id: str, state: StateDep) -> Response:
+    """Delete an episode's result, on purpose (its sandbox, if it lives, stays)."""
+    if not await run_in_threadpool(_purge, state, episode_id, None):
+        raise NotFound(f"No episode has the id {episode_id}")
+    return Response(status_code=204)
+
+
+@router.delete("/results")
+async def purge_run(run: Annotated[str, Query(min_length=1)], state: StateDep) -> dict[str, int]:
+    """Delete a run's results, on purpose."""
+    return {"purged": await run_in_threadpool(_purge, state, None, run)}

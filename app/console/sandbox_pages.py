@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import ValidationError
 
-from app.api.control import SandboxCreate, create_with_session
+from app.api.control import SandboxCreate, create_with_session, reset_open, restore_open
 from app.api.deps import StateDep
 from app.api.state import AppState
 from app.api.write_gate import run_writing
@@ -139,8 +139,7 @@ def sandbox(request: Request, sandbox_id: str, state: StateDep, done: str = "") 
 
 @router.post("/{sandbox_id}/reset")
 async def reset(sandbox_id: str, state: StateDep) -> RedirectResponse:
-    engine = state.sandboxes.get(sandbox_id).engine
-    result = await run_writing(engine, state.sandboxes.reset, sandbox_id)
+    result = await reset_open(state, sandbox_id)
     return back_to_sandbox(sandbox_id, f"reset: {result['undoneWrites']} writes undone")
 
 
@@ -155,8 +154,7 @@ async def snapshot(
 
 @router.post("/{sandbox_id}/snapshots/{name}/restore")
 async def restore(sandbox_id: str, name: str, state: StateDep) -> RedirectResponse:
-    engine = state.sandboxes.get(sandbox_id).engine
-    await run_writing(engine, state.sandboxes.restore, sandbox_id, name)
+    await restore_open(state, sandbox_id, name)
     return back_to_sandbox(sandbox_id, f"snapshot {name} restored")
 
 

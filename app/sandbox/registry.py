@@ -51,6 +51,7 @@ class SandboxRow:
     last_used: datetime
     snapshots: str = "[]"
     log_since: str = ""
+    password_hash: str = ""  # SHA-256 of the password its logins need
 
 
 def _row(mapping: object) -> SandboxRow:

@@ -216,6 +216,11 @@ def split_sandbox(username: str, is_sandbox: Callable[[str], bool]) -> tuple[str
     return username, None
 
 
+def revoke_sandbox_sessions(conn: Connection, sandbox_id: str) -> None:
+    """End every session of a sandbox (its episode has ended)."""
+    conn.execute(delete(SESSIONS).where(SESSIONS.c.sandbox_id == sandbox_id))
+
+
 def revoke_session(conn: Connection, token: str) -> bool:
     """End the session; whether there was one."""
     result = conn.execute(delete(SESSIONS).where(SESSIONS.c.token == token_hash(token)))

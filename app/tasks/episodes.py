@@ -11,12 +11,14 @@ from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, insert, select
 
 from app.errors import NotFound, SalesforceError
 from app.storage.platform import EpisodeRecord
+from app.tasks.generator import tool_set_of
 from app.tasks.grading import ANSWER_KINDS, GradingFailed, score
 from app.tasks.judge import Judge
+from app.tasks.tools import ANSWER, READS
 
 EPISODES = EpisodeRecord.__table__  # type: ignore[attr-defined]
 TODAY = re.compile(r"Today's date: (\d{4}-\d{2}-\d{2})")
@@ -64,8 +66,9 @@ TOOLS: tuple[dict[str, Any], ...] = (
     },
     {
         "name": "respond",
-        "description": "Give the final answer (POST /__localforce/episodes/{id}/answer); it "
-        "ends the episode's task.",
+        "description": "Give the final answer (POST /__localforce/episodes/{id}/answer, which "
+        "the operator's harness sends). The first answer is final: it is graded and recorded, "
+        "the episode ends, and its token reaches the org no more.",
         "parameters": {
             "type": "object",
             "properties": {"response": {"type": "string"}},
@@ -73,6 +76,20 @@ TOOLS: tuple[dict[str, Any], ...] = (
         },
     },
 )
+
+
+# Each REST tool as a tool set names it (app.tasks.tools).
+REST_TOOL_ACCESS = {
+    "soql_query": READS,
+    "sosl_search": READS,
+    "update_record": "update_record",
+    "respond": ANSWER,
+}
+
+
+def rest_tools(tool_set: frozenset[str]) -> list[dict[str, Any]]:
+    """The REST tools a task's tool set holds."""
+    return [tool for tool in TOOLS if REST_TOOL_ACCESS[tool["name"]] in tool_set]
 
 
 class InvalidTask(SalesforceError):
@@ -125,6 +142,11 @@ class EpisodeTask:
         today = self.today
         return None if today is None else datetime.combine(today, CLOCK_TIME)
 
+    @property
+    def tools(self) -> frozenset[str]:
+        """What the agent may call (its type's tool set)."""
+        return tool_set_of(self.row)
+
     def given(self) -> dict[str, Any]:
         """What the agent is given: the task without its answer."""
         return {key: value for key, value in self.row.items() if key != "answer"}
@@ -136,12 +158,7 @@ class EpisodeTask:
             reward = score(self.row, response, diff, judge)
         except GradingFailed as error:  # checked when parsed; a row stored before may differ
             raise InvalidTask(str(error)) from error
-        return {
-            "reward": reward,
-            "metric": self.row["reward_metric"],
-            "expected": self.row["answer"],
-            "response": response,
-        }
+        return {"reward": reward, "metric": self.row["reward_metric"], "response": response}
 
 
 def _are_changes(answer: object) -> bool:
@@ -178,8 +195,42 @@ def task_from_file(task_file: Path | None, idx: int) -> EpisodeTask:
     return EpisodeTask.parse(found[0])
 
 
-def save_episode(conn: Connection, episode_id: str, task: EpisodeTask, now: datetime) -> None:
-    conn.execute(insert(EPISODES).values(id=episode_id, task=json.dumps(task.row), created_at=now))
+@dataclass(frozen=True)
+class EpisodeLabels:
+    """What an episode's result is filed under: the run and the model or agent (given at
+    creation), and the sandbox's org, seed and clock."""
+
+    org: str
+    seed: int
+    clock: datetime | None
+    run: str | None = None
+    agent: str | None = None
+
+
+def save_episode(
+    conn: Connection, episode_id: str, task: EpisodeTask, labels: EpisodeLabels, now: datetime
+) -> None:
+    """File a new episode; an id with a result kept already is refused (a result never
+    changes: purge it first)."""
+    if conn.execute(select(EPISODES.c.id).where(EPISODES.c.id == episode_id)).first():
+        raise SalesforceError(
+            f"An episode with id {episode_id} has a result kept: choose another id, or purge "
+            f"it first (DELETE /__localforce/results/{episode_id})",
+            error_code="DUPLICATE_VALUE",
+            status_code=409,
+        )
+    conn.execute(
+        insert(EPISODES).values(
+            id=episode_id,
+            task=json.dumps(task.row),
+            created_at=now,
+            run=labels.run,
+            agent=labels.agent,
+            org=labels.org,
+            seed=labels.seed,
+            clock=labels.clock,
+        )
+    )
 
 
 def find_episode(conn: Connection, episode_id: str) -> EpisodeTask:
@@ -187,22 +238,6 @@ def find_episode(conn: Connection, episode_id: str) -> EpisodeTask:
     if found is None:
         raise NotFound(f"No episode has the id {episode_id}")
     return EpisodeTask(row=json.loads(found))
-
-
-def forget_episode(conn: Connection, episode_id: str) -> bool:
-    """Delete the episode's row; whether there was one."""
-    done = conn.execute(delete(EPISODES).where(EPISODES.c.id == episode_id))
-    return bool(done.rowcount)
-
-
-def record_grade(conn: Connection, episode_id: str, graded: dict[str, Any], now: datetime) -> None:
-    """Keep the episode's last graded answer and its reward (what the console's task results
-    show)."""
-    conn.execute(
-        update(EPISODES)
-        .where(EPISODES.c.id == episode_id)
-        .values(response=graded["response"], reward=graded["reward"], answered_at=now)
-    )
 
 
 @dataclass(frozen=True)

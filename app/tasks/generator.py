@@ -8,10 +8,12 @@ fails the generation instead of writing fewer."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from random import Random
+from typing import Any
 
 from sqlalchemy import Engine
 
@@ -37,6 +39,7 @@ from app.tasks.pro import (
     writes,
 )
 from app.tasks.pro import service_agent as pro_service_agent
+from app.tasks.tools import ANY_WRITE, READ_ONLY
 
 PRO_TYPES = (
     *service_manager.TASK_TYPES,
@@ -58,6 +61,22 @@ TASK_TYPES: Mapping[str, Sequence[TaskType]] = {
     "b2b": PRO_TYPES,
     "b2c": PRO_TYPES,
 }
+
+
+@functools.cache
+def declared_tools() -> Mapping[str, frozenset[str]]:
+    """Each task type's tool set, by its name (a name means the same type in every org)."""
+    return {kind.name: kind.tools for kinds in TASK_TYPES.values() for kind in kinds}
+
+
+def tool_set_of(row: Mapping[str, Any]) -> frozenset[str]:
+    """The tool set of a task row: its type's, or by its metric for a type none declares."""
+    declared = declared_tools().get(str(row.get("task")))
+    if declared is not None:
+        return declared
+    return ANY_WRITE if row.get("reward_metric") == "diff_match" else READ_ONLY
+
+
 DRAWS_PER_TASK = 40  # draws a type may spend on each task it emits before giving up
 
 

@@ -17,6 +17,7 @@ from app.seeding.generate import LatentTruth, generate
 from app.seeding.pro import ProLatentTruth
 from app.seeding.pro import generate as generate_pro
 from app.storage.tables import TableSet
+from app.tasks.tools import READ_ONLY
 
 # A text answer (None: the task has none), a list of Ids, or a write task's expected changes:
 # [{"type": sObject, "id": record Id, "fields": {field: value}}].
@@ -115,6 +116,7 @@ class TaskType:
     persona: str
     reward_metric: str  # "exact_match", "fuzzy_match" or "privacy_rejection"
     draw: Callable[[Random, OrgData], Draft]  # raises DrawRejected for a draw not to emit
+    tools: frozenset[str] = READ_ONLY  # what its agent may call (app.tasks.tools)
 
 
 @dataclass(frozen=True)

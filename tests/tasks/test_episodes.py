@@ -60,7 +60,9 @@ def test_an_episode_gives_the_task_without_its_answer_and_a_clock_at_its_today(
     assert made["prompt"] == task["query"]
     assert made["metadata"] == task["metadata"]
     assert made["task"] == {key: value for key, value in task.items() if key != "answer"}
-    assert [tool["name"] for tool in made["tools"]] == [tool["name"] for tool in TOOLS]
+    # A read task's tools: the queries and the answer, no write.
+    assert [tool["name"] for tool in made["tools"]] == ["soql_query", "sosl_search", "respond"]
+    assert made["tools"] == [tool for tool in TOOLS if tool["name"] != "update_record"]
     assert made["instance_url"] == task_base_url
     assert made["username"].endswith(".ep-shape")
     today = task["metadata"]["required"].split("\n")[0].removeprefix("Today's date: ")
@@ -74,13 +76,18 @@ def test_an_episode_gives_the_task_without_its_answer_and_a_clock_at_its_today(
     )
     assert answer.status_code == 200
     shown = control.get(f"{EPISODES}/ep-shape").json()
+    result = shown.pop("result")
     assert shown == {
         "id": "ep-shape",
         "prompt": task["query"],
         "metadata": task["metadata"],
         "task": made["task"],
+        "tools": made["tools"],
         "sandbox": made["sandbox"],
     }
+    # The operator's view holds the expected answer; unanswered, no reward yet.
+    assert result["expected"] == task["answer"]
+    assert (result["answer"], result["reward"], result["answered_at"]) == (None, None, None)
 
 
 def test_the_answer_is_graded_with_the_sandboxs_diff_and_call_log(
@@ -96,15 +103,28 @@ def test_the_answer_is_graded_with_the_sandboxs_diff_and_call_log(
     right = control.post(f"{EPISODES}/ep-graded/answer", json={"response": task["answer"]})
     assert right.status_code == 200, right.text
     graded = right.json()
-    assert list(graded) == ["id", "reward", "metric", "expected", "response", "diff", "calls"]
+    assert list(graded) == ["id", "reward", "metric", "response", "done", "diff", "calls"]
     assert graded["reward"] == 1.0
     assert graded["metric"] == "exact_match"
-    assert graded["expected"] == task["answer"]
+    assert graded["done"] is True
     assert [change["id"] for change in graded["diff"]["updated"]] == [issue]
     assert graded["diff"]["created"] == graded["diff"]["deleted"] == []
     assert [call["method"] for call in graded["calls"]] == ["GET", "PATCH"]
+    # The first answer is final: another is refused and changes nothing.
     wrong = control.post(f"{EPISODES}/ep-graded/answer", json={"response": "005000000000000AAA"})
-    assert wrong.json()["reward"] == 0.0
+    assert wrong.status_code == 409
+    assert wrong.json() == [
+        {
+            "message": "Episode ep-graded has ended: it was answered, and its first answer is "
+            "final. It takes no other answer, reset, restore or tool call; start another "
+            "episode.",
+            "errorCode": "EPISODE_ENDED",
+        }
+    ]
+    kept = control.get(f"{EPISODES}/ep-graded").json()["result"]
+    assert (kept["reward"], kept["answer"], kept["channel"]) == (1.0, task["answer"], "rest")
+    # The episode's token ended with it.
+    assert sf.get(f"{API}/limits").status_code == 401
 
 
 def test_a_task_is_named_by_its_idx_in_the_servers_task_file(
@@ -114,23 +134,37 @@ def test_a_task_is_named_by_its_idx_in_the_servers_task_file(
     made = start(control, task=task["idx"], id="ep-by-idx")
     assert made["prompt"] == task["query"]
     graded = control.post(f"{EPISODES}/ep-by-idx/answer", json={"response": str(task["answer"])})
-    assert graded.json()["expected"] == task["answer"]
+    assert graded.json()["reward"] == 1.0
+    assert control.get(f"{EPISODES}/ep-by-idx").json()["result"]["expected"] == task["answer"]
     missing = control.post(EPISODES, json={"task": 999})
     assert missing.status_code == 400
     assert missing.json()[0]["errorCode"] == "INVALID_INPUT"
     assert missing.json()[0]["message"].startswith("task: no task has idx 999 in ")
 
 
-def test_deleting_an_episode_deletes_its_sandbox(
+def test_deleting_an_episode_deletes_its_sandbox_and_keeps_its_result(
     control: httpx.Client, tasks: list[dict[str, Any]]
 ) -> None:
-    start(control, task=tasks[0], id="ep-gone")
+    start(control, task=tasks[0], id="ep-gone", run="deleting")
+    answered = control.post(f"{EPISODES}/ep-gone/answer", json={"response": "x"})
+    assert answered.status_code == 200
     assert control.delete(f"{EPISODES}/ep-gone").status_code == 204
     assert control.get("/__localforce/sandboxes/ep-gone").status_code == 404
+    shown = control.get(f"{EPISODES}/ep-gone").json()
+    assert shown["sandbox"] is None
+    assert shown["result"]["answer"] == "x"
+    assert shown["result"]["reward"] == answered.json()["reward"]
+    assert control.delete(f"{EPISODES}/ep-gone").status_code == 204  # its sandbox is gone
+    ended = control.post(f"{EPISODES}/ep-gone/answer", json={"response": "y"})
+    assert ended.status_code == 409
+    assert ended.json()[0]["errorCode"] == "EPISODE_ENDED"
+    # Only an explicit purge removes a result.
+    assert control.delete("/__localforce/results/ep-gone").status_code == 204
     for response in (
         control.get(f"{EPISODES}/ep-gone"),
         control.delete(f"{EPISODES}/ep-gone"),
         control.post(f"{EPISODES}/ep-gone/answer", json={"response": "x"}),
+        control.delete("/__localforce/results/ep-gone"),
     ):
         assert response.status_code == 404
         assert response.json() == [
@@ -138,15 +172,27 @@ def test_deleting_an_episode_deletes_its_sandbox(
         ]
 
 
-def test_an_id_in_use_is_refused_and_a_stale_episode_row_is_replaced(
+def test_an_id_in_use_or_with_a_kept_result_is_refused(
     control: httpx.Client, tasks: list[dict[str, Any]]
 ) -> None:
     start(control, task=tasks[0], id="ep-twice")
     taken = control.post(EPISODES, json={"task": tasks[0], "id": "ep-twice"})
     assert taken.status_code == 409
     assert taken.json()[0]["errorCode"] == "DUPLICATE_VALUE"
-    # The sandbox deleted on its own leaves the episode's row: the id can be used again.
+    # The sandbox deleted on its own leaves the episode's result: the id stays taken...
     assert control.delete("/__localforce/sandboxes/ep-twice").status_code == 204
+    kept = control.post(EPISODES, json={"task": tasks[1], "id": "ep-twice"})
+    assert kept.status_code == 409
+    assert kept.json() == [
+        {
+            "message": "An episode with id ep-twice has a result kept: choose another id, or "
+            "purge it first (DELETE /__localforce/results/ep-twice)",
+            "errorCode": "DUPLICATE_VALUE",
+        }
+    ]
+    assert control.get("/__localforce/sandboxes/ep-twice").status_code == 404
+    # ... until it is purged.
+    assert control.delete("/__localforce/results/ep-twice").status_code == 204
     again = start(control, task=tasks[1], id="ep-twice")
     assert again["prompt"] == tasks[1]["query"]
 

@@ -20,6 +20,7 @@ from app.tasks.model import (
     single_extreme,
 )
 from app.tasks.periods import DEFINITIONS, Period, draw_window
+from app.tasks.tools import UPDATES
 
 PERSONA = "Service Manager"
 EXTREMES = {"min": ("shortest", "fewest"), "max": ("longest", "most")}
@@ -208,7 +209,7 @@ def draw_case_routing_write(rng: Random, data: OrgData) -> Draft:
 
 TASK_TYPES = (
     TaskType("case_routing", PERSONA, "exact_match", draw_case_routing),
-    TaskType("case_routing_write", PERSONA, "diff_match", draw_case_routing_write),
+    TaskType("case_routing_write", PERSONA, "diff_match", draw_case_routing_write, UPDATES),
     TaskType("handle_time", PERSONA, "exact_match", draw_handle_time),
     TaskType("transfer_count", PERSONA, "exact_match", draw_transfer_count),
 )

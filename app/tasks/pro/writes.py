@@ -20,6 +20,7 @@ from app.tasks.model import ABSTAIN_SHARE, Draft, NoAnswer, OrgData, TaskType
 from app.tasks.pro.sales_activity import deal_to_rectify
 from app.tasks.pro.sales_leads import ROUTING_POLICY, route_lead
 from app.tasks.rulebook import resolutions_stated
+from app.tasks.tools import UPDATES
 
 NO_COLLATERAL = "Change nothing else in the org."
 
@@ -97,7 +98,7 @@ def draw_case_close(rng: Random, data: OrgData) -> Draft:
 
 PERSONA = "Sales Manager"
 TASK_TYPES = (
-    TaskType("stage_rectification_write", PERSONA, "diff_match", draw_stage_write),
-    TaskType("lead_routing_write", PERSONA, "diff_match", draw_lead_write),
-    TaskType("case_closing_write", "Service Agent", "diff_match", draw_case_close),
+    TaskType("stage_rectification_write", PERSONA, "diff_match", draw_stage_write, UPDATES),
+    TaskType("lead_routing_write", PERSONA, "diff_match", draw_lead_write, UPDATES),
+    TaskType("case_closing_write", "Service Agent", "diff_match", draw_case_close, UPDATES),
 )

@@ -1,0 +1,158 @@
+"""The MCP endpoint's gate for episodes: a caller whose token is an episode's sees and calls
+that task's tools only (its type's tool set, app.tasks.tools), nothing once the episode is
+answered, and every call it makes, refused or not, is recorded with its arguments, result and
+latency: the episode's trajectory in the results store. A token of the org or of a plain
+sandbox passes through untouched."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi.concurrency import run_in_threadpool
+from mcp.server import MCPServer
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
+from mcp.types import CallToolResult, ListToolsResult, TextContent
+from sqlalchemy import select
+
+from app.api.deps import resolve_token, token_in
+from app.api.state import AppState
+from app.storage.database import platform_transaction
+from app.tasks.episodes import EPISODES
+from app.tasks.generator import tool_set_of
+from app.tasks.results import EpisodeEnded, record_tool_call
+from app.tasks.tools import allows
+
+LIST, CALL = "tools/list", "tools/call"
+
+
+@dataclass(frozen=True)
+class EpisodeCaller:
+    episode_id: str
+    task: str
+    tools: frozenset[str]
+    answered: bool
+
+
+def _caller(state: AppState, headers: Mapping[str, str]) -> EpisodeCaller | None:
+    """The episode the request's token belongs to, as it stands now; None for no episode's."""
+    token = token_in(headers)
+    resolved = None if token is None else resolve_token(state, token)
+    if resolved is None:
+        return None  # the tool's own call answers INVALID_SESSION_ID
+    sandbox_id = resolved.session.sandbox_id
+    with state.platform.connect() as conn:
+        row = conn.execute(
+            select(EPISODES.c.task, EPISODES.c.answered_at).where(EPISODES.c.id == sandbox_id)
+        ).first()
+    if row is None:
+        return None
+    task = json.loads(row.task)
+    return EpisodeCaller(
+        episode_id=sandbox_id,
+        task=str(task.get("task")),
+        tools=tool_set_of(task),
+        answered=row.answered_at is not None,
+    )
+
+
+def _refused(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def _recorded(result: HandlerResult) -> tuple[Any, bool]:
+    """A tool's result as the trajectory keeps it, and whether it is an error."""
+    if isinstance(result, dict):  # the wire's form
+        result = CallToolResult.model_validate(result)
+    if isinstance(result, CallToolResult):
+        if result.structured_content is not None and not result.is_error:
+            return result.structured_content, False
+        text = "\n".join(item.text for item in result.content if isinstance(item, TextContent))
+        return text, bool(result.is_error)
+    return result, False
+
+
+class EpisodeToolGate(ServerMiddleware[Any]):
+    """Scope and record the tool calls of an episode's agent."""
+
+    def __init__(self, state: AppState, server: MCPServer) -> None:
+        self.state = state
+        self.server = server
+        # Each tool's MCP readOnlyHint, by name (a task's READS take every read-only tool),
+        # read from the server once its tools are all added.
+        self.reads_only: dict[str, bool] | None = None
+
+    async def _reads_only(self) -> dict[str, bool]:
+        if self.reads_only is None:
+            self.reads_only = {
+                tool.name: tool.annotations is not None and tool.annotations.read_only_hint is True
+                for tool in await self.server.list_tools()
+            }
+        return self.reads_only
+
+    async def _allowed(self, caller: EpisodeCaller, name: str) -> bool:
+        reads_only = await self._reads_only()
+        return name in reads_only and allows(caller.tools, name, reads_only=reads_only[name])
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        if ctx.method not in (LIST, CALL):
+            return await call_next(ctx)
+        headers = getattr(ctx.request, "headers", None) or {}
+        caller = await run_in_threadpool(_caller, self.state, headers)
+        if caller is None:
+            return await call_next(ctx)
+        if ctx.method == LIST:
+            # The chain answers the wire's form here (a dict), or the model.
+            listed = await call_next(ctx)
+            if isinstance(listed, ListToolsResult):
+                listed = listed.model_dump(by_alias=True, mode="json", exclude_none=True)
+            if isinstance(listed, dict):
+                tools = listed.get("tools", [])
+                listed = {
+                    **listed,
+                    "tools": [tool for tool in tools if await self._allowed(caller, tool["name"])],
+                }
+            return listed
+        params = ctx.params or {}
+        name, arguments = str(params.get("name")), params.get("arguments") or {}
+        started = time.perf_counter()
+        result: HandlerResult
+        if caller.answered:
+            error = EpisodeEnded(caller.episode_id)
+            result = _refused(f"{error.error_code}: {error}")
+        elif not await self._allowed(caller, name):
+            result = _refused(
+                f"TOOL_NOT_ALLOWED: {name} is not a tool of this episode's task "
+                f"({caller.task}); list_tools names the ones it has"
+            )
+        else:
+            result = await call_next(ctx)
+        latency_ms = (time.perf_counter() - started) * 1000
+        await run_in_threadpool(self._record, caller, name, arguments, result, latency_ms)
+        return result
+
+    def _record(
+        self,
+        caller: EpisodeCaller,
+        name: str,
+        arguments: Any,
+        result: HandlerResult,
+        latency_ms: float,
+    ) -> None:
+        kept, is_error = _recorded(result)
+        with platform_transaction(self.state.platform) as conn:
+            record_tool_call(
+                conn,
+                caller.episode_id,
+                tool=name,
+                arguments=arguments,
+                result=kept,
+                is_error=is_error,
+                latency_ms=latency_ms,
+                now=self.state.clock(),
+            )

@@ -1,0 +1,256 @@
+"""The results store: each episode's result, in the platform database, the same for every
+channel that answers (REST, MCP, OpenEnv). The first answer is final and is kept with what the
+episode did (its diff and call log as they stood then, its tool calls), after its sandbox is
+deleted, until an explicit purge."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, delete, insert, select, update
+
+from app.errors import SalesforceError
+from app.storage.platform import EpisodeRecord, ToolCallRecord
+
+EPISODES = EpisodeRecord.__table__  # type: ignore[attr-defined]
+TOOL_CALLS = ToolCallRecord.__table__  # type: ignore[attr-defined]
+CHANNELS = ("rest", "mcp", "openenv")
+# A tool's result is kept up to this many characters (a query_all of thousands of records
+# would otherwise grow the store by megabytes a call).
+RESULT_CHARS = 100_000
+# The columns of an export, in order (CSV writes nested values as JSON).
+COLUMNS = (
+    "episode",
+    "run",
+    "agent",
+    "idx",
+    "task",
+    "org",
+    "seed",
+    "clock",
+    "channel",
+    "answer",
+    "expected",
+    "reward",
+    "metric",
+    "steps",
+    "tool_calls",
+    "calls",
+    "diff",
+    "created_at",
+    "answered_at",
+    "seconds",
+)
+
+
+class EpisodeEnded(SalesforceError):
+    """The episode was answered: its first answer is final."""
+
+    error_code = "EPISODE_ENDED"
+    status_code = 409
+
+    def __init__(self, episode_id: str) -> None:
+        super().__init__(
+            f"Episode {episode_id} has ended: it was answered, and its first answer is final. "
+            "It takes no other answer, reset, restore or tool call; start another episode."
+        )
+
+
+def answered(conn: Connection, episode_id: str) -> bool:
+    found = conn.execute(select(EPISODES.c.answered_at).where(EPISODES.c.id == episode_id)).first()
+    return found is not None and found.answered_at is not None
+
+
+def ensure_open(conn: Connection, episode_id: str) -> None:
+    """Raise EpisodeEnded if `episode_id` names an answered episode (a sandbox that is no
+    episode's is always open)."""
+    if answered(conn, episode_id):
+        raise EpisodeEnded(episode_id)
+
+
+def record_answer(
+    conn: Connection,
+    episode_id: str,
+    *,
+    graded: Mapping[str, Any],
+    channel: str,
+    outcome: Mapping[str, Any],
+    now: datetime,
+) -> None:
+    """Keep the episode's answer, once: a second answer, even one racing the first on
+    another worker, finds it answered and changes nothing."""
+    done = conn.execute(
+        update(EPISODES)
+        .where(EPISODES.c.id == episode_id, EPISODES.c.answered_at.is_(None))
+        .values(
+            response=graded["response"],
+            reward=graded["reward"],
+            metric=graded["metric"],
+            channel=channel,
+            outcome=json.dumps(outcome, default=str),
+            answered_at=now,
+        )
+    )
+    if not done.rowcount:
+        raise EpisodeEnded(episode_id)
+
+
+def record_tool_call(
+    conn: Connection,
+    episode_id: str,
+    *,
+    tool: str,
+    arguments: Any,
+    result: Any,
+    is_error: bool,
+    latency_ms: float,
+    now: datetime,
+) -> None:
+    text = result if isinstance(result, str) else json.dumps(result, default=str)
+    if len(text) > RESULT_CHARS:
+        text = text[:RESULT_CHARS] + f"... [{len(text) - RESULT_CHARS} more characters]"
+    conn.execute(
+        insert(TOOL_CALLS).values(
+            episode_id=episode_id,
+            at=now,
+            tool=tool,
+            arguments=json.dumps(arguments, default=str),
+            result=text,
+            is_error=is_error,
+            latency_ms=latency_ms,
+        )
+    )
+
+
+def tool_calls(conn: Connection, episode_ids: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+    """Each episode's tool calls, in order."""
+    ids = list(episode_ids)
+    found: dict[str, list[dict[str, Any]]] = {episode_id: [] for episode_id in ids}
+    if not ids:
+        return found
+    rows = conn.execute(
+        select(TOOL_CALLS)
+        .where(TOOL_CALLS.c.episode_id.in_(ids))
+        .order_by(TOOL_CALLS.c.episode_id, TOOL_CALLS.c.seq)
+    )
+    for row in rows:
+        found[row.episode_id].append(
+            {
+                "tool": row.tool,
+                "arguments": json.loads(row.arguments),
+                "result": _json_or_text(row.result),
+                "is_error": bool(row.is_error),
+                "latency_ms": round(row.latency_ms, 3),
+                "at": _iso(row.at),
+            }
+        )
+    return found
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat(timespec="milliseconds") + "Z"
+
+
+def result_rows(
+    conn: Connection,
+    *,
+    episode_id: str | None = None,
+    run: str | None = None,
+    agent: str | None = None,
+    task: str | None = None,
+    org: str | None = None,
+    answered_only: bool = False,
+) -> list[dict[str, Any]]:
+    """One row per episode (the export's), oldest first, filtered by what is given."""
+    statement = select(EPISODES).order_by(EPISODES.c.created_at, EPISODES.c.id)
+    for column, value in (
+        (EPISODES.c.id, episode_id),
+        (EPISODES.c.run, run),
+        (EPISODES.c.agent, agent),
+        (EPISODES.c.org, org),
+    ):
+        if value is not None:
+            statement = statement.where(column == value)
+    if answered_only:
+        statement = statement.where(EPISODES.c.answered_at.is_not(None))
+    records = [row for row in conn.execute(statement) if task in (None, _task(row)["task"])]
+    calls_of = tool_calls(conn, [row.id for row in records])
+    return [_result_row(row, calls_of[row.id]) for row in records]
+
+
+def _task(row: Any) -> dict[str, Any]:
+    task: dict[str, Any] = json.loads(row.task)
+    return task
+
+
+def _result_row(row: Any, calls: list[dict[str, Any]]) -> dict[str, Any]:
+    task = _task(row)
+    outcome = json.loads(row.outcome) if row.outcome else {}
+    api_calls = outcome.get("calls", [])
+    seconds = (
+        None
+        if row.answered_at is None
+        else round((row.answered_at - row.created_at).total_seconds(), 3)
+    )
+    return {
+        "episode": row.id,
+        "run": row.run,
+        "agent": row.agent,
+        "idx": task.get("idx"),
+        "task": task.get("task"),
+        "org": row.org,
+        "seed": row.seed,
+        "clock": _iso(row.clock),
+        "channel": row.channel,
+        "answer": row.response,
+        "expected": task.get("answer"),
+        "reward": row.reward,
+        "metric": row.metric or task.get("reward_metric"),
+        # The trajectory's length: its tool calls, or its API calls where it used none.
+        "steps": len(calls) if calls else len(api_calls),
+        "tool_calls": calls,
+        "calls": api_calls,
+        "diff": outcome.get("diff"),
+        "created_at": _iso(row.created_at),
+        "answered_at": _iso(row.answered_at),
+        "seconds": seconds,
+    }
+
+
+def purge(conn: Connection, *, episode_id: str | None = None, run: str | None = None) -> int:
+    """Delete results (and their tool calls): one episode's, or a run's; how many."""
+    where = EPISODES.c.id == episode_id if episode_id is not None else EPISODES.c.run == run
+    ids = [row.id for row in conn.execute(select(EPISODES.c.id).where(where))]
+    if ids:
+        conn.execute(delete(TOOL_CALLS).where(TOOL_CALLS.c.episode_id.in_(ids)))
+        conn.execute(delete(EPISODES).where(EPISODES.c.id.in_(ids)))
+    return len(ids)
+
+
+def export(rows: Iterable[Mapping[str, Any]], fmt: str) -> str:
+    """Rows as JSON Lines or CSV (nested values as JSON)."""
+    if fmt == "jsonl":
+        return "".join(json.dumps(row, default=str) + "\n" for row in rows)
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(
+            {
+                key: json.dumps(value) if isinstance(value, list | dict) else value
+                for key, value in row.items()
+            }
+        )
+    return out.getvalue()
