@@ -33,7 +33,7 @@ from app.config import REPO_ROOT, Settings
 from app.console import coverage
 from app.errors import SalesforceError
 from app.main import build_state, create_app, prepare_databases
-from app.seeding.bootstrap import ImportedOrgInTheWay
+from app.seeding.bootstrap import OrgInTheWay
 from app.seeding.download import check_sha256_format, download, is_url, verify_sha256
 from app.seeding.dump_reader import DumpError
 from app.seeding.importer import (
@@ -164,14 +164,25 @@ def serve(
             envvar="LOCALFORCE_WORKERS",
         ),
     ] = 1,
+    reseed: Annotated[
+        bool,
+        typer.Option(
+            "--reseed",
+            help="Replace the org the database holds, whatever it is, with the org and seed "
+            "asked for (without it, a database holding another org or seed is refused)",
+            envvar="LOCALFORCE_RESEED",
+        ),
+    ] = False,
 ) -> None:
     """Serve the org over HTTP (or https with --tls), creating and seeding the database on
     first run."""
     settings = _settings(data_dir, host=host, port=port, org=org and org.value)
     state = build_state(settings)
     try:
-        result = _with_progress(lambda on_progress: prepare_databases(state, on_progress))
-    except ImportedOrgInTheWay as error:
+        result = _with_progress(
+            lambda on_progress: prepare_databases(state, on_progress, reseed=reseed)
+        )
+    except OrgInTheWay as error:
         console.print(f"[red]{error}[/]")
         raise typer.Exit(1) from None
     finally:

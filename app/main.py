@@ -267,12 +267,13 @@ async def unexpected_error(request: Request, error: Exception) -> SalesforceJSON
 
 
 def prepare_databases(
-    state: AppState, on_progress: ProgressCallback | None = None
+    state: AppState, on_progress: ProgressCallback | None = None, *, reseed: bool = False
 ) -> SeedResult | None:
-    """Bring the server's database (seeding it on first run) and the platform database to the
-    current schema. `serve` does it once before starting workers, so they never race at it."""
+    """Bring the server's database (seeding it on first run, or anew with `reseed`) and the
+    platform database to the current schema. `serve` does it once before starting workers, so
+    they never race at it. A database holding another org is refused before either is written."""
     result = ensure_database(
-        state.engine, state.registry, state.tables, state.settings, on_progress
+        state.engine, state.registry, state.tables, state.settings, on_progress, reseed=reseed
     )
     if state.platform is not state.engine:
         migrate_platform(state.platform)

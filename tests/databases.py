@@ -135,7 +135,9 @@ class DatabaseFactory:
             return
         source, target = self._copies(template), self._copies(server_url, data_dir)
         for key in self.sandbox_templates.get(template, []):
-            shutil.copyfile(_path(source.template_url(key)), _path(target.template_url(key)))
+            copy = _path(target.template_url(key))
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(_path(source.template_url(key)), copy)
 
     def drop_all(self) -> None:
         if self.backend != "postgres" or not self.created:

@@ -1,21 +1,26 @@
-"""First start: run the platform migrations, then seed the org if the database has none."""
+"""First start: refuse a database that holds another org, run the platform migrations, then seed
+the org if the database has none."""
 
 from __future__ import annotations
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, inspect, text
 
 from app.config import Settings
 from app.metadata.registry import SchemaRegistry
+from app.seeding.loading import OrgStamp
 from app.seeding.pipeline import ORG_INFO, ProgressCallback, SeedResult, seed_org
+from app.storage.backends import backend_for_url
 from app.storage.database import data_tables_exist, migrate_platform
-from app.storage.platform import IMPORTED_SOURCE_PREFIX
+from app.storage.platform import GENERATED_SOURCE, IMPORTED_SOURCE_PREFIX
 from app.storage.tables import TableSet
 
 
-class ImportedOrgInTheWay(Exception):
-    """The database holds an imported org other than the one asked for. Seeding over it would
-    throw away an import the user made on purpose, so starting stops instead."""
+class OrgInTheWay(Exception):
+    """The database holds another org than the one asked for: seeding over it would throw away
+    data another server may be serving, or an import made on purpose, so starting stops."""
 
+
+class ImportedOrgInTheWay(OrgInTheWay):
     def __init__(self, held: str, wanted: str) -> None:
         super().__init__(
             f"The database holds the imported org '{held}', not '{wanted}'. Serve it with "
@@ -24,17 +29,48 @@ class ImportedOrgInTheWay(Exception):
         )
 
 
-def is_seeded(engine: Engine, tables: TableSet, org: str) -> bool:
-    """Whether the database holds `org` already (the platform tables must exist)."""
-    with engine.connect() as conn:
-        held = conn.execute(select(ORG_INFO.c.org, ORG_INFO.c.source)).first()
+class GeneratedOrgInTheWay(OrgInTheWay):
+    def __init__(self, held: OrgStamp, org: str, seed: int) -> None:
+        super().__init__(
+            f"The database holds the org '{held.org}' generated with seed {held.seed}, not "
+            f"'{org}' with seed {seed}. Serve it with LOCALFORCE_ORG={held.org} "
+            f"LOCALFORCE_SEED={held.seed}, use another data directory or database for '{org}' "
+            f"with seed {seed}, or replace it on purpose with `localforce serve --reseed`."
+        )
+
+
+def held_org(url: str) -> OrgStamp | None:
+    """What the database at `url` holds, read without writing anything (not even a file): None
+    when it holds no org yet."""
+    engine = backend_for_url(url).read_only_engine(url)
+    if engine is None:
+        return None
+    try:
+        if not inspect(engine).has_table(ORG_INFO.name):
+            return None
+        with engine.connect() as conn:
+            # Every column: one from before a migration may lack `source` (it was generated).
+            row = conn.execute(text(f"SELECT * FROM {ORG_INFO.name}")).mappings().first()
+    finally:
+        engine.dispose()
+    if row is None:
+        return None
+    source = row.get("source", GENERATED_SOURCE)
+    return OrgStamp(
+        org=row["org"], seed=row["seed"], content_hash=row["content_hash"], source=source
+    )
+
+
+def refuse_another_org(held: OrgStamp | None, org: str, seed: int) -> None:
+    """Raise when the database holds an org other than `org` generated with `seed`. An imported
+    org's seed is not a generated one: only its org must match."""
     if held is None:
-        return False
-    if held.org != org:
-        if held.source.startswith(IMPORTED_SOURCE_PREFIX):
+        return
+    if held.source.startswith(IMPORTED_SOURCE_PREFIX):
+        if held.org != org:
             raise ImportedOrgInTheWay(held.org, org)
-        return False
-    return data_tables_exist(engine, tables)
+    elif (held.org, held.seed) != (org, seed):
+        raise GeneratedOrgInTheWay(held, org, seed)
 
 
 def ensure_database(
@@ -43,11 +79,17 @@ def ensure_database(
     tables: TableSet,
     settings: Settings,
     on_progress: ProgressCallback | None = None,
+    *,
+    reseed: bool = False,
 ) -> SeedResult | None:
-    """Migrate, and seed the configured org when the database holds none; None if it did."""
+    """Migrate, and seed the configured org when the database holds none (with `reseed`,
+    whatever it holds); None if it did not seed. A database that holds another org is refused
+    before anything is written (OrgInTheWay)."""
+    held = None if reseed else held_org(settings.effective_database_url)
+    refuse_another_org(held, settings.org, settings.seed)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     migrate_platform(engine)
-    if is_seeded(engine, tables, settings.org):
+    if held is not None and data_tables_exist(engine, tables):
         return None
     return seed_org(
         engine, registry, tables, org=settings.org, seed=settings.seed, on_progress=on_progress

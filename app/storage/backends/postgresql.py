@@ -482,6 +482,10 @@ class PostgresBackend:
         # chosen per transaction (PostgresCopies), so `must_exist` and `template` change nothing.
         return _engine(url, **pool)
 
+    def read_only_engine(self, url: str) -> Engine | None:
+        """An engine whose transactions are read-only, on a database that must exist."""
+        return create_engine(url).execution_options(postgresql_readonly=True)
+
     def lock_writes(self, conn: Connection, key: str) -> None:
         # Advisory locks are per database, and sandboxes share one: the key names the sandbox.
         conn.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"), {"key": key})

@@ -324,8 +324,8 @@ class SqliteCopies:
 
     def __init__(self, templates_root: Path, clones_root: Path) -> None:
         self.templates_root = templates_root
+        # Made by the first clone: a server writes nothing before it checks its data directory.
         self.clones_root = clones_root
-        self.clones_root.mkdir(parents=True, exist_ok=True)
 
     @staticmethod
     def _path(url: str) -> Path:
@@ -351,6 +351,7 @@ class SqliteCopies:
         """A new sandbox file holding only the tables every sandbox writes, made from the
         template's own DDL, with the template's id sequences. The template must exist: one
         dropped meanwhile fails to attach instead of being cloned as an empty database."""
+        self.clones_root.mkdir(parents=True, exist_ok=True)
         target = self.clones_root / f"copy-{clone_name()}.db"
         template = f"file:{self._path(source_url)}?mode=ro&immutable=1"
         own = ", ".join(f"'{name}'" for name in OWN_TABLES)
@@ -419,6 +420,17 @@ class SqliteBackend:
     ) -> Engine:
         # No pool settings: a file's connections are cheap, and a sandbox has its own engine.
         return _engine(url, must_exist, template)
+
+    def read_only_engine(self, url: str) -> Engine | None:
+        """An engine that reads the file and writes nothing beside it; None if there is none."""
+        path = (make_url(url).database or "").removeprefix("file:")  # a path, or a URI's
+        if not path or not Path(path).exists():
+            return None
+        # mode=ro alone makes a WAL database's -wal and -shm files, and leaves them. With no
+        # -wal file no connection is open, so nothing changes the file while it is read as
+        # immutable, which makes none; with one, mode=ro reads through the files already there.
+        immutable = "" if Path(f"{path}-wal").exists() else "&immutable=1"
+        return create_engine(f"sqlite:///file:{path}?mode=ro{immutable}&uri=true")
 
     def lock_writes(self, conn: Connection, key: str) -> None:
         """Nothing: BEGIN IMMEDIATE took the file's write lock (see _begin)."""
