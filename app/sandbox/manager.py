@@ -144,6 +144,8 @@ class Sandbox:
     schema: Schema
     # The template the sandbox was cloned from ("" for the default sandbox, which has none).
     template: str = ""
+    # What a login into it must hash to (see SandboxRow); never described.
+    password_hash: str = field(default="", repr=False)
     created_at: datetime = field(default_factory=utc_now)
     snapshots: list[str] = field(default_factory=list)
     touched: float = field(default_factory=time.monotonic, repr=False)
@@ -310,6 +312,7 @@ class SandboxManager:
                 clock=SandboxClock(row.clock_start, row.clock_pinned, row.clock_origin),
                 schema=self.schema_for(row.org),
                 template=row.template,
+                password_hash=row.password_hash,
                 created_at=row.created_at,
             )
             with self._lock:
@@ -528,7 +531,10 @@ class SandboxManager:
         org: str,
         seed: int,
         clock: SandboxClock,
+        password_hash: str,
     ) -> Sandbox:
+        """A new sandbox whose logins need the password of `password_hash` (the caller keeps
+        the password: the registry holds its hash only)."""
         if time.monotonic() - self._last_expiry > EXPIRE_EVERY_SECONDS:
             self.expire_idle()
         if sandbox_id is None:
@@ -553,6 +559,7 @@ class SandboxManager:
             clock_origin=now,
             created_at=now,
             last_used=now,
+            password_hash=password_hash,
         )
         # The common case, a template known ready with a copy in the pool, takes one
         # transaction: reserve the id and claim the copy together.
