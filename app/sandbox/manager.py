@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import secrets
 import threading
 import time
 import uuid
@@ -95,6 +96,11 @@ LOG = logging.getLogger(__name__)
 # How templates are stored, in their keys: "c" is read in place by copy-on-write sandboxes (on
 # SQLite a rollback-journal file, which opens read-only and immutable).
 TEMPLATE_LAYOUT = "c"
+
+
+def new_sandbox_id() -> str:
+    """An id of the server's choosing: 96 random bits, so no one guesses another's sandbox."""
+    return f"sb{secrets.token_hex(12)}"
 
 
 class SandboxLimitReached(SalesforceError):
@@ -538,7 +544,7 @@ class SandboxManager:
         if time.monotonic() - self._last_expiry > EXPIRE_EVERY_SECONDS:
             self.expire_idle()
         if sandbox_id is None:
-            sandbox_id = f"sb{uuid.uuid4().hex[:10]}"
+            sandbox_id = new_sandbox_id()
         if not SANDBOX_ID.match(sandbox_id):
             raise SalesforceError(
                 f"Invalid sandbox id: {sandbox_id}. Use 1 to 40 letters, digits, '-' or '_'.",

@@ -1,20 +1,23 @@
 """Logins into sandboxes: a username's suffix names the sandbox, its own password (returned
-once, at its creation) lets one in."""
+once, at its creation) lets one in; server-made ids cannot be guessed."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from xml.dom import minidom
 
 import pytest
 from fastapi.testclient import TestClient
 
+from app.sandbox.manager import SANDBOX_ID, new_sandbox_id
 from tests.api.test_auth import soap_login, tag
 from tests.conftest import API, open_client
 from tests.databases import DatabaseFactory
 from tests.sandbox.test_sandboxes import CONTROL, as_token, create
 
 REFUSED = {"error": "invalid_grant", "error_description": "authentication failure"}
+SERVER_ID = re.compile(r"^sb[0-9a-f]{24}$")
 
 
 def oauth_login(client: TestClient, username: str, password: str) -> tuple[int, dict[str, str]]:
@@ -100,6 +103,13 @@ def test_the_password_is_shown_at_creation_only(client: TestClient) -> None:
         assert response.status_code == 200
         assert made["password"] not in response.text
         assert '"password"' not in response.text
+
+
+def test_ids_the_server_chooses_are_unguessable(client: TestClient) -> None:
+    assert SERVER_ID.match(create(client)["id"])
+    ids = [new_sandbox_id() for _ in range(1000)]
+    assert len(set(ids)) == 1000
+    assert all(SERVER_ID.match(made) and SANDBOX_ID.match(made) for made in ids)
 
 
 @pytest.fixture(scope="module")
