@@ -56,7 +56,8 @@ async def timed(
 async def measure(base_url: str, repeat: int) -> dict[str, float]:
     async with LocalforceEnvClient(base_url=f"{base_url}/openenv") as env:
         await env.reset(task=TASK, episode_id="bench-agents")
-        token = await _episode_token(base_url, "bench-agents")
+        # REST and MCP query a twin episode (same task, org, seed and clock): same rows.
+        token = await _episode_token(base_url, "bench-agents-twin")
         rest = HttpClient(base_url, login=False)
         rest_headers = {"Authorization": f"Bearer {token}"}
         path = f"{API}/query?" + urlencode({"q": QUERY})
@@ -81,17 +82,10 @@ async def measure(base_url: str, repeat: int) -> dict[str, float]:
 
 
 async def _episode_token(base_url: str, episode_id: str) -> str:
-    """The episode's token, as the control plane's episode answer gives it at creation; here
-    a second login as the episode's user."""
-    async with httpx2.AsyncClient(base_url=base_url) as http:
-        response = await http.post(
-            "/services/oauth2/token",
-            data={
-                "grant_type": "password",
-                "username": f"agent@example.com.{episode_id}",
-                "password": "x",
-            },
-        )
+    """A token of an episode of the same task, as the control plane's episode answer gives it:
+    the OpenEnv episode's own sandbox takes only its password, which its agent never sees."""
+    async with httpx2.AsyncClient(base_url=base_url, timeout=60) as http:
+        response = await http.post("/__localforce/episodes", json={"id": episode_id, "task": TASK})
         response.raise_for_status()
         return str(response.json()["access_token"])
 

@@ -118,8 +118,9 @@ def sandbox_login(
     password: str,
     credentials: Credentials | None,
 ) -> Session:
-    """Log in to the sandbox the username's suffix names (`me@x.com.ep7`), else the default.
-    The session is written in one short platform transaction, within this thread-pool call."""
+    """Log in to the sandbox the username's suffix names (`me@x.com.ep7`) with its own
+    password, else to the default org by its rules. The session is written in one short
+    platform transaction, within this thread-pool call."""
     base, sandbox_id = split_sandbox(username, lambda name: state.sandboxes.find(name) is not None)
     sandbox = state.sandboxes.get(sandbox_id or DEFAULT_ID)
     with sandbox.engine.connect() as user_conn, platform_transaction(state.platform) as conn:
@@ -132,6 +133,8 @@ def sandbox_login(
             credentials=credentials,
             now=state.clock(),
             sandbox_id=sandbox.id,
+            # A suffix names a sandbox, never grants it: its password does.
+            sandbox_password_hash=None if sandbox.is_default else sandbox.password_hash,
         )
 
 

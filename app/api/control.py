@@ -4,6 +4,7 @@ call log, snapshots). Not part of Salesforce's API; errors keep its format all t
 from __future__ import annotations
 
 import hmac
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -25,7 +26,14 @@ from app.errors import SalesforceError
 from app.sandbox.calllog import json_lines
 from app.sandbox.clock import SandboxClock, to_naive_utc
 from app.sandbox.manager import Sandbox
-from app.services.auth import Session, fingerprint_of, issue_session, login_user
+from app.services.auth import (
+    Session,
+    fingerprint_of,
+    issue_session,
+    login_user,
+    new_sandbox_password,
+    token_hash,
+)
 from app.storage.database import platform_transaction
 from app.tasks.results import ensure_open
 
@@ -119,13 +127,33 @@ def _clock(state: StateDep, body: SandboxCreate) -> SandboxClock:
     return SandboxClock(start=to_naive_utc(server), pinned=True) if server else SandboxClock()
 
 
-def create_with_session(state: AppState, body: SandboxCreate) -> tuple[Sandbox, Session, str]:
-    """The sandbox, and a session for its first user, in one thread-pool call."""
+@dataclass(frozen=True)
+class CreatedSandbox:
+    """A new sandbox and how to reach it: a session of its first user, and the password its
+    logins need, shown this once (the registry keeps only its hash)."""
+
+    sandbox: Sandbox
+    session: Session
+    username: str  # the login's, with the sandbox's suffix
+    password: str
+
+    def logins(self) -> dict[str, str]:
+        return {
+            "access_token": self.session.token,
+            "username": self.username,
+            "password": self.password,
+        }
+
+
+def create_with_session(state: AppState, body: SandboxCreate) -> CreatedSandbox:
+    """The sandbox, its password, and a session for its first user, in one thread-pool call."""
+    password = new_sandbox_password()
     sandbox = state.sandboxes.create(
         sandbox_id=body.id,
         org=state.settings.org if body.org is None else body.org,
         seed=state.settings.seed if body.seed is None else body.seed,
         clock=_clock(state, body),
+        password_hash=token_hash(password),
     )
     # A new sandbox is its template as seeded, so its first user is the template's: known
     # after one look, and the sandbox's storage need not be opened to make it.
@@ -145,7 +173,7 @@ def create_with_session(state: AppState, body: SandboxCreate) -> tuple[Sandbox, 
             now=state.clock(),
             credentials=fingerprint_of(state.credentials),
         )
-    return sandbox, session, username
+    return CreatedSandbox(sandbox, session, f"{username}.{sandbox.id}", password)
 
 
 @router.post("/sandboxes", status_code=201, responses={403: LIMIT_REACHED, 409: TAKEN})
@@ -154,16 +182,14 @@ async def create_sandbox(
     state: StateDep,
     body: Annotated[SandboxCreate | None, Body()] = None,
 ) -> SalesforceJSONResponse:
-    """Create a sandbox: a fresh copy of the org, with a token that reaches only it."""
-    sandbox, session, username = await run_in_threadpool(
-        create_with_session, state, body or SandboxCreate()
-    )
+    """Create a sandbox: a fresh copy of the org, with a token that reaches only it, and the
+    password its logins need (returned here only)."""
+    created = await run_in_threadpool(create_with_session, state, body or SandboxCreate())
     return SalesforceJSONResponse(
         {
-            **sandbox.describe(),
+            **created.sandbox.describe(),
             "instance_url": public_base_url(request),
-            "access_token": session.token,
-            "username": f"{username}.{sandbox.id}",
+            **created.logins(),
         },
         status_code=201,
     )

@@ -63,7 +63,8 @@ def _create(state: AppState, body: EpisodeCreate) -> tuple[dict[str, Any], Episo
     task = _task(state, body)
     # Validated already: a copy with the task's clock need not be validated again.
     sandbox_body = body.model_copy(update={"clock": body.clock or task.clock})
-    sandbox, session, username = create_with_session(state, sandbox_body)
+    created = create_with_session(state, sandbox_body)
+    sandbox = created.sandbox
     labels = EpisodeLabels(
         org=sandbox.org,
         seed=sandbox.seed,
@@ -77,12 +78,7 @@ def _create(state: AppState, body: EpisodeCreate) -> tuple[dict[str, Any], Episo
     except BaseException:
         state.sandboxes.delete(sandbox.id)
         raise
-    made = {
-        "sandbox": sandbox.describe(),
-        "access_token": session.token,
-        "username": f"{username}.{sandbox.id}",
-    }
-    return made, task
+    return {"sandbox": sandbox.describe(), **created.logins()}, task
 
 
 def _episode(task: EpisodeTask) -> dict[str, Any]:
@@ -110,6 +106,7 @@ async def create_episode(
             "instance_url": public_base_url(request),
             "access_token": made["access_token"],
             "username": made["username"],
+            "password": made["password"],  # shown this once
             "sandbox": sandbox,
         },
         status_code=201,

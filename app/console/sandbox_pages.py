@@ -81,7 +81,8 @@ def create(
         )
     except ValidationError as error:
         raise _form_error(error) from None
-    sandbox, _, _ = create_with_session(state, body)
+    # The console shows no token, so no password either: its pages read the sandbox directly.
+    sandbox = create_with_session(state, body).sandbox
     return RedirectResponse(f"{LIST}/{sandbox.id}?done=created", status_code=303)
 
 

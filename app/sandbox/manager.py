@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import secrets
 import threading
 import time
 import uuid
@@ -97,6 +98,11 @@ LOG = logging.getLogger(__name__)
 TEMPLATE_LAYOUT = "c"
 
 
+def new_sandbox_id() -> str:
+    """An id of the server's choosing: 96 random bits, so no one guesses another's sandbox."""
+    return f"sb{secrets.token_hex(12)}"
+
+
 class SandboxLimitReached(SalesforceError):
     error_code = "REQUEST_LIMIT_EXCEEDED"
     status_code = 403
@@ -144,6 +150,8 @@ class Sandbox:
     schema: Schema
     # The template the sandbox was cloned from ("" for the default sandbox, which has none).
     template: str = ""
+    # What a login into it must hash to (see SandboxRow); never described.
+    password_hash: str = field(default="", repr=False)
     created_at: datetime = field(default_factory=utc_now)
     snapshots: list[str] = field(default_factory=list)
     touched: float = field(default_factory=time.monotonic, repr=False)
@@ -310,6 +318,7 @@ class SandboxManager:
                 clock=SandboxClock(row.clock_start, row.clock_pinned, row.clock_origin),
                 schema=self.schema_for(row.org),
                 template=row.template,
+                password_hash=row.password_hash,
                 created_at=row.created_at,
             )
             with self._lock:
@@ -528,11 +537,14 @@ class SandboxManager:
         org: str,
         seed: int,
         clock: SandboxClock,
+        password_hash: str,
     ) -> Sandbox:
+        """A new sandbox whose logins need the password of `password_hash` (the caller keeps
+        the password: the registry holds its hash only)."""
         if time.monotonic() - self._last_expiry > EXPIRE_EVERY_SECONDS:
             self.expire_idle()
         if sandbox_id is None:
-            sandbox_id = f"sb{uuid.uuid4().hex[:10]}"
+            sandbox_id = new_sandbox_id()
         if not SANDBOX_ID.match(sandbox_id):
             raise SalesforceError(
                 f"Invalid sandbox id: {sandbox_id}. Use 1 to 40 letters, digits, '-' or '_'.",
@@ -553,6 +565,7 @@ class SandboxManager:
             clock_origin=now,
             created_at=now,
             last_used=now,
+            password_hash=password_hash,
         )
         # The common case, a template known ready with a copy in the pool, takes one
         # transaction: reserve the id and claim the copy together.

@@ -1,9 +1,11 @@
 """Logins and sessions: who a bearer token belongs to.
 
-By default any username and password log in (a local org should just work). With
-LOCALFORCE_USERNAME and LOCALFORCE_PASSWORD set, only that pair does; with
+By default any username and password log in to the default org (a local org should just
+work). With LOCALFORCE_USERNAME and LOCALFORCE_PASSWORD set, only that pair does; with
 LOCALFORCE_SECURITY_TOKEN set too, the password must carry that token appended, as Salesforce
-asks of logins from outside trusted networks.
+asks of logins from outside trusted networks. A login into a sandbox (`me@x.com.<its id>`)
+needs that sandbox's own password, in either mode: the configured pair reaches the default org
+only.
 """
 
 from __future__ import annotations
@@ -76,6 +78,18 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def new_sandbox_password() -> str:
+    """A sandbox's password: 144 random bits, shown once at its creation (kept as its
+    `token_hash`)."""
+    return secrets.token_urlsafe(18)
+
+
+def password_matches(password: str, password_hash: str) -> bool:
+    """Whether `password` is the one `password_hash` was made from; an empty hash matches
+    nothing. Hashes are compared in constant time."""
+    return bool(password_hash) and secrets.compare_digest(token_hash(password), password_hash)
+
+
 def new_token() -> str:
     """A token shaped like Salesforce's: `<org id 15>!<opaque letters and digits>`."""
     opaque = "".join(secrets.choice(_TOKEN_ALPHABET) for _ in range(96))
@@ -138,9 +152,15 @@ def login(
     credentials: Credentials | None,
     now: datetime,
     sandbox_id: str,
+    sandbox_password_hash: str | None = None,
 ) -> Session:
-    """Check the credentials and open a session as the matching User of the sandbox's org."""
-    if credentials is not None and not credentials.accept(username, password):
+    """Check the password and open a session as the matching User of the sandbox's org: a
+    sandbox's own (`sandbox_password_hash` given), else the default org's login rules."""
+    if sandbox_password_hash is not None:
+        accepted = password_matches(password, sandbox_password_hash)
+    else:
+        accepted = credentials is None or credentials.accept(username, password)
+    if not accepted:
         raise LoginFailed()
     user_id, username = login_user(user_conn, tables, username)
     return issue_session(

@@ -56,10 +56,10 @@ def base_url(database_factory: DatabaseFactory, sandbox_ready_template: str) -> 
         yield f"http://127.0.0.1:{port}"
 
 
-def token_of(base_url: str, username: str = "agent@example.com") -> str:
+def token_of(base_url: str, username: str = "agent@example.com", password: str = "x") -> str:
     response = httpx.post(
         f"{base_url}/services/oauth2/token",
-        data={"grant_type": "password", "username": username, "password": "x"},
+        data={"grant_type": "password", "username": username, "password": password},
     )
     assert response.status_code == 200, response.text
     return str(response.json()["access_token"])
@@ -68,7 +68,7 @@ def token_of(base_url: str, username: str = "agent@example.com") -> str:
 def sandbox_token(base_url: str, sandbox: str) -> str:
     made = httpx.post(f"{base_url}/__localforce/sandboxes", json={"id": sandbox}, timeout=60)
     assert made.status_code == 201, made.text
-    return token_of(base_url, f"agent@example.com.{sandbox}")
+    return token_of(base_url, f"agent@example.com.{sandbox}", made.json()["password"])
 
 
 @asynccontextmanager
@@ -241,7 +241,11 @@ async def test_64_sessions_at_once_each_see_their_own_sandbox(base_url: str) -> 
             *(control.post("/__localforce/sandboxes", json={"id": name}) for name in names)
         )
         assert [response.status_code for response in made] == [201] * 64
-    tokens = [token_of(base_url, f"agent@example.com.{name}") for name in names]
+    passwords = [response.json()["password"] for response in made]
+    tokens = [
+        token_of(base_url, f"agent@example.com.{name}", password)
+        for name, password in zip(names, passwords, strict=True)
+    ]
 
     async def agent(name: str, token: str) -> list[str]:
         async with mcp_client(base_url, token) as client:

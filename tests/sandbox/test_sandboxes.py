@@ -222,10 +222,10 @@ def test_deleting_a_sandbox_ends_its_tokens(client: TestClient) -> None:
 
 
 def test_login_picks_a_sandbox_by_username_suffix(client: TestClient) -> None:
-    create(client, id="ep7")
+    password = create(client, id="ep7")["password"]
     token = client.post(
         "/services/oauth2/token",
-        data={"grant_type": "password", "username": "agent@shop.example.ep7", "password": "x"},
+        data={"grant_type": "password", "username": "agent@shop.example.ep7", "password": password},
     ).json()["access_token"]
     sf = as_token(client, token)
     sf.post(f"{API}/sobjects/Issue__c", json={"Name": "Zq suffix"})

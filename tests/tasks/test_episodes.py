@@ -54,6 +54,7 @@ def test_an_episode_gives_the_task_without_its_answer_and_a_clock_at_its_today(
         "instance_url",
         "access_token",
         "username",
+        "password",
         "sandbox",
     ]
     assert made["id"] == "ep-shape"
@@ -65,6 +66,10 @@ def test_an_episode_gives_the_task_without_its_answer_and_a_clock_at_its_today(
     assert made["tools"] == [tool for tool in TOOLS if tool["name"] != "update_record"]
     assert made["instance_url"] == task_base_url
     assert made["username"].endswith(".ep-shape")
+    # The episode's user logs in with the password given here, and only here.
+    form = {"grant_type": "password", "username": made["username"], "password": made["password"]}
+    assert control.post("/services/oauth2/token", data=form).status_code == 200
+    assert made["password"] not in control.get(f"{EPISODES}/ep-shape").text
     today = task["metadata"]["required"].split("\n")[0].removeprefix("Today's date: ")
     assert made["sandbox"]["clock"]["mode"] == "pinned"
     assert made["sandbox"]["clock"]["start"] == made["sandbox"]["clock"]["now"]
