@@ -71,6 +71,18 @@ class EpisodeError(SalesforceError):
         return f"{self.error_code}: {self.message}"
 
 
+@dataclass(frozen=True)
+class Labels:
+    """What an episode's result is filed under: its run and its model or agent's label."""
+
+    run: str | None = None
+    agent: str | None = None
+
+    @property
+    def given(self) -> dict[str, str]:
+        return {name: value for name, value in (("run", self.run), ("agent", self.agent)) if value}
+
+
 @dataclass
 class _Episode:
     id: str
@@ -87,6 +99,8 @@ class LocalforceEnvironment(Environment[Action, Observation, EpisodeState]):
         self.link = link
         self.admin_key = admin_key
         self._episode: _Episode | None = None
+        # What the session's episodes are filed under (set by a reset with the admin key).
+        self.labels = Labels()
         # The episode's tools (its task's), by name, as its token lists them.
         self._tools: dict[str, McpTool] = {}
         self._ending: asyncio.Task[None] | None = None
@@ -103,11 +117,14 @@ class LocalforceEnvironment(Environment[Action, Observation, EpisodeState]):
         task_type: str | None = None,
         org: str | None = None,
         admin_key: str | None = None,
+        run: str | None = None,
+        agent: str | None = None,
         **unknown: Any,
     ) -> EpisodeObservation:
         _known_only(unknown)
+        labels = Labels(run, agent)
         return self.link.run_blocking(
-            self._reset(seed, episode_id, task, task_type, org, admin_key)
+            self._reset(seed, episode_id, task, task_type, org, admin_key, labels)
         )
 
     async def reset_async(
@@ -118,10 +135,15 @@ class LocalforceEnvironment(Environment[Action, Observation, EpisodeState]):
         task_type: str | None = None,
         org: str | None = None,
         admin_key: str | None = None,
+        run: str | None = None,
+        agent: str | None = None,
         **unknown: Any,
     ) -> EpisodeObservation:
         _known_only(unknown)
-        return await self.link.run(self._reset(seed, episode_id, task, task_type, org, admin_key))
+        labels = Labels(run, agent)
+        return await self.link.run(
+            self._reset(seed, episode_id, task, task_type, org, admin_key, labels)
+        )
 
     # OpenEnv's HTTP /step passes on the request's other fields (request_id): nothing to do.
     def step(self, action: Action, timeout_s: float | None = None, **_: Any) -> Observation:
@@ -155,23 +177,25 @@ class LocalforceEnvironment(Environment[Action, Observation, EpisodeState]):
         task_type: str | None,
         org: str | None,
         admin_key: str | None,
+        labels: Labels,
     ) -> EpisodeObservation:
         if admin_key is not None:
             self.admin_key = admin_key
-        elif self.admin_key and (isinstance(task, dict) or episode_id or org):
+            self.labels = labels
+        elif self.admin_key and (isinstance(task, dict) or episode_id or org or labels.given):
             # The session holds the rights it was opened with: a reset without the key starts
             # another of the server's own tasks, never one the client writes or places.
             raise EpisodeError(
                 "reset: only a task of the server's task file (by idx, task_type or seed) may "
                 "be started without the admin key, in a session opened with it; a task row, "
-                "an episode_id or an org needs admin_key",
+                "an episode_id, an org, a run or an agent label needs admin_key",
                 error_code="INVALID_AUTH_HEADER",
                 status_code=401,
             )
         await self._end()
         if task is None:
             task = await self._draw(seed, task_type)
-        body: dict[str, Any] = {"task": task}
+        body: dict[str, Any] = {"task": task, **self.labels.given}
         if episode_id is not None:
             body["id"] = episode_id
         if org is not None:
@@ -308,7 +332,7 @@ def _known_only(unknown: dict[str, Any]) -> None:
     if unknown:
         raise EpisodeError(
             f"reset: unknown argument {', '.join(sorted(unknown))}; reset takes seed, "
-            "episode_id, task, task_type, org and admin_key",
+            "episode_id, task, task_type, org, admin_key, run and agent",
             error_code="INVALID_INPUT",
         )
 
