@@ -7,7 +7,9 @@ solved with CRMArena's tools through localforce's MCP endpoint and answered with
     python -m examples.mcp_policy tasks.json --url http://127.0.0.1:8000
 
 The tools answer as CRMArena's tool environment shows results (a Python literal), so the
-policy reads them back with `ast.literal_eval`, as a model reads the text.
+policy reads them back with `ast.literal_eval`, as a model reads the text; `submit_answer`,
+localforce's own, answers a JSON object (its structured content). The answer is final: it ends
+the episode, and the episode's token with it.
 """
 
 from __future__ import annotations
@@ -45,6 +47,18 @@ async def tool(client: Client, name: str, **arguments: Any) -> Any:
     return ast.literal_eval(text)
 
 
+async def submit_answer(client: Client, response: str) -> dict[str, Any]:
+    """The episode's one answer: its reward, and that the episode is done."""
+    result = await client.call_tool("submit_answer", {"response": response})
+    if result.is_error or result.structured_content is None:
+        texts = [item.text for item in result.content if isinstance(item, TextContent)]
+        raise RuntimeError("submit_answer: " + "\n".join(texts))
+    graded = dict(result.structured_content)
+    if graded.get("done") is not True:
+        raise RuntimeError(f"the answer did not end the episode: {graded}")
+    return graded
+
+
 async def best_region(client: Client, task: dict[str, Any]) -> str:
     """The state whose Closed cases of the task's period closed fastest on average."""
     found = re.search(r"Today's date: (\d{4}-\d{2}-\d{2})", task["metadata"]["required"])
@@ -70,7 +84,7 @@ async def run_episode(base_url: str, control: httpx.AsyncClient, task: dict[str,
             transport = streamable_http_client(f"{base_url}/mcp", http_client=http)
             async with Client(transport) as client:
                 answer = await best_region(client, episode["task"])
-                graded = await tool(client, "submit_answer", response=answer)
+                graded = await submit_answer(client, answer)
         return float(graded["reward"])
     finally:
         await control.delete(f"/__localforce/episodes/{episode['id']}")

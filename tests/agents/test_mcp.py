@@ -199,26 +199,141 @@ async def test_a_sandbox_token_reaches_its_own_sandbox_only(base_url: str) -> No
         assert content_of(await client.call_tool("soql_query", query))["totalSize"] == 1
 
 
-async def test_submit_answer_grades_the_episode_and_only_an_episode(base_url: str) -> None:
-    task = {
-        "idx": 0,
-        "task": "best_region_identification",
-        "answer": "CA",
-        "persona": "Service Analyst",
-        "metadata": {"required": "Today's date: 2024-01-01", "optional": ""},
-        "reward_metric": "exact_match",
-        "query": "Which state closed cases fastest?",
-    }
-    made = httpx.post(f"{base_url}/__localforce/episodes", json={"id": "mcp-ep", "task": task})
+BEST_REGION = {
+    "idx": 0,
+    "task": "best_region_identification",
+    "answer": "CA",
+    "persona": "Service Analyst",
+    "metadata": {"required": "Today's date: 2024-01-01", "optional": ""},
+    "reward_metric": "exact_match",
+    "query": "Which state closed cases fastest?",
+}
+
+
+def start_episode(base_url: str, episode_id: str, task: dict[str, Any]) -> dict[str, Any]:
+    made = httpx.post(f"{base_url}/__localforce/episodes", json={"id": episode_id, "task": task})
     assert made.status_code == 201, made.text
-    async with mcp_client(base_url, made.json()["access_token"]) as client:
+    return dict(made.json())
+
+
+def result_of(base_url: str, episode_id: str) -> dict[str, Any]:
+    """The operator's view of an episode's result."""
+    shown = httpx.get(f"{base_url}/__localforce/episodes/{episode_id}")
+    assert shown.status_code == 200, shown.text
+    return dict(shown.json()["result"])
+
+
+async def test_submit_answer_grades_the_episode_once_and_only_an_episode(base_url: str) -> None:
+    wrong_token = start_episode(base_url, "mcp-ep-wrong", BEST_REGION)["access_token"]
+    right_made = start_episode(base_url, "mcp-ep", BEST_REGION)
+    right_token = right_made["access_token"]
+    async with mcp_client(base_url, wrong_token) as client:
         wrong = content_of(await client.call_tool("submit_answer", {"response": "TX"}))
+    async with mcp_client(base_url, right_token) as client:
         right = content_of(await client.call_tool("submit_answer", {"response": "It is CA."}))
-    assert wrong == {"episode": "mcp-ep", "reward": 0.0, "metric": "exact_match"}
-    assert right == {"episode": "mcp-ep", "reward": 1.0, "metric": "exact_match"}
+        # The first answer is final: the episode's token ended with it.
+        again = await client.call_tool("submit_answer", {"response": "TX"})
+        after = await client.call_tool("soql_query", {"query": "SELECT Id FROM Case LIMIT 1"})
+    # The agent learns its reward and that the episode ended, never the expected answer.
+    assert wrong == {
+        "episode": "mcp-ep-wrong",
+        "reward": 0.0,
+        "metric": "exact_match",
+        "done": True,
+    }
+    assert right == {"episode": "mcp-ep", "reward": 1.0, "metric": "exact_match", "done": True}
+    assert error_of(again) == "INVALID_SESSION_ID: Session expired or invalid"
+    assert error_of(after) == "INVALID_SESSION_ID: Session expired or invalid"
+    # A session opened after the answer, with the episode's password, reaches no tool either.
+    late = token_of(base_url, right_made["username"], right_made["password"])
+    async with mcp_client(base_url, late) as client:
+        late_answer = await client.call_tool("submit_answer", {"response": "TX"})
+        late_query = await client.call_tool("soql_query", {"query": "SELECT Id FROM Case"})
+    for result in (late_answer, late_query):
+        assert refusal_of(result) == (
+            "EPISODE_ENDED: Episode mcp-ep has ended: it was answered, and its first answer is "
+            "final. It takes no other answer, reset, restore or tool call; start another episode."
+        )
+    kept = result_of(base_url, "mcp-ep")
+    assert (kept["reward"], kept["answer"], kept["expected"]) == (1.0, "It is CA.", "CA")
+    assert kept["channel"] == "mcp"
+    assert result_of(base_url, "mcp-ep-wrong")["reward"] == 0.0
+    ended = httpx.post(f"{base_url}/__localforce/episodes/mcp-ep/answer", json={"response": "TX"})
+    assert ended.status_code == 409
+    assert ended.json()[0]["errorCode"] == "EPISODE_ENDED"
+    assert result_of(base_url, "mcp-ep")["reward"] == 1.0  # the first answer stands
     async with mcp_client(base_url, sandbox_token(base_url, "mcp-not-an-episode")) as client:
         result = await client.call_tool("submit_answer", {"response": "CA"})
     assert error_of(result) == "NOT_FOUND: No episode has the id mcp-not-an-episode"
+
+
+def refusal_of(result: Any) -> str:
+    """The text of a call an episode's tool set refuses (no SDK prefix: it never ran)."""
+    assert result.is_error
+    return str(result.content[0].text)
+
+
+async def test_a_read_tasks_episode_has_no_write_tool(base_url: str) -> None:
+    made = start_episode(base_url, "mcp-read-task", BEST_REGION)
+    assert [tool["name"] for tool in made["tools"]] == ["soql_query", "sosl_search", "respond"]
+    async with mcp_client(base_url, made["access_token"]) as client:
+        listed = {tool.name for tool in (await client.list_tools()).tools}
+        issue = {"sobject": "Issue__c", "fields": {"Name": "Not in a read task"}}
+        created = await client.call_tool("create_record", issue)
+        case = content_of(
+            await client.call_tool("soql_query", {"query": "SELECT Id FROM Case LIMIT 1"})
+        )["records"][0]
+        updated = await client.call_tool(
+            "update_record",
+            {"sobject": "Case", "record_id": case["Id"], "fields": {"Subject": "Mine"}},
+        )
+        deleted = await client.call_tool(
+            "delete_record", {"sobject": "Case", "record_id": case["Id"]}
+        )
+    assert listed == (TOOLS | CRMARENA_TOOLS) - {"create_record", "update_record", "delete_record"}
+    for tool, refused in (
+        ("create_record", created),
+        ("update_record", updated),
+        ("delete_record", deleted),
+    ):
+        assert refusal_of(refused) == (
+            f"TOOL_NOT_ALLOWED: {tool} is not a tool of this episode's task "
+            "(best_region_identification); list_tools names the ones it has"
+        )
+    diff = httpx.get(f"{base_url}/__localforce/sandboxes/mcp-read-task/diff").json()
+    assert diff == {"created": [], "updated": [], "deleted": []}
+
+
+async def test_a_write_tasks_episode_updates_records_and_nothing_more(base_url: str) -> None:
+    task = {
+        **BEST_REGION,
+        "task": "case_routing_write",
+        "reward_metric": "diff_match",
+        "persona": "Service Manager",
+        "answer": [],
+        "query": "Change nothing.",
+    }
+    made = start_episode(base_url, "mcp-write-task", task)
+    assert [tool["name"] for tool in made["tools"]] == [
+        "soql_query", "sosl_search", "update_record", "respond"
+    ]  # fmt: skip
+    async with mcp_client(base_url, made["access_token"]) as client:
+        listed = {tool.name for tool in (await client.list_tools()).tools}
+        created = await client.call_tool(
+            "create_record", {"sobject": "Issue__c", "fields": {"Name": "Not mine to make"}}
+        )
+        query = {"query": "SELECT Id FROM Case ORDER BY Id LIMIT 1"}
+        (case,) = content_of(await client.call_tool("soql_query", query))["records"]
+        fields = {"sobject": "Case", "record_id": case["Id"], "fields": {"Subject": "Routed"}}
+        updated = content_of(await client.call_tool("update_record", fields))
+    assert listed == (TOOLS | CRMARENA_TOOLS) - {"create_record", "delete_record"}
+    assert updated == {"id": case["Id"], "success": True}
+    diff = httpx.get(f"{base_url}/__localforce/sandboxes/mcp-write-task/diff").json()
+    assert [change["id"] for change in diff["updated"]] == [case["Id"]]
+    assert diff["created"] == diff["deleted"] == []
+    assert refusal_of(created).startswith(
+        "TOOL_NOT_ALLOWED: create_record is not a tool of this episode's task (case_routing_write)"
+    )
 
 
 async def test_the_schema_of_each_org_is_a_resource(base_url: str) -> None:

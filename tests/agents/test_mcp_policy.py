@@ -1,11 +1,13 @@
 """The README's scripted policy over MCP: ten best-region episodes, each solved with CRMArena's
-tools through the MCP endpoint and answered with submit_answer, all reaching reward 1."""
+tools through the MCP endpoint and answered with submit_answer, all reaching reward 1, their
+results kept once their sandboxes are deleted."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 from examples.mcp_policy import TASK_TYPE, run
@@ -34,3 +36,12 @@ async def test_the_policy_reaches_reward_1_in_ten_episodes(
     assert sum(1 for task in tasks if task["task"] == TASK_TYPE) == 10
     rewards = await run(base_url, tasks, episodes=10)
     assert rewards == [1.0] * 10
+    # Each episode's sandbox is deleted; its result is kept, filed as MCP's, with the calls.
+    listed = httpx.get(f"{base_url}/__localforce/sandboxes").json()["sandboxes"]
+    assert [sandbox["id"] for sandbox in listed] == ["default"]  # the org's own: no episode's
+    kept = httpx.get(f"{base_url}/__localforce/results", params={"answered": "true"}).json()
+    results = kept["results"]
+    assert [(r["task"], r["reward"], r["channel"]) for r in results] == [
+        (TASK_TYPE, 1.0, "mcp")
+    ] * 10
+    assert all(r["tool_calls"][-1]["tool"] == "submit_answer" for r in results)

@@ -28,6 +28,10 @@ from tests.agents.test_mcp import CRMARENA_TOOLS, TOOLS
 pytestmark = pytest.mark.asyncio
 
 FIRST_CASE = "SELECT Id, Subject FROM Case ORDER BY Id LIMIT 1"
+WRITES = {"create_record", "update_record", "delete_record"}
+# A read task's episode lists every tool but the writes; a write task's, the update too.
+READ_TASK_TOOLS = (TOOLS | CRMARENA_TOOLS) - WRITES
+WRITE_TASK = "case_routing_write"
 
 
 def client(base_url: str) -> LocalforceEnvClient:
@@ -63,7 +67,7 @@ async def test_reset_observes_the_task_without_its_answer(
     assert observation.episode_id == "oe-reset"
     assert observation.prompt == task["query"]
     assert observation.task == {key: value for key, value in task.items() if key != "answer"}
-    assert set(observation.tools) == TOOLS | CRMARENA_TOOLS
+    assert set(observation.tools) == READ_TASK_TOOLS
     assert state.model_dump() == {
         "episode_id": "oe-reset",
         "step_count": 0,
@@ -74,9 +78,11 @@ async def test_reset_observes_the_task_without_its_answer(
     }
 
 
-async def test_a_step_acts_in_the_episodes_own_sandbox(task_base_url: str) -> None:
+async def test_a_step_acts_in_the_episodes_own_sandbox(
+    task_base_url: str, tasks: list[dict[str, Any]]
+) -> None:
     async with client(task_base_url) as env, client(task_base_url) as other:
-        await env.reset(task=0, episode_id="oe-writer")
+        writer = await env.reset(task=of_type(tasks, WRITE_TASK)["idx"], episode_id="oe-writer")
         await other.reset(task=0, episode_id="oe-reader")
         (case,) = (await data(env, "soql_query", query=FIRST_CASE))["records"]
         updated = await data(
@@ -85,6 +91,8 @@ async def test_a_step_acts_in_the_episodes_own_sandbox(task_base_url: str) -> No
         (seen,) = (await data(env, "soql_query", query=FIRST_CASE))["records"]
         (unseen,) = (await data(other, "soql_query", query=FIRST_CASE))["records"]
         state, other_state = await env.state(), await other.state()
+    assert isinstance(writer.observation, EpisodeObservation)
+    assert set(writer.observation.tools) == READ_TASK_TOOLS | {"update_record"}
     assert updated == {"id": case["Id"], "success": True}
     assert seen["Subject"] == "Mine"
     assert unseen["Subject"] == case["Subject"] != "Mine"
@@ -94,12 +102,15 @@ async def test_a_step_acts_in_the_episodes_own_sandbox(task_base_url: str) -> No
     assert other_state.diff == {"created": [], "updated": [], "deleted": []}
 
 
-async def test_tool_errors_are_observed_and_end_nothing(task_base_url: str) -> None:
+async def test_tool_errors_are_observed_and_end_nothing(
+    task_base_url: str, tasks: list[dict[str, Any]]
+) -> None:
     async with client(task_base_url) as env:
         await env.reset(task=0)
         bad_query = await call(env, "soql_query", query="SELECT Nope FROM Case")
         unknown = await call(env, "no_such_tool")
         bad_arguments = await call(env, "soql_query")
+        not_its_tool = await call(env, "delete_record", sobject="Case", record_id="x")
         still = await data(env, "soql_query", query="SELECT COUNT() FROM Case")
         state = await env.state()
     assert bad_query.error is not None and bad_query.result is None
@@ -113,8 +124,26 @@ async def test_tool_errors_are_observed_and_end_nothing(task_base_url: str) -> N
     assert bad_arguments.error is not None
     assert bad_arguments.error.error_type == ToolErrorType.INVALID_ARGS
     assert bad_arguments.error.message.startswith("1 validation error for soql_queryArguments")
+    # Task 0 is a read task's: the endpoint refuses its episode a write tool.
+    assert tasks[0]["task"] != WRITE_TASK
+    assert not_its_tool.error is not None
+    assert not_its_tool.error.model_dump() == {
+        "error_type": ToolErrorType.EXECUTION_ERROR,
+        "message": f"TOOL_NOT_ALLOWED: delete_record is not a tool of this episode's task "
+        f"({tasks[0]['task']}); list_tools names the ones it has",
+    }
     assert still["totalSize"] > 0
-    assert (state.step_count, state.done) == (4, False)
+    assert (state.step_count, state.done) == (5, False)
+    assert state.diff == {"created": [], "updated": [], "deleted": []}
+    # Every call that reached the endpoint is in the episode's trajectory, refused or not.
+    assert state.episode_id is not None and gone_soon(task_base_url, state.episode_id)
+    recorded = result_kept(task_base_url, state.episode_id)["tool_calls"]
+    assert [(call["tool"], call["is_error"]) for call in recorded] == [
+        ("soql_query", True),
+        ("soql_query", True),
+        ("delete_record", True),
+        ("soql_query", False),
+    ]
 
 
 async def test_the_answer_is_rewarded_and_ends_the_episode(
@@ -136,6 +165,7 @@ async def test_the_answer_is_rewarded_and_ends_the_episode(
         "episode": "oe-right",
         "reward": 1.0,
         "metric": "exact_match",
+        "done": True,
     }
     assert after.done is True and after.error is not None
     assert after.error.message == (
@@ -143,18 +173,41 @@ async def test_the_answer_is_rewarded_and_ends_the_episode(
     )
     assert (state.done, state.reward, state.step_count) == (True, 1.0, 2)
     assert wrong["reward"] == 0.0
+    # The answer is kept beyond the episode's sandbox, filed as OpenEnv's, with its call.
+    assert not sandbox_exists(task_base_url, "oe-right")
+    kept = result_kept(task_base_url, "oe-right")
+    assert (kept["reward"], kept["answer"], kept["expected"]) == (
+        1.0,
+        task["answer"],
+        task["answer"],
+    )
+    assert kept["channel"] == "openenv"
+    assert [call["tool"] for call in kept["tool_calls"]] == ["submit_answer"]
 
 
-async def test_tools_are_listed_and_a_call_before_reset_is_refused(task_base_url: str) -> None:
+async def test_tools_are_listed_and_a_call_before_reset_is_refused(
+    task_base_url: str, tasks: list[dict[str, Any]]
+) -> None:
     async with client(task_base_url) as env:
         listed = await env.step(ListToolsAction())
         early = await call(env, "soql_query", query="SELECT Id FROM Case")
+        await env.reset(task=of_type(tasks, "top_issue_identification")["idx"])
+        of_a_read_task = await env.step(ListToolsAction())
+        await env.reset(task=of_type(tasks, WRITE_TASK)["idx"])
+        of_a_write_task = await env.step(ListToolsAction())
     assert isinstance(listed.observation, ListToolsObservation)
     tools = {tool.name: tool for tool in listed.observation.tools}
-    assert set(tools) == TOOLS | CRMARENA_TOOLS
+    assert set(tools) == TOOLS | CRMARENA_TOOLS  # before any reset: the endpoint's
     assert tools["soql_query"].input_schema["required"] == ["query"]
     assert early.error is not None
     assert early.error.message == "No episode is running: reset() starts one"
+    # An episode's: its task's.
+    assert isinstance(of_a_read_task.observation, ListToolsObservation)
+    assert {tool.name for tool in of_a_read_task.observation.tools} == READ_TASK_TOOLS
+    assert isinstance(of_a_write_task.observation, ListToolsObservation)
+    assert {tool.name for tool in of_a_write_task.observation.tools} == READ_TASK_TOOLS | {
+        "update_record"
+    }
 
 
 async def test_reset_draws_a_task_of_the_file_with_its_seed(
@@ -189,7 +242,7 @@ async def test_a_reset_the_org_refuses_names_the_error(task_base_url: str) -> No
     assert "INVALID_INPUT: task: no task has idx 999 in " in str(missing.value)
     assert (
         "INVALID_INPUT: reset: unknown argument taks; reset takes seed, episode_id, task, "
-        "task_type, org and admin_key" in str(typo.value)
+        "task_type, org, admin_key, run and agent" in str(typo.value)
     )
     assert "INVALID_INPUT: task_type: the task file has no task of type poetry" in str(
         no_type.value
@@ -197,28 +250,47 @@ async def test_a_reset_the_org_refuses_names_the_error(task_base_url: str) -> No
     assert isinstance(started.observation, EpisodeObservation)
 
 
-def episode_exists(base_url: str, episode_id: str) -> bool:
-    response = httpx.get(f"{base_url}/__localforce/episodes/{episode_id}")
+def sandbox_exists(base_url: str, episode_id: str) -> bool:
+    """Whether the episode's sandbox lives (its result outlives it)."""
+    response = httpx.get(f"{base_url}/__localforce/sandboxes/{episode_id}")
     assert response.status_code in (200, 404), response.text
     return response.status_code == 200
 
 
+def result_kept(base_url: str, episode_id: str) -> dict[str, Any]:
+    """The episode as the operator sees it once its sandbox is gone: its result kept."""
+    response = httpx.get(f"{base_url}/__localforce/episodes/{episode_id}")
+    assert response.status_code == 200, response.text
+    shown = response.json()
+    assert shown["sandbox"] is None
+    assert shown["result"] is not None
+    return dict(shown["result"])
+
+
 def gone_soon(base_url: str, episode_id: str) -> bool:
+    """Whether the episode's sandbox is deleted within seconds, its result kept."""
     deadline = time.monotonic() + 10
-    while episode_exists(base_url, episode_id):
+    while sandbox_exists(base_url, episode_id):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)
+    result_kept(base_url, episode_id)
     return True
 
 
-async def test_a_reset_or_the_end_of_the_session_deletes_the_episode(task_base_url: str) -> None:
+async def test_a_reset_or_the_end_of_the_session_deletes_the_episodes_sandbox(
+    task_base_url: str,
+) -> None:
     async with client(task_base_url) as env:
         await env.reset(task=0, episode_id="oe-first")
         await env.reset(task=0, episode_id="oe-second")
-        assert not episode_exists(task_base_url, "oe-first")
-        assert episode_exists(task_base_url, "oe-second")
+        assert not sandbox_exists(task_base_url, "oe-first")
+        assert sandbox_exists(task_base_url, "oe-second")
     assert gone_soon(task_base_url, "oe-second")
+    # Unanswered, each result is kept as it stood.
+    for episode_id in ("oe-first", "oe-second"):
+        kept = result_kept(task_base_url, episode_id)
+        assert (kept["answer"], kept["reward"], kept["answered_at"]) == (None, None, None)
 
 
 async def sandbox_ids(http: httpx.AsyncClient) -> set[str]:
@@ -250,23 +322,45 @@ async def test_the_http_reset_leaves_no_episode_behind(
 async def test_64_episodes_at_once_each_in_its_own_sandbox(
     task_base_url: str, tasks: list[dict[str, Any]]
 ) -> None:
-    async def episode(n: int) -> tuple[str, Any, float, str]:
-        task = tasks[n % len(tasks)]
+    # The even ones write (a write task's episodes); the odd ones, of every task in turn, may
+    # not, and see the org as it was.
+    writes = [task for task in tasks if task["task"] == WRITE_TASK]
+    assert len(writes) == 2
+
+    async def episode(n: int) -> tuple[str, str, Any, float, str]:
+        task = writes[n // 2 % 2] if n % 2 == 0 else tasks[n // 2 % len(tasks)]
         async with client(task_base_url) as env:
             await env.reset(task=task["idx"], episode_id=f"oe-many-{n}")
             (case,) = (await data(env, "soql_query", query=FIRST_CASE))["records"]
             fields = {"Subject": f"episode {n}"}
-            await data(env, "update_record", sobject="Case", record_id=case["Id"], fields=fields)
+            written = await call(
+                env, "update_record", sobject="Case", record_id=case["Id"], fields=fields
+            )
             (seen,) = (await data(env, "soql_query", query=FIRST_CASE))["records"]
             state = await env.state()
             graded = await env.call_tool("submit_answer", response=str(task["answer"]))
-            return seen["Subject"], state.diff["updated"], float(graded["reward"]), task["task"]
+            error = "" if written.error is None else written.error.message
+            return (
+                seen["Subject"],
+                error,
+                state.diff["updated"],
+                float(graded["reward"]),
+                task["task"],
+            )
 
     results = await asyncio.gather(*(episode(n) for n in range(64)))
-    for n, (seen, updated, reward, kind) in enumerate(results):
-        assert seen == f"episode {n}"
-        assert len(updated) == 1, updated
-        assert updated[0]["changes"]["Subject"]["after"] == f"episode {n}"
+    for n, (seen, error, updated, reward, kind) in enumerate(results):
+        if n % 2 == 0:
+            assert (kind, error) == (WRITE_TASK, "")
+            assert seen == f"episode {n}"
+            assert len(updated) == 1, updated
+            assert updated[0]["changes"]["Subject"]["after"] == f"episode {n}"
+        elif kind == WRITE_TASK:
+            assert error == "" and seen == f"episode {n}" and len(updated) == 1
+        else:
+            assert error.startswith("TOOL_NOT_ALLOWED: update_record is not a tool of ")
+            assert not seen.startswith("episode ")
+            assert updated == []
         exact = next(t for t in tasks if t["task"] == kind)["reward_metric"] == "exact_match"
         assert reward == 1.0 or not exact
     for n in range(64):
@@ -360,5 +454,5 @@ async def test_a_client_gone_without_a_word_leaves_no_episode(task_base_url: str
     async with connect(url) as socket:  # leaves without OpenEnv's "close" message
         await socket.send(json.dumps({"type": "reset", "data": {"episode_id": "oe-gone"}}))
         assert json.loads(await socket.recv())["type"] == "observation"
-        assert episode_exists(task_base_url, "oe-gone")
+        assert sandbox_exists(task_base_url, "oe-gone")
     assert gone_soon(task_base_url, "oe-gone")

@@ -40,18 +40,35 @@ def link(app: FastAPI) -> Iterator[AppLink]:
         yield running
 
 
-def episode_status(link: AppLink, episode_id: str) -> int:
-    async def get() -> int:
+def control_get(link: AppLink, path: str) -> tuple[int, Any]:
+    async def get() -> tuple[int, Any]:
         async with link.http({"Authorization": f"Bearer {KEY}"}) as http:
-            return (await http.get(f"/__localforce/episodes/{episode_id}")).status_code
+            response = await http.get(f"/__localforce{path}")
+            return response.status_code, response.json()
 
     return link.run_blocking(get())
+
+
+def sandbox_status(link: AppLink, episode_id: str) -> int:
+    return control_get(link, f"/sandboxes/{episode_id}")[0]
+
+
+def kept_result(link: AppLink, episode_id: str) -> dict[str, Any]:
+    """The episode's result, kept once its sandbox is gone."""
+    status, shown = control_get(link, f"/episodes/{episode_id}")
+    assert status == 200, shown
+    assert shown["sandbox"] is None
+    return dict(shown["result"])
 
 
 def test_the_synchronous_methods_run_an_episode(link: AppLink, tasks: list[dict[str, Any]]) -> None:
     task = next(task for task in tasks if task["task"] == "top_issue_identification")
     env = LocalforceEnvironment(link, admin_key=KEY)
-    started = env.reset(task=task["idx"], episode_id="in-process")
+    # Naming the episode takes the key in the reset itself, even in a session opened with it.
+    with pytest.raises(EpisodeError) as refused:
+        env.reset(task=task["idx"], episode_id="in-process")
+    assert refused.value.error_code == "INVALID_AUTH_HEADER"
+    started = env.reset(task=task["idx"], episode_id="in-process", admin_key=KEY)
     counted = env.step(
         CallToolAction(tool_name="soql_query", arguments={"query": "SELECT COUNT() FROM Case"})
     )
@@ -65,9 +82,12 @@ def test_the_synchronous_methods_run_an_episode(link: AppLink, tasks: list[dict[
     assert counted.result["data"]["totalSize"] > 0
     assert (answered.done, answered.reward) == (True, 1.0)
     assert (state.episode_id, state.step_count, state.done) == ("in-process", 2, True)
-    assert episode_status(link, "in-process") == 200
+    assert sandbox_status(link, "in-process") == 200
     env.close()
-    assert episode_status(link, "in-process") == 404
+    assert sandbox_status(link, "in-process") == 404
+    kept = kept_result(link, "in-process")
+    assert (kept["reward"], kept["answer"], kept["channel"]) == (1.0, task["answer"], "openenv")
+    assert [call["tool"] for call in kept["tool_calls"]] == ["soql_query", "submit_answer"]
 
 
 @pytest.mark.asyncio
@@ -83,7 +103,8 @@ async def test_the_async_methods_run_on_the_apps_loop_from_another(
     assert isinstance(listed, CallToolObservation) and listed.error is None
     assert listed.result["data"]["name"] == "Account"
     env.close()
-    assert episode_status(link, started.episode_id) == 404
+    assert sandbox_status(link, started.episode_id) == 404
+    assert kept_result(link, started.episode_id)["reward"] is None  # never answered
 
 
 def test_starting_an_episode_needs_the_admin_key(link: AppLink) -> None:
@@ -98,6 +119,30 @@ def test_starting_an_episode_needs_the_admin_key(link: AppLink) -> None:
     )
     with pytest.raises(EpisodeError):
         env.reset(task=0, admin_key="wrong")
+
+
+def test_a_reset_without_the_key_starts_only_a_task_of_the_servers_file(
+    link: AppLink, tasks: list[dict[str, Any]]
+) -> None:
+    env = LocalforceEnvironment(link)
+    env.reset(task=0, admin_key=KEY)  # the session holds the key from here
+    for reset in (
+        {"task": {**tasks[0], "idx": 9001}},
+        {"task": 0, "episode_id": "in-process-placed"},
+        {"task": 0, "org": "original"},
+        {"task": 0, "run": "not-mine-to-file"},
+    ):
+        with pytest.raises(EpisodeError) as refused:
+            env.reset(**reset)
+        assert (refused.value.error_code, refused.value.status_code) == ("INVALID_AUTH_HEADER", 401)
+        assert str(refused.value).startswith("INVALID_AUTH_HEADER: reset: only a task of ")
+    assert sandbox_status(link, "in-process-placed") == 404
+    again = env.reset(task=tasks[1]["idx"])  # a task of the file, by idx
+    with_key = env.reset(task=0, episode_id="in-process-placed", admin_key=KEY)
+    assert isinstance(again, EpisodeObservation) and again.prompt == tasks[1]["query"]
+    assert isinstance(with_key, EpisodeObservation)
+    assert with_key.episode_id == "in-process-placed"
+    env.close()
 
 
 def test_a_blocking_call_on_the_apps_own_loop_is_refused(link: AppLink) -> None:
