@@ -51,6 +51,9 @@ class SandboxRow:
     last_used: datetime
     snapshots: str = "[]"
     log_since: str = ""
+    # SHA-256 of the password a login into it needs ("" for the default sandbox, which keeps
+    # the server's own login rules).
+    password_hash: str = ""
 
 
 def _row(mapping: object) -> SandboxRow:
