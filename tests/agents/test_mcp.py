@@ -19,6 +19,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextResourceContents
 
+from tests.conftest import ADMIN_HEADERS
 from tests.databases import DatabaseFactory
 from tests.servers import private_org_app, serve_in_thread
 
@@ -66,7 +67,12 @@ def token_of(base_url: str, username: str = "agent@example.com") -> str:
 
 
 def sandbox_token(base_url: str, sandbox: str) -> str:
-    made = httpx.post(f"{base_url}/__localforce/sandboxes", json={"id": sandbox}, timeout=60)
+    made = httpx.post(
+        f"{base_url}/__localforce/sandboxes",
+        headers=ADMIN_HEADERS,
+        json={"id": sandbox},
+        timeout=60,
+    )
     assert made.status_code == 201, made.text
     return token_of(base_url, f"agent@example.com.{sandbox}")
 
@@ -209,7 +215,11 @@ async def test_submit_answer_grades_the_episode_and_only_an_episode(base_url: st
         "reward_metric": "exact_match",
         "query": "Which state closed cases fastest?",
     }
-    made = httpx.post(f"{base_url}/__localforce/episodes", json={"id": "mcp-ep", "task": task})
+    made = httpx.post(
+        f"{base_url}/__localforce/episodes",
+        headers=ADMIN_HEADERS,
+        json={"id": "mcp-ep", "task": task},
+    )
     assert made.status_code == 201, made.text
     async with mcp_client(base_url, made.json()["access_token"]) as client:
         wrong = content_of(await client.call_tool("submit_answer", {"response": "TX"}))
@@ -236,7 +246,7 @@ async def test_the_schema_of_each_org_is_a_resource(base_url: str) -> None:
 
 async def test_64_sessions_at_once_each_see_their_own_sandbox(base_url: str) -> None:
     names = [f"mcp-c{n:02d}" for n in range(64)]
-    async with httpx.AsyncClient(base_url=base_url, timeout=120) as control:
+    async with httpx.AsyncClient(base_url=base_url, headers=ADMIN_HEADERS, timeout=120) as control:
         made = await asyncio.gather(
             *(control.post("/__localforce/sandboxes", json={"id": name}) for name in names)
         )
