@@ -29,6 +29,7 @@ from rich.progress import (
 from rich.table import Table
 from sqlalchemy import Connection
 
+from app.admin_key import InsecureOnPublicAddress, key_path, with_admin_key
 from app.config import REPO_ROOT, Settings
 from app.console import coverage
 from app.errors import SalesforceError
@@ -173,10 +174,32 @@ def serve(
             envvar="LOCALFORCE_RESEED",
         ),
     ] = False,
+    insecure_control_plane: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-control-plane",
+            help="Serve the control plane (/__localforce) and /console without the admin key; "
+            "refused unless the server listens on a loopback address",
+            envvar="LOCALFORCE_INSECURE_CONTROL_PLANE",
+        ),
+    ] = False,
 ) -> None:
     """Serve the org over HTTP (or https with --tls), creating and seeding the database on
     first run."""
-    settings = _settings(data_dir, host=host, port=port, org=org and org.value)
+    settings = _settings(
+        data_dir,
+        host=host,
+        port=port,
+        org=org and org.value,
+        insecure_control_plane=insecure_control_plane,
+    )
+    key_given = bool(settings.admin_key)
+    try:
+        # Once, here: every worker process reads this key back from the environment.
+        settings = with_admin_key(settings)
+    except InsecureOnPublicAddress as error:
+        console.print(f"[red]{escape(str(error))}[/]", soft_wrap=True)
+        raise typer.Exit(1) from None
     state = build_state(settings)
     try:
         result = _with_progress(
@@ -203,6 +226,7 @@ def serve(
         certfile, keyfile = str(files.cert_file), str(files.key_file)
         scheme = "https"
     console.print(f"localforce serving on {scheme}://{settings.host}:{settings.port}")
+    _announce_admin_key(settings, key_given)
     if workers > 1:
         # Each worker process builds its app from the environment: hand it these settings.
         os.environ.update(settings.as_environment())
@@ -228,6 +252,30 @@ def serve(
         ssl_keyfile=keyfile,
         http=TimedHttpProtocol,
     )
+
+
+def _announce_admin_key(settings: Settings, key_given: bool) -> None:
+    """One line: the key the control plane asks for and where it is kept, or a warning that it
+    asks for none. A key given in the environment is not echoed."""
+    if settings.insecure_control_plane:
+        line = (
+            "[yellow]Warning: the control plane (/__localforce) and /console ask for no admin "
+            "key (--insecure-control-plane): anything that reaches this port can use them.[/]"
+        )
+    elif key_given:
+        line = "Admin key (control plane and /console): the one in LOCALFORCE_ADMIN_KEY"
+    else:
+        key, path = escape(settings.admin_key), escape(str(key_path(settings.data_dir)))
+        line = f"Admin key (control plane and /console): {key}  (from {path})"
+    console.print(line, soft_wrap=True, highlight=False)  # on one line, however long
+
+
+@cli.command("admin-key")
+def admin_key(data_dir: DataDirOption = None) -> None:
+    """Print the admin key the control plane and /console ask for: LOCALFORCE_ADMIN_KEY if set,
+    else the one kept in the data directory (made now if there is none)."""
+    settings = with_admin_key(_settings(data_dir, insecure_control_plane=False))
+    print(settings.admin_key)  # noqa: T201
 
 
 def environment(base_url: str, username: str, password: str, ca_file: Path | None) -> list[str]:

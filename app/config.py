@@ -39,7 +39,7 @@ class Settings(BaseSettings):
     clock: datetime | None = None
     fiscal_year_start_month: int = Field(default=1, ge=1, le=12)
     # Sandboxes: how many may live at once, after how long unused they expire, how many ready
-    # copies to keep warm, and the key the /__localforce control plane asks for (empty: none).
+    # copies to keep warm.
     max_sandboxes: int = Field(default=1000, ge=1)
     sandbox_idle_seconds: float = Field(default=3600, gt=0)
     sandbox_pool_size: int = Field(default=2, ge=0)
@@ -75,7 +75,11 @@ class Settings(BaseSettings):
     # Allocations between two collections of Python's youngest garbage generation (0: Python's
     # own 700); see serving.space_out_garbage_collection.
     gc_threshold: int = Field(default=50_000, ge=0)
+    # The key the /__localforce control plane and the console ask for (empty: the one kept in
+    # data_dir/admin-key, made at first start; see app.admin_key).
     admin_key: str = ""
+    # Serve the control plane and the console without a key: on a loopback address only.
+    insecure_control_plane: bool = False
     # Run Bulk jobs in this process (off: only other workers or servers run them).
     bulk_runner: bool = True
     # A Bulk job whose runner has not said it still runs it for this long is taken up again.

@@ -16,6 +16,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 
+from app.admin_key import with_admin_key
 from app.agents.mcp import McpEndpoint, build_mcp
 from app.agents.openenv_endpoint import OpenEnvEndpoint
 from app.api import (
@@ -305,7 +306,8 @@ def create_app(
     settings: Settings | None = None, functions: FunctionRegistry = FUNCTIONS
 ) -> FastAPI:
     """The application; `functions` are the SOQL functions its queries may call."""
-    settings = settings or get_settings()
+    # `localforce serve` resolved the key already; an app made otherwise resolves it here.
+    settings = with_admin_key(settings or get_settings())
     limit_malloc_arenas(settings.malloc_arenas)  # before the request threads start
     fix_mmap_threshold(settings.malloc_mmap_threshold)
     space_out_garbage_collection(settings.gc_threshold)

@@ -26,6 +26,7 @@ from openenv.core.env_server.mcp_types import CallToolAction
 
 from app.agents.openenv_client import LocalforceEnvClient
 from bench.server import API, HttpClient, running_org
+from tests.conftest import TEST_ADMIN_KEY
 
 QUERY = "SELECT Id, Subject, Status FROM Case ORDER BY CreatedDate DESC LIMIT 20"
 # A task row of its own: the bench times calls, not grading.
@@ -54,7 +55,8 @@ async def timed(
 
 
 async def measure(base_url: str, repeat: int) -> dict[str, float]:
-    async with LocalforceEnvClient(base_url=f"{base_url}/openenv") as env:
+    openenv = LocalforceEnvClient(base_url=f"{base_url}/openenv", admin_key=TEST_ADMIN_KEY)
+    async with openenv as env:
         await env.reset(task=TASK, episode_id="bench-agents")
         # REST and MCP query a twin episode (same task, org, seed and clock): same rows.
         token = await _episode_token(base_url, "bench-agents-twin")

@@ -35,6 +35,7 @@ from app.metadata.model import SObjectDef
 from bench.fuzz_requests import API, Call, Response, calls, run_settings, send
 from bench.server import seeded_data_dir
 from bench.soak import rss_mb
+from tests.conftest import ADMIN_HEADERS, TEST_ADMIN_KEY
 from tests.processes import Deployment, running
 
 JSON_TYPE = "application/json;charset=UTF-8"
@@ -278,6 +279,7 @@ def run_schemathesis(base: str, token: str, max_examples: int) -> bool:
         "run", f"{base}/openapi.json",
         "--checks", "all",
         "--header", f"Authorization: Bearer {token}",
+        "--header", f"X-Localforce-Admin-Key: {TEST_ADMIN_KEY}",  # so the control plane opens
         "--max-examples", str(max_examples),
         "--workers", "1",
         "--seed", "20261201",
@@ -304,7 +306,10 @@ def main() -> None:
         with running(Deployment(data_dir, "")) as server:
             # The first sandbox of a template builds it: seconds, not the default 5 s timeout.
             made = httpx.post(
-                f"{server.base}/__localforce/sandboxes", json={"id": "fuzz"}, timeout=300
+                f"{server.base}/__localforce/sandboxes",
+                json={"id": "fuzz"},
+                headers=ADMIN_HEADERS,
+                timeout=300,
             )
             made.raise_for_status()
             token = made.json()["access_token"]

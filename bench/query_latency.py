@@ -42,6 +42,7 @@ from bench.server import (
     report_http_floor,
     running_org,
 )
+from tests.conftest import ADMIN_HEADERS
 from tests.crmarena import tool_queries
 from tests.databases import DatabaseFactory, postgres_available
 
@@ -207,7 +208,10 @@ def bench_sandbox(
     """The queries in a copy-on-write sandbox, reading the template and then with all tables
     copied, each timed in alternation with the same query on the full org."""
     made = client.request(
-        "POST", "/__localforce/sandboxes", b"{}", {"Content-Type": "application/json"}
+        "POST",
+        "/__localforce/sandboxes",
+        b"{}",
+        {"Content-Type": "application/json", **ADMIN_HEADERS},
     )
     token = made["access_token"]
     sandbox = state.sandboxes.get(made["id"])

@@ -38,6 +38,7 @@ from app.storage.database import (
 from app.storage.ids import make_id
 from app.storage.records import insert_rows, set_sequences
 from bench.server import HttpClient, running_org
+from tests.conftest import ADMIN_HEADERS
 
 API = "/services/data/v59.0"
 POSTGRES_ADMIN = os.environ.get(
@@ -116,7 +117,9 @@ def bench_scale(factor: int, repeat: int) -> None:
         delete: list[float] = []
         for _ in range(repeat):
             time.sleep(0.3)  # let the warm pool refill, as between real episodes
-            ms, sandbox = _timed(lambda: client.request("POST", "/__localforce/sandboxes"))
+            ms, sandbox = _timed(
+                lambda: client.request("POST", "/__localforce/sandboxes", headers=ADMIN_HEADERS)
+            )
             create.append(ms)
             headers = {
                 "Authorization": f"Bearer {sandbox['access_token']}",
@@ -136,11 +139,12 @@ def bench_scale(factor: int, repeat: int) -> None:
                 (100, reset100),
             ):
                 _writes(client, sandbox["access_token"], count)
-                result = client.request("POST", f"/__localforce/sandboxes/{sandbox['id']}/reset")
+                reset = f"/__localforce/sandboxes/{sandbox['id']}/reset"
+                result = client.request("POST", reset, headers=ADMIN_HEADERS)
                 assert result["undoneWrites"] >= count, result
                 samples.append(float(result["durationMs"]))
             path = f"/__localforce/sandboxes/{sandbox['id']}"
-            delete.append(_timed(lambda: client.delete(path))[0])  # noqa: B023 - called at once
+            delete.append(_timed(lambda: client.delete(path, ADMIN_HEADERS))[0])  # noqa: B023 - called at once
         print(f"\nscale x{factor}: {records:,} records")
         print(f"  floor: full reload by re-seeding   {seed_ms:8.2f} ms (once)")
         print(f"  floor: full reload by file copy    {_median_ms(copy_ms)} ms")
@@ -208,12 +212,17 @@ def bench_live(backend: str, count: int) -> None:
                 sandbox_pool_size=2,
             ) as org:
                 client = HttpClient(org.base_url)
-                client.request("POST", "/__localforce/sandboxes")  # builds the template
+                # The first sandbox builds the template.
+                client.request("POST", "/__localforce/sandboxes", headers=ADMIN_HEADERS)
                 time.sleep(2)
                 create: list[float] = []
                 urls: list[str] = []
                 for _ in range(count):
-                    ms, made = _timed(lambda: client.request("POST", "/__localforce/sandboxes"))
+                    ms, made = _timed(
+                        lambda: client.request(
+                            "POST", "/__localforce/sandboxes", headers=ADMIN_HEADERS
+                        )
+                    )
                     create.append(ms)
                     sf = {"Authorization": f"Bearer {made['access_token']}"}
                     client.request("GET", f"{API}/query?q=SELECT+Id+FROM+Account+LIMIT+1", None, sf)

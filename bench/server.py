@@ -17,6 +17,7 @@ from app.api.state import AppState
 from app.config import Settings
 from app.main import build_state, create_app
 from app.seeding.bootstrap import ensure_database
+from tests.conftest import TEST_ADMIN_KEY
 from tests.servers import serve_in_thread
 
 API = "/services/data/v59.0"
@@ -84,8 +85,10 @@ class HttpClient:
     def get(self, path: str) -> Any:
         return self.request("GET", path, headers=self.headers)
 
-    def delete(self, path: str) -> None:
-        self.connection.request("DELETE", path, headers=self.headers)
+    def delete(self, path: str, headers: dict[str, str] | None = None) -> None:
+        self.connection.request(
+            "DELETE", path, headers=self.headers if headers is None else headers
+        )
         response = self.connection.getresponse()
         response.read()
 
@@ -98,7 +101,8 @@ class RunningOrg:
 
 @contextmanager
 def running_org(data_dir: Path, seed: int = 42, **overrides: Any) -> Iterator[RunningOrg]:
-    settings = Settings(data_dir=data_dir, seed=seed, **overrides)
+    """The org served with the tests' admin key (ADMIN_HEADERS carries it)."""
+    settings = Settings(data_dir=data_dir, seed=seed, **{"admin_key": TEST_ADMIN_KEY, **overrides})
     seeding = build_state(settings)
     ensure_database(seeding.engine, seeding.registry, seeding.tables, settings)
     seeding.engine.dispose()

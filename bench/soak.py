@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 
 from bench.server import seeded_data_dir
+from tests.conftest import ADMIN_HEADERS
 from tests.processes import Deployment, running
 
 API = "/services/data/v59.0"
@@ -78,7 +79,9 @@ async def client_loop(
 
 async def soak(base: str, pid: int, requests: int, sandboxes: int) -> None:
     limits = httpx.Limits(max_connections=sandboxes + 8)
-    async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as control:
+    async with httpx.AsyncClient(
+        base_url=base, headers=ADMIN_HEADERS, timeout=120, limits=limits
+    ) as control:
         tokens = []
         for index in range(sandboxes):
             made = await control.post(CONTROL, json={"id": f"soak{index}"})

@@ -24,6 +24,7 @@ from app.tasks.generator import TASK_TYPES, generate_tasks, task_file_text
 from app.tasks.harness import Agent, run_tasks
 from app.tasks.reference_agent import solve
 from bench.server import running_org
+from tests.conftest import ADMIN_HEADERS
 
 SEED = 42
 
@@ -45,7 +46,7 @@ def bench_org(org_name: str, per_type: int) -> None:
             "random": lambda api, task: guesser(task),
         }
         scores: dict[str, dict[int, float]] = {}
-        with httpx.Client(base_url=org.base_url, timeout=120) as control:
+        with httpx.Client(base_url=org.base_url, headers=ADMIN_HEADERS, timeout=120) as control:
             for name, agent in agents.items():
                 started = time.perf_counter()
                 scores[name] = run_tasks(control, tasks, agent)

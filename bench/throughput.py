@@ -38,6 +38,7 @@ from bench.loadgen import Load, Measured, load_process, raw_request, run_load
 from bench.query_latency import ANALYST_QUERIES
 from bench.search_latency import PRODUCT_TOOL
 from bench.server import API, seeded_data_dir
+from tests.conftest import ADMIN_HEADERS
 from tests.databases import DatabaseFactory, postgres_available
 from tests.processes import Deployment, ServerProcess
 from tests.servers import free_port
@@ -151,7 +152,7 @@ def floor_process(deploy: Deployment, workers: int) -> Iterator[ServerProcess]:
 def make_clients(base: str, count: int, shared: bool) -> list[Client]:
     """`count` clients, each with a sandbox of its own (or all in one), and a Contact each."""
     clients = []
-    with httpx.Client(base_url=base, timeout=60) as http:
+    with httpx.Client(base_url=base, headers=ADMIN_HEADERS, timeout=60) as http:
         token = ""
         for n in range(count):
             if not token or not shared:

@@ -6,6 +6,9 @@ solved with CRMArena's tools through localforce's MCP endpoint and answered with
     localforce tasks generate --per-type 10 --out tasks.json
     python -m examples.mcp_policy tasks.json --url http://127.0.0.1:8000
 
+Episodes are started through the control plane, with the server's admin key:
+LOCALFORCE_ADMIN_KEY, else what `localforce admin-key` prints.
+
 The tools answer as CRMArena's tool environment shows results (a Python literal), so the
 policy reads them back with `ast.literal_eval`, as a model reads the text; `submit_answer`,
 localforce's own, answers a JSON object (its structured content). The answer is final: it ends
@@ -30,6 +33,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent
 
 from app.tasks.periods import read_period
+from examples.admin_key import admin_key
 
 SALESFORCE_DATETIME = "%Y-%m-%dT%H:%M:%SZ"
 TASK_TYPE = "best_region_identification"
@@ -90,10 +94,13 @@ async def run_episode(base_url: str, control: httpx.AsyncClient, task: dict[str,
         await control.delete(f"/__localforce/episodes/{episode['id']}")
 
 
-async def run(base_url: str, tasks: list[dict[str, Any]], episodes: int = 10) -> list[float]:
+async def run(
+    base_url: str, tasks: list[dict[str, Any]], admin_key: str, episodes: int = 10
+) -> list[float]:
     """The rewards of the policy on the first `episodes` best-region tasks."""
     chosen = [task for task in tasks if task["task"] == TASK_TYPE][:episodes]
-    async with httpx.AsyncClient(base_url=base_url, timeout=120) as control:
+    headers = {"X-Localforce-Admin-Key": admin_key}
+    async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=120) as control:
         return [await run_episode(base_url, control, task) for task in chosen]
 
 
@@ -104,7 +111,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=10)
     args = parser.parse_args()
     tasks = json.loads(args.tasks.read_text(encoding="utf-8"))
-    rewards = asyncio.run(run(args.url, tasks, args.episodes))
+    rewards = asyncio.run(run(args.url, tasks, admin_key(), args.episodes))
     for n, reward in enumerate(rewards, start=1):
         print(f"episode {n}: reward {reward}")
     print(f"mean reward over {len(rewards)} episodes: {sum(rewards) / max(len(rewards), 1):.3f}")

@@ -5,6 +5,9 @@ the server's task file; prints each reward and the mean.
     localforce tasks generate --per-type 10 --out tasks.json
     LOCALFORCE_TASK_FILE=tasks.json localforce serve &
     python -m examples.openenv_policy --url http://127.0.0.1:8000 --episodes 10
+
+Each reset carries the server's admin key (an episode is started through the control plane):
+--admin-key, else LOCALFORCE_ADMIN_KEY, else what `localforce admin-key` prints.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from openenv.core.sync_client import SyncEnvClient
 from app.agents.environment import EpisodeObservation
 from app.agents.openenv_client import LocalforceEnvClient
 from app.tasks.reference_agent import solve
+from examples.admin_key import admin_key
 
 Env = SyncEnvClient[Any, Any, Any]  # the client's observations: of reset, and of each tool
 
@@ -60,9 +64,10 @@ def play(env: Env, **reset: Any) -> float:
     return float(result.reward)
 
 
-def run(base_url: str, episodes: int = 10, **reset: Any) -> list[float]:
+def run(base_url: str, admin_key: str, episodes: int = 10, **reset: Any) -> list[float]:
     """The rewards of `episodes` episodes, the n-th drawn with seed n."""
-    with LocalforceEnvClient(base_url=f"{base_url}/openenv").sync() as env:
+    openenv = LocalforceEnvClient(base_url=f"{base_url}/openenv", admin_key=admin_key)
+    with openenv.sync() as env:
         return [play(env, seed=n, **reset) for n in range(episodes)]
 
 
@@ -70,10 +75,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--url", default="http://127.0.0.1:8000")
     parser.add_argument("--episodes", type=int, default=10)
-    parser.add_argument("--admin-key", default=None, help="the server's LOCALFORCE_ADMIN_KEY")
+    parser.add_argument("--admin-key", default=None, help="the server's admin key")
     args = parser.parse_args()
-    reset = {"admin_key": args.admin_key} if args.admin_key else {}
-    rewards = run(args.url, args.episodes, **reset)
+    rewards = run(args.url, args.admin_key or admin_key(), args.episodes)
     for n, reward in enumerate(rewards, start=1):
         print(f"episode {n}: reward {reward}")
     print(f"mean reward over {len(rewards)} episodes: {sum(rewards) / max(len(rewards), 1):.3f}")

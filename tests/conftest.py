@@ -27,6 +27,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 API = "/services/data/v59.0"
 TEST_SEED = 42
+# Every test server's admin key, and the header the operator's clients send it in (an agent's
+# client keeps the Authorization header for its Salesforce session).
+TEST_ADMIN_KEY = "test-admin-key"
+ADMIN_HEADERS = {"X-Localforce-Admin-Key": TEST_ADMIN_KEY}
 
 
 @pytest.fixture(scope="session", params=BACKENDS)
@@ -42,6 +46,7 @@ def database_factory(
 
 
 def make_settings(url: str, data_dir: Path, **overrides: object) -> Settings:
+    overrides.setdefault("admin_key", TEST_ADMIN_KEY)
     return Settings(database_url=url, data_dir=data_dir, seed=TEST_SEED, **overrides)  # type: ignore[arg-type]
 
 
@@ -77,11 +82,16 @@ def backend(database_factory: DatabaseFactory) -> str:
 
 
 def open_client(
-    database_factory: DatabaseFactory, template: str, **overrides: object
+    database_factory: DatabaseFactory,
+    template: str,
+    headers: dict[str, str] = ADMIN_HEADERS,
+    **overrides: object,
 ) -> Iterator[TestClient]:
+    """A client on a copy of `template`, sending `headers` (by default the operator's: the
+    admin key)."""
     url = database_factory.new_url(template=template)
     app = create_app(make_settings(url, database_factory.workdir, **overrides))
-    with TestClient(app, base_url="https://testserver") as client:
+    with TestClient(app, base_url="https://testserver", headers=headers) as client:
         yield client
     engine = create_engine(url)
     engine.dispose()
@@ -89,7 +99,8 @@ def open_client(
 
 @pytest.fixture(scope="module")
 def client(database_factory: DatabaseFactory, seeded_template: str) -> Iterator[TestClient]:
-    """A client on this module's own copy of the seeded org; not logged in."""
+    """A client on this module's own copy of the seeded org; not logged in, but carrying the
+    admin key (the operator's)."""
     yield from open_client(database_factory, seeded_template)
 
 

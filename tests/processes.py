@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 from sqlalchemy import make_url
 
-from tests.conftest import TEST_SEED
+from tests.conftest import TEST_ADMIN_KEY, TEST_SEED
 from tests.databases import DatabaseFactory
 from tests.servers import free_port
 
@@ -51,6 +51,7 @@ class Deployment:
             LOCALFORCE_PORT=str(port),
             LOCALFORCE_SEED=str(TEST_SEED),
             LOCALFORCE_SANDBOX_POOL_SIZE="1",
+            LOCALFORCE_ADMIN_KEY=TEST_ADMIN_KEY,
         )
         env.update(extra)
         return env

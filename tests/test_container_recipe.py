@@ -113,6 +113,7 @@ def test_the_image_recipe_installs_and_serves_as_compose_runs_it(
         name: str(value) for name, value in compose["services"]["api"]["environment"].items()
     }
     assert api_env["LOCALFORCE_WORKERS"] == "${LOCALFORCE_WORKERS:-2}"
+    assert api_env["LOCALFORCE_ADMIN_KEY"] == "${LOCALFORCE_ADMIN_KEY:-}"
     env = {key: value for key, value in os.environ.items() if not key.startswith("LOCALFORCE_")}
     env.update(image_env(steps))
     env.update(api_env)
@@ -120,6 +121,7 @@ def test_the_image_recipe_installs_and_serves_as_compose_runs_it(
     env.update(
         PATH=path,
         LOCALFORCE_WORKERS="2",  # compose's default for the variable
+        LOCALFORCE_ADMIN_KEY="",  # compose's default: the server makes one in the data volume
         LOCALFORCE_DATABASE_URL=postgres_database,  # compose's "postgres" host is this machine
         LOCALFORCE_HOST="127.0.0.1",
         LOCALFORCE_PORT=str(port),
@@ -147,9 +149,19 @@ def test_the_image_recipe_installs_and_serves_as_compose_runs_it(
         assert served.status_code == 401  # the real app: it asks for a session
         openenv = httpx.get(f"http://127.0.0.1:{port}/openenv/health", timeout=60)
         assert openenv.json() == {"status": "healthy"}  # the image has the openenv extra
+        # The admin key, as `docker compose exec api localforce admin-key` reads it.
+        printed = subprocess.run(
+            ["localforce", "admin-key"], env=env, capture_output=True, text=True, check=True
+        )
+        key = printed.stdout.strip()
+        assert key == (tmp_path / "data" / "admin-key").read_text().strip()
+        assert f"Admin key (control plane and /console): {key}" in log.read_text()
+        asked = httpx.get(f"http://127.0.0.1:{port}/console", timeout=10)
+        assert asked.status_code == 303  # to the login page
         # The console's templates, htmx and coverage report are in the image too.
+        operator = {"X-Localforce-Admin-Key": key}
         for page in ("/console", "/console/coverage", "/console/static/htmx-2.0.11.min.js"):
-            shown = httpx.get(f"http://127.0.0.1:{port}{page}", timeout=10)
+            shown = httpx.get(f"http://127.0.0.1:{port}{page}", headers=operator, timeout=10)
             assert shown.status_code == 200, page
     finally:
         os.killpg(server.pid, signal.SIGTERM)

@@ -2,7 +2,8 @@
 call_tool over one WebSocket session), reading reset's observation and the state as
 localforce gives them.
 
-    async with LocalforceEnvClient(base_url="http://127.0.0.1:8000/openenv") as env:
+    key = "..."  # the server's admin key: `localforce admin-key`
+    async with LocalforceEnvClient("http://127.0.0.1:8000/openenv", admin_key=key) as env:
         started = await env.reset(task=3)
         print(started.observation.prompt)
         records = await env.call_tool("soql_query", query="SELECT Id FROM Case")
@@ -20,6 +21,18 @@ from app.agents.environment import EpisodeObservation, EpisodeState
 
 
 class LocalforceEnvClient(MCPToolClient):
+    """`admin_key` goes with every reset: an episode is started through the control plane."""
+
+    def __init__(self, base_url: str, admin_key: str | None = None, **options: Any) -> None:
+        super().__init__(base_url=base_url, **options)
+        self.admin_key = admin_key
+
+    async def reset(self, **kwargs: Any) -> StepResult[Observation]:
+        if self.admin_key is not None:
+            kwargs.setdefault("admin_key", self.admin_key)
+        result: StepResult[Observation] = await super().reset(**kwargs)
+        return result
+
     async def __aenter__(self) -> Self:  # the client's own type, for the checker
         await super().__aenter__()
         return self

@@ -22,6 +22,7 @@ from app.api.routing import (
 )
 from app.api.state import AppState
 from app.api.write_gate import run_writing
+from app.config import Settings
 from app.errors import SalesforceError
 from app.sandbox.calllog import json_lines
 from app.sandbox.clock import SandboxClock, to_naive_utc
@@ -38,19 +39,39 @@ from app.storage.database import platform_transaction
 from app.tasks.results import ensure_open
 
 
-async def require_admin(request: Request, state: StateDep) -> None:
-    """With LOCALFORCE_ADMIN_KEY set, control-plane calls must carry it."""
-    key = state.settings.admin_key
-    if not key:
-        return
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # a form may carry any code point
+
+
+def same_key(offered: str, key: str) -> bool:
+    """Whether `offered` is `key` (an empty key matches nothing), in constant time."""
+    return bool(key) and hmac.compare_digest(_utf8(offered), _utf8(key))
+
+
+def offered_admin_key(request: Request) -> str:
+    """The key a request offers: 'X-Localforce-Admin-Key: <key>' or 'Authorization: Bearer
+    <key>'."""
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    offered = request.headers.get("x-localforce-admin-key") or (
+    return request.headers.get("x-localforce-admin-key") or (
         token.strip() if scheme.lower() == "bearer" else ""
     )
-    if not hmac.compare_digest(offered.encode(), key.encode()):
+
+
+def is_operator(request: Request, settings: Settings) -> bool:
+    """Whether the request may use the control plane: it carries the admin key, or the server
+    serves the control plane open (--insecure-control-plane, on a loopback address)."""
+    return settings.insecure_control_plane or same_key(
+        offered_admin_key(request), settings.admin_key
+    )
+
+
+async def require_admin(request: Request, state: StateDep) -> None:
+    """Control-plane calls carry the operator's key (an agent's session token is not it)."""
+    if not is_operator(request, state.settings):
         raise SalesforceError(
-            "The localforce control plane needs the admin key (LOCALFORCE_ADMIN_KEY), as "
-            "'Authorization: Bearer <key>' or 'X-Localforce-Admin-Key: <key>'.",
+            "The localforce control plane needs the admin key (LOCALFORCE_ADMIN_KEY, or the "
+            "one `localforce admin-key` prints), as 'Authorization: Bearer <key>' or "
+            "'X-Localforce-Admin-Key: <key>'.",
             error_code="INVALID_AUTH_HEADER",
             status_code=401,
         )

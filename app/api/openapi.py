@@ -94,7 +94,7 @@ def _failures(path: str, calls: set[Callable[..., Any]]) -> Iterable[int]:
     yield 400  # any request can be one the HTTP parser refuses
     if "{" in path:
         yield 404
-    if calls & AUTHENTICATED or require_admin in calls:  # the admin key, when one is set
+    if calls & AUTHENTICATED or require_admin in calls:  # the admin key
         yield 401
     if read_json_body in calls or read_body in calls:
         yield 413

@@ -11,6 +11,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from app.api.control import same_key
 from app.api.deps import StateDep
 from app.api.state import AppState
 from app.console import coverage
@@ -21,7 +22,6 @@ from app.console.pages import (
     cookie_for,
     render,
     require_admin_key,
-    same_key,
 )
 from app.errors import BodyTooLarge, SalesforceError
 from app.tasks.episodes import EpisodeSummary, episode_summaries, task_rows
@@ -69,7 +69,7 @@ def login(
     next: Annotated[str, Form(max_length=2000)] = "/console",
 ) -> Response:
     expected = state.settings.admin_key
-    if not expected:  # an open console needs no key
+    if state.settings.insecure_control_plane:  # an open console needs no key
         return RedirectResponse(_local(next), status_code=303)
     if not same_key(key, expected):
         return render(request, "login.html", status_code=401, next=_local(next), failed=True)

@@ -16,6 +16,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 
+from app.api.control import is_operator, same_key
 from app.api.deps import app_state
 from app.errors import SalesforceError
 
@@ -29,41 +30,29 @@ LOGIN_PATH = "/console/login"
 
 
 class LoginRequired(Exception):
-    """The server has an admin key and the browser did not bring it."""
+    """The browser did not bring the admin key."""
 
 
 def render(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
     return TEMPLATES.TemplateResponse(request, template, context, status_code=status_code)
 
 
-def _utf8(text: str) -> bytes:
-    return text.encode("utf-8", "surrogatepass")  # a form may carry any code point
-
-
-def same_key(offered: str, key: str) -> bool:
-    return hmac.compare_digest(_utf8(offered), _utf8(key))
-
-
 def cookie_for(key: str) -> str:
     """What the browser keeps instead of the key itself: a MAC of the console's name under
     it (the key never sits in a cookie jar, and any key makes a header-safe value)."""
-    return hmac.new(_utf8(key), b"localforce console", hashlib.sha256).hexdigest()
+    return hmac.new(
+        key.encode("utf-8", "surrogatepass"), b"localforce console", hashlib.sha256
+    ).hexdigest()
 
 
 def has_admin_key(request: Request) -> bool:
-    """Whether the request may use the console: no key is set, or it carries the key (the
-    console's cookie, or a header as the control plane takes it)."""
-    key = app_state(request).settings.admin_key
-    if not key:
+    """Whether the request may use the console: it carries the key (the console's cookie, or
+    a header as the control plane takes it), or the control plane is served open."""
+    settings = app_state(request).settings
+    cookie = request.cookies.get(COOKIE, "")
+    if same_key(cookie, cookie_for(settings.admin_key)):
         return True
-    cookie = request.cookies.get(COOKIE)
-    if cookie is not None and same_key(cookie, cookie_for(key)):
-        return True
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    offered = request.headers.get("x-localforce-admin-key") or (
-        token.strip() if scheme.lower() == "bearer" else ""
-    )
-    return same_key(offered, key)
+    return is_operator(request, settings)
 
 
 async def require_admin_key(request: Request) -> None:

@@ -19,6 +19,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextResourceContents
 
+from tests.conftest import ADMIN_HEADERS
 from tests.databases import DatabaseFactory
 from tests.servers import private_org_app, serve_in_thread
 
@@ -66,7 +67,12 @@ def token_of(base_url: str, username: str = "agent@example.com", password: str =
 
 
 def sandbox_token(base_url: str, sandbox: str) -> str:
-    made = httpx.post(f"{base_url}/__localforce/sandboxes", json={"id": sandbox}, timeout=60)
+    made = httpx.post(
+        f"{base_url}/__localforce/sandboxes",
+        headers=ADMIN_HEADERS,
+        json={"id": sandbox},
+        timeout=60,
+    )
     assert made.status_code == 201, made.text
     return token_of(base_url, f"agent@example.com.{sandbox}", made.json()["password"])
 
@@ -211,7 +217,11 @@ BEST_REGION = {
 
 
 def start_episode(base_url: str, episode_id: str, task: dict[str, Any]) -> dict[str, Any]:
-    made = httpx.post(f"{base_url}/__localforce/episodes", json={"id": episode_id, "task": task})
+    made = httpx.post(
+        f"{base_url}/__localforce/episodes",
+        headers=ADMIN_HEADERS,
+        json={"id": episode_id, "task": task},
+    )
     assert made.status_code == 201, made.text
     return dict(made.json())
 
@@ -351,7 +361,7 @@ async def test_the_schema_of_each_org_is_a_resource(base_url: str) -> None:
 
 async def test_64_sessions_at_once_each_see_their_own_sandbox(base_url: str) -> None:
     names = [f"mcp-c{n:02d}" for n in range(64)]
-    async with httpx.AsyncClient(base_url=base_url, timeout=120) as control:
+    async with httpx.AsyncClient(base_url=base_url, headers=ADMIN_HEADERS, timeout=120) as control:
         made = await asyncio.gather(
             *(control.post("/__localforce/sandboxes", json={"id": name}) for name in names)
         )

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from examples.mcp_policy import TASK_TYPE, run
+from tests.conftest import TEST_ADMIN_KEY
 from tests.databases import DatabaseFactory
 from tests.servers import private_org_app, serve_in_thread
 from tests.tasks.original_tasks import original_tasks
@@ -34,7 +35,7 @@ async def test_the_policy_reaches_reward_1_in_ten_episodes(
     base_url: str, tasks: list[dict[str, Any]]
 ) -> None:
     assert sum(1 for task in tasks if task["task"] == TASK_TYPE) == 10
-    rewards = await run(base_url, tasks, episodes=10)
+    rewards = await run(base_url, tasks, TEST_ADMIN_KEY, episodes=10)
     assert rewards == [1.0] * 10
     # Each episode's sandbox is deleted; its result is kept, filed as MCP's, with the calls.
     listed = httpx.get(f"{base_url}/__localforce/sandboxes").json()["sandboxes"]

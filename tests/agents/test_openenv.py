@@ -24,6 +24,7 @@ from websockets.asyncio.client import connect
 from app.agents.environment import EpisodeObservation
 from app.agents.openenv_client import LocalforceEnvClient
 from tests.agents.test_mcp import CRMARENA_TOOLS, TOOLS
+from tests.conftest import ADMIN_HEADERS, TEST_ADMIN_KEY
 
 pytestmark = pytest.mark.asyncio
 
@@ -35,7 +36,7 @@ WRITE_TASK = "case_routing_write"
 
 
 def client(base_url: str) -> LocalforceEnvClient:
-    return LocalforceEnvClient(base_url=f"{base_url}/openenv")
+    return LocalforceEnvClient(base_url=f"{base_url}/openenv", admin_key=TEST_ADMIN_KEY)
 
 
 def of_type(tasks: list[dict[str, Any]], name: str) -> dict[str, Any]:
@@ -252,7 +253,7 @@ async def test_a_reset_the_org_refuses_names_the_error(task_base_url: str) -> No
 
 def sandbox_exists(base_url: str, episode_id: str) -> bool:
     """Whether the episode's sandbox lives (its result outlives it)."""
-    response = httpx.get(f"{base_url}/__localforce/sandboxes/{episode_id}")
+    response = httpx.get(f"{base_url}/__localforce/sandboxes/{episode_id}", headers=ADMIN_HEADERS)
     assert response.status_code in (200, 404), response.text
     return response.status_code == 200
 
@@ -301,16 +302,17 @@ async def sandbox_ids(http: httpx.AsyncClient) -> set[str]:
 async def test_the_http_reset_leaves_no_episode_behind(
     task_base_url: str, tasks: list[dict[str, Any]]
 ) -> None:
-    async with httpx.AsyncClient(base_url=task_base_url, timeout=60) as http:
+    async with httpx.AsyncClient(base_url=task_base_url, headers=ADMIN_HEADERS, timeout=60) as http:
         before = await sandbox_ids(http)
         response = await http.post(
-            "/openenv/reset", json={"task": tasks[1]["idx"], "episode_id": "oe-http"}
+            "/openenv/reset",
+            json={"task": tasks[1]["idx"], "episode_id": "oe-http", "admin_key": TEST_ADMIN_KEY},
         )
         assert response.status_code == 200, response.text
         assert response.json()["observation"]["prompt"] == tasks[1]["query"]
         assert gone_soon(task_base_url, "oe-http")
         after = await sandbox_ids(http)
-        refused = await http.post("/openenv/reset", json={"task": 999})
+        refused = await http.post("/openenv/reset", json={"task": 999, "admin_key": TEST_ADMIN_KEY})
     assert after == before  # the ids: a running clock's "now" moves on
     assert refused.status_code == 400
     assert refused.json() == [
@@ -399,7 +401,7 @@ async def test_a_bad_reset_over_http_is_a_salesforce_error(
     task_base_url: str, body: dict[str, Any], status: int, code: str | None, message: str | None
 ) -> None:
     async with httpx.AsyncClient(base_url=task_base_url, timeout=60) as http:
-        response = await http.post("/openenv/reset", json=body)
+        response = await http.post("/openenv/reset", json={"admin_key": TEST_ADMIN_KEY, **body})
     assert response.status_code == status, response.text
     (error,) = response.json()
     assert set(error) == {"message", "errorCode"}
@@ -422,7 +424,9 @@ async def test_hostile_messages_are_answered_and_the_session_goes_on(
         json.dumps({"type": "dance"}),
         step(tool_name=5),
         step(tool_name="soql_query", arguments=[]),
-        json.dumps({"type": "reset", "data": {"task": {"idx": "zero"}}}),
+        json.dumps(
+            {"type": "reset", "data": {"task": {"idx": "zero"}, "admin_key": TEST_ADMIN_KEY}}
+        ),
         step(tool_name="soql_query", arguments=query),
     ]
     answers = []
@@ -430,7 +434,9 @@ async def test_hostile_messages_are_answered_and_the_session_goes_on(
         for message in hostile:
             await socket.send(message)
             answers.append(json.loads(await socket.recv()))
-        await socket.send(json.dumps({"type": "reset", "data": {"task": 0}}))
+        await socket.send(
+            json.dumps({"type": "reset", "data": {"task": 0, "admin_key": TEST_ADMIN_KEY}})
+        )
         started = json.loads(await socket.recv())
     codes = [answer["data"].get("code") for answer in answers]
     assert codes == [
@@ -452,7 +458,8 @@ async def test_hostile_messages_are_answered_and_the_session_goes_on(
 async def test_a_client_gone_without_a_word_leaves_no_episode(task_base_url: str) -> None:
     url = task_base_url.replace("http://", "ws://") + "/openenv/ws"
     async with connect(url) as socket:  # leaves without OpenEnv's "close" message
-        await socket.send(json.dumps({"type": "reset", "data": {"episode_id": "oe-gone"}}))
+        reset = {"episode_id": "oe-gone", "admin_key": TEST_ADMIN_KEY}
+        await socket.send(json.dumps({"type": "reset", "data": reset}))
         assert json.loads(await socket.recv())["type"] == "observation"
         assert sandbox_exists(task_base_url, "oe-gone")
     assert gone_soon(task_base_url, "oe-gone")

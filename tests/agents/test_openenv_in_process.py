@@ -114,7 +114,8 @@ def test_starting_an_episode_needs_the_admin_key(link: AppLink) -> None:
     assert refused.value.status_code == 401
     assert str(refused.value) == (
         "INVALID_AUTH_HEADER: The localforce control plane needs the admin key "
-        "(LOCALFORCE_ADMIN_KEY), as 'Authorization: Bearer <key>' or "
+        "(LOCALFORCE_ADMIN_KEY, or the one `localforce admin-key` prints), as "
+        "'Authorization: Bearer <key>' or "
         "'X-Localforce-Admin-Key: <key>'."
     )
     with pytest.raises(EpisodeError):

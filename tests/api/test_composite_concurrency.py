@@ -12,7 +12,7 @@ import httpx
 import pytest
 from anyio import to_thread
 
-from tests.conftest import API
+from tests.conftest import ADMIN_HEADERS, API
 from tests.databases import DatabaseFactory
 from tests.servers import private_org_app, serve_in_thread
 
@@ -139,7 +139,9 @@ async def test_composites_finish_with_one_thread_in_the_default_pool(
     transport = httpx.ASGITransport(app=app)
     async with (
         app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=transport, base_url="https://testserver") as http,
+        httpx.AsyncClient(
+            transport=transport, base_url="https://testserver", headers=ADMIN_HEADERS
+        ) as http,
     ):
         sandboxes = [await new_sandbox(http, name) for name in ("one", "two")]
         to_thread.current_default_thread_limiter().total_tokens = 1

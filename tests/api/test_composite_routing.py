@@ -18,7 +18,7 @@ from app.errors import SalesforceError
 from app.main import create_app
 from app.services import records
 from app.services.json_body import parse_object
-from tests.conftest import API, login, make_settings
+from tests.conftest import ADMIN_HEADERS, API, login, make_settings
 from tests.databases import DatabaseFactory
 
 widgets = SalesforceRouter(prefix="/services/data/{version}/widgets")
@@ -156,7 +156,8 @@ def logged_calls(api: TestClient, sandbox_id: str) -> list[tuple[str, str]]:
     latest calls just when the log is read."""
     deadline = time.monotonic() + 10
     while True:
-        calls = api.get(f"/__localforce/sandboxes/{sandbox_id}/log").json()["calls"]
+        log = api.get(f"/__localforce/sandboxes/{sandbox_id}/log", headers=ADMIN_HEADERS)
+        calls = log.json()["calls"]
         if calls or time.monotonic() > deadline:
             return [(call["method"], call["path"]) for call in calls]
         time.sleep(0.05)
@@ -165,7 +166,7 @@ def logged_calls(api: TestClient, sandbox_id: str) -> list[tuple[str, str]]:
 def test_a_composite_is_one_call_in_the_log(api: TestClient) -> None:
     """Subrequests do not pass through the HTTP middleware again: the sandbox's call log has
     the composite, not its parts (a call's subrequests would be queued before it)."""
-    created = api.post("/__localforce/sandboxes", json={"id": "logged"})
+    created = api.post("/__localforce/sandboxes", json={"id": "logged"}, headers=ADMIN_HEADERS)
     assert created.status_code == 201, created.text
     headers = {"Authorization": f"Bearer {created.json()['access_token']}"}
     subrequests = [

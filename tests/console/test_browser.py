@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
 
 from app.config import REPO_ROOT
-from tests.conftest import API
+from tests.conftest import ADMIN_HEADERS, API, TEST_ADMIN_KEY
 
 PASSWORD_LOGIN = {"grant_type": "password", "username": "agent@example.com", "password": "x"}
 CHROMIUM = os.environ.get("LOCALFORCE_CHROMIUM", "/usr/bin/chromium")
@@ -63,10 +63,21 @@ class Problems:
 
 
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
+def page(browser: Browser, base_url: str) -> Iterator[Page]:
+    """A page logged in to the console."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    yield context.new_page()
+    opened = context.new_page()
+    log_in(opened, base_url)
+    yield opened
     context.close()
+
+
+def log_in(page: Page, base_url: str) -> None:
+    """Through the console's login page, as the operator does (a cookie keeps the key)."""
+    page.goto(f"{base_url}/console/login")
+    page.get_by_label("Key").fill(TEST_ADMIN_KEY)
+    page.get_by_role("button", name="Log in").click()
+    expect(page).to_have_url(f"{base_url}/console")
 
 
 @pytest.fixture
@@ -170,7 +181,7 @@ def test_an_episodes_timeline_and_diff_show_its_writes(
     page: Page, problems: Problems, base_url: str, tasks: list[dict[str, Any]]
 ) -> None:
     task = next(task for task in tasks if task["task"] == "case_routing")
-    with httpx.Client(base_url=base_url, timeout=30) as control:
+    with httpx.Client(base_url=base_url, headers=ADMIN_HEADERS, timeout=30) as control:
         made = control.post("/__localforce/episodes", json={"task": task, "id": "browser-ep"})
         assert made.status_code == 201, made.text
         headers = {"Authorization": f"Bearer {made.json()['access_token']}"}

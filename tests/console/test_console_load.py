@@ -11,7 +11,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from tests.conftest import API
+from tests.conftest import ADMIN_HEADERS, API
 from tests.databases import DatabaseFactory
 from tests.servers import private_org_app, serve_in_thread
 
@@ -66,7 +66,7 @@ def paths_for(value: str) -> list[str]:
 
 @pytest.mark.parametrize("value", HOSTILE, ids=range(len(HOSTILE)))
 def test_no_parameter_makes_a_500(base_url: str, value: str) -> None:
-    with httpx.Client(base_url=base_url, timeout=30) as client:
+    with httpx.Client(base_url=base_url, headers=ADMIN_HEADERS, timeout=30) as client:
         for path in paths_for(value):
             response = client.get(path)
             assert response.status_code < 500, (path, response.text[:500])
@@ -85,7 +85,7 @@ def test_no_parameter_makes_a_500(base_url: str, value: str) -> None:
             response = client.post(path, content=body, headers=form_type)
             assert response.status_code < 500, (path, form, response.text[:500])
     # What a hostile value made is not left behind as a sandbox named after it.
-    with httpx.Client(base_url=base_url, timeout=30) as client:
+    with httpx.Client(base_url=base_url, headers=ADMIN_HEADERS, timeout=30) as client:
         for sandbox in client.get("/__localforce/sandboxes").json()["sandboxes"]:
             if sandbox["id"] != "default":
                 client.delete(f"/__localforce/sandboxes/{sandbox['id']}")
@@ -93,7 +93,7 @@ def test_no_parameter_makes_a_500(base_url: str, value: str) -> None:
 
 @pytest.mark.asyncio
 async def test_pages_read_while_the_sandbox_is_written_reset_and_deleted(base_url: str) -> None:
-    async with httpx.AsyncClient(base_url=base_url, timeout=60) as client:
+    async with httpx.AsyncClient(base_url=base_url, headers=ADMIN_HEADERS, timeout=60) as client:
         made = await client.post("/__localforce/sandboxes", json={"id": "console-load"})
         assert made.status_code == 201, made.text
         headers = {"Authorization": f"Bearer {made.json()['access_token']}"}

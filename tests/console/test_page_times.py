@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.conftest import API, login
+from tests.conftest import ADMIN_HEADERS, API, login
 from tests.databases import DatabaseFactory
 from tests.servers import task_file_app
 from tests.tasks.original_tasks import original_tasks
@@ -33,7 +33,7 @@ def console(
     tasks: list[dict[str, Any]] = original_tasks(seeded_template, per_type=2)
     directory = tmp_path_factory.mktemp("times")
     app = task_file_app(database_factory, sandbox_ready_template, tasks, directory)
-    with TestClient(app, base_url="https://testserver") as client:
+    with TestClient(app, base_url="https://testserver", headers=ADMIN_HEADERS) as client:
         headers = {"Authorization": f"Bearer {login(client)}"}
         sf = TestClient(app, base_url="https://testserver", headers=headers)
         task = tasks[0]

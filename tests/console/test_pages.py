@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.tasks.grading import grade
-from tests.conftest import API, login
+from tests.conftest import ADMIN_HEADERS, API, login
 from tests.console.html_text import links, table_rows
 from tests.databases import DatabaseFactory
 from tests.servers import task_file_app
@@ -33,7 +33,7 @@ def console(
 ) -> Iterator[TestClient]:
     directory = tmp_path_factory.mktemp("console")
     app = task_file_app(database_factory, sandbox_ready_template, tasks, directory)
-    with TestClient(app, base_url="https://testserver") as client:
+    with TestClient(app, base_url="https://testserver", headers=ADMIN_HEADERS) as client:
         yield client
 
 

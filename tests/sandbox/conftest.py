@@ -14,5 +14,6 @@ from tests.databases import DatabaseFactory
 
 @pytest.fixture(scope="module")
 def client(database_factory: DatabaseFactory, sandbox_ready_template: str) -> Iterator[TestClient]:
-    """A client on this module's own copy of the seeded org; not logged in."""
+    """A client on this module's own copy of the seeded org; not logged in, but carrying the
+    admin key (the operator's)."""
     yield from open_client(database_factory, sandbox_ready_template)

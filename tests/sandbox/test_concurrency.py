@@ -12,7 +12,7 @@ import pytest
 
 from app.api.state import AppState
 from app.seeding.pipeline import stored_content_hash
-from tests.conftest import API
+from tests.conftest import ADMIN_HEADERS, API
 from tests.databases import DatabaseFactory
 from tests.sandbox.test_sandboxes import TOUCHED
 from tests.servers import private_org_app, serve_in_thread
@@ -30,7 +30,7 @@ def server(
 
 
 def run_episode(base: str, index: int) -> dict[str, Any]:
-    with httpx.Client(base_url=base, timeout=60) as control:
+    with httpx.Client(base_url=base, headers=ADMIN_HEADERS, timeout=60) as control:
         sandbox = control.post("/__localforce/sandboxes", json={"id": f"par{index}"}).json()
     headers = {"Authorization": f"Bearer {sandbox['access_token']}"}
     with httpx.Client(base_url=base, headers=headers, timeout=60) as sf:
@@ -71,7 +71,7 @@ def test_fifty_concurrent_sandboxes_stay_isolated_and_reset_exactly(
     for result in results:
         assert result["contacts"] == [result["tag"]], result
         assert result["cases"] == [result["tag"]], result
-    with httpx.Client(base_url=base, timeout=60) as control:
+    with httpx.Client(base_url=base, headers=ADMIN_HEADERS, timeout=60) as control:
         diffs = [control.get(f"/__localforce/sandboxes/{r['id']}/diff").json() for r in results]
         assert all(len(d["created"]) == 3 for d in diffs)
         resets = [control.post(f"/__localforce/sandboxes/{r['id']}/reset") for r in results]

@@ -22,7 +22,7 @@ from app.api.state import AppState
 from app.seeding.pipeline import stored_content_hash
 from app.storage.ids import record_number
 from app.storage.records import ID_SEQUENCE
-from tests.conftest import API
+from tests.conftest import ADMIN_HEADERS, API
 from tests.databases import DatabaseFactory
 from tests.servers import private_org_app, serve_in_thread
 
@@ -129,7 +129,9 @@ async def control_loop(
 
 
 def new_sandbox(base: str, sandbox_id: str) -> str:
-    response = httpx.post(f"{base}{CONTROL}", json={"id": sandbox_id}, timeout=120)
+    response = httpx.post(
+        f"{base}{CONTROL}", headers=ADMIN_HEADERS, json={"id": sandbox_id}, timeout=120
+    )
     assert response.status_code == 201, response.text
     return str(response.json()["access_token"])
 
@@ -139,7 +141,7 @@ def clients(base: str, token: str) -> tuple[httpx.AsyncClient, httpx.AsyncClient
     sf = httpx.AsyncClient(
         base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=120, limits=limits
     )
-    return sf, httpx.AsyncClient(base_url=base, timeout=120)
+    return sf, httpx.AsyncClient(base_url=base, headers=ADMIN_HEADERS, timeout=120)
 
 
 def all_contacts(base: str, token: str) -> dict[str, str]:
@@ -212,5 +214,5 @@ async def test_reset_snapshot_and_restore_beside_writers(server: tuple[str, AppS
     assert final.status_code == 200, final.text
     with sandbox.engine.connect() as conn:
         assert stored_content_hash(conn, registry, tables) == seeded
-    response = httpx.get(f"{base}{CONTROL}/churn/diff")
+    response = httpx.get(f"{base}{CONTROL}/churn/diff", headers=ADMIN_HEADERS)
     assert response.json() == {"created": [], "updated": [], "deleted": []}

@@ -13,7 +13,7 @@ from sqlalchemy import create_engine, make_url, text
 
 from app.api.state import SESSION_CACHE_SECONDS
 from app.sandbox.calllog import FLUSH_SECONDS
-from tests.conftest import API
+from tests.conftest import ADMIN_HEADERS, API
 from tests.databases import DatabaseFactory
 from tests.processes import Deployment, deployment, running
 
@@ -34,7 +34,9 @@ def sf(base: str, token: str) -> httpx.Client:
 
 def test_a_sandbox_made_through_one_process_is_served_by_another(deploy: Deployment) -> None:
     with running(deploy) as one, running(deploy) as two:
-        made = httpx.post(f"{one.base}{CONTROL}", json={"id": "shared"}, timeout=120)
+        made = httpx.post(
+            f"{one.base}{CONTROL}", headers=ADMIN_HEADERS, json={"id": "shared"}, timeout=120
+        )
         assert made.status_code == 201, made.text
         token = made.json()["access_token"]
         with sf(one.base, token) as first, sf(two.base, token) as second:
@@ -53,15 +55,19 @@ def test_a_sandbox_made_through_one_process_is_served_by_another(deploy: Deploym
 
             # Each worker writes its calls within FLUSH_SECONDS of them: wait that long at most.
             time.sleep(FLUSH_SECONDS * 2)
-            log = httpx.get(f"{two.base}{CONTROL}/shared/log", timeout=60).json()["calls"]
+            log = httpx.get(
+                f"{two.base}{CONTROL}/shared/log", headers=ADMIN_HEADERS, timeout=60
+            ).json()["calls"]
             assert [c["method"] for c in log] == ["POST", "GET", "GET", "GET"]
             assert [c["path"].rsplit("/", 1)[-1] for c in log][:2] == ["Contact", contact]
-            reset = httpx.post(f"{two.base}{CONTROL}/shared/reset", timeout=60)
+            reset = httpx.post(
+                f"{two.base}{CONTROL}/shared/reset", headers=ADMIN_HEADERS, timeout=60
+            )
             assert reset.status_code == 200, reset.text
             gone = first.get(f"{API}/sobjects/Contact/{contact}")
             assert gone.status_code == 404
 
-            deleted = httpx.delete(f"{one.base}{CONTROL}/shared", timeout=60)
+            deleted = httpx.delete(f"{one.base}{CONTROL}/shared", headers=ADMIN_HEADERS, timeout=60)
             assert deleted.status_code == 204
             assert first.get(f"{API}/sobjects").status_code == 401  # at once where deleted
             time.sleep(SESSION_CACHE_SECONDS)  # and elsewhere once its cached session lapses
@@ -72,7 +78,9 @@ def test_a_sandbox_made_through_one_process_is_served_by_another(deploy: Deploym
 
 def test_two_workers_of_one_server_serve_one_episode(deploy: Deployment) -> None:
     with running(deploy, "--workers", "2") as server:
-        made = httpx.post(f"{server.base}{CONTROL}", json={"id": "w2"}, timeout=120)
+        made = httpx.post(
+            f"{server.base}{CONTROL}", headers=ADMIN_HEADERS, json={"id": "w2"}, timeout=120
+        )
         assert made.status_code == 201, made.text
         token = made.json()["access_token"]
         ids = []
@@ -86,7 +94,9 @@ def test_two_workers_of_one_server_serve_one_episode(deploy: Deployment) -> None
             page = client.get(f"{API}/query", params={"q": MANY}).json()
         with sf(server.base, token) as client:
             assert client.get(page["nextRecordsUrl"]).status_code == 200
-        diff = httpx.get(f"{server.base}{CONTROL}/w2/diff", timeout=60).json()
+        diff = httpx.get(
+            f"{server.base}{CONTROL}/w2/diff", headers=ADMIN_HEADERS, timeout=60
+        ).json()
         assert sorted(r["id"] for r in diff["created"]) == sorted(ids)
 
 
@@ -95,38 +105,54 @@ def test_sandboxes_tokens_and_snapshots_outlive_the_process(deploy: Deployment, 
     with running(deploy) as server:
         made = httpx.post(
             f"{server.base}{CONTROL}",
+            headers=ADMIN_HEADERS,
             json={"id": "durable", "clock": "2024-06-01T09:00:00Z"},
             timeout=120,
         )
         token = made.json()["access_token"]
         with sf(server.base, token) as client:
             kept = client.post(f"{API}/sobjects/Issue__c", json={"Name": "Zx kept"}).json()["id"]
-        snap = httpx.post(f"{server.base}{CONTROL}/durable/snapshots", json={"name": "s1"})
+        snap = httpx.post(
+            f"{server.base}{CONTROL}/durable/snapshots", headers=ADMIN_HEADERS, json={"name": "s1"}
+        )
         assert snap.status_code == 201
         server.stop(how)  # between two requests of the episode
 
     with running(deploy) as server:
-        described = httpx.get(f"{server.base}{CONTROL}/durable", timeout=60).json()
+        described = httpx.get(
+            f"{server.base}{CONTROL}/durable", headers=ADMIN_HEADERS, timeout=60
+        ).json()
         assert described["snapshots"] == ["s1"]
         assert described["clock"]["now"] == "2024-06-01T09:00:00Z"
         with sf(server.base, token) as client:
             record = client.get(f"{API}/sobjects/Issue__c/{kept}")
             assert record.status_code == 200, record.text
             client.post(f"{API}/sobjects/Issue__c", json={"Name": "Zx after"})
-        restored = httpx.post(f"{server.base}{CONTROL}/durable/snapshots/s1/restore", timeout=60)
+        restored = httpx.post(
+            f"{server.base}{CONTROL}/durable/snapshots/s1/restore",
+            headers=ADMIN_HEADERS,
+            timeout=60,
+        )
         assert restored.status_code == 200, restored.text
-        created = httpx.get(f"{server.base}{CONTROL}/durable/diff", timeout=60).json()["created"]
+        created = httpx.get(
+            f"{server.base}{CONTROL}/durable/diff", headers=ADMIN_HEADERS, timeout=60
+        ).json()["created"]
         assert [r["id"] for r in created] == [kept]
 
 
 def test_storage_a_crash_left_behind_is_reclaimed_at_start(deploy: Deployment) -> None:
     with running(deploy) as server:
-        made = httpx.post(f"{server.base}{CONTROL}", json={"id": "live"}, timeout=120)
+        made = httpx.post(
+            f"{server.base}{CONTROL}", headers=ADMIN_HEADERS, json={"id": "live"}, timeout=120
+        )
         assert made.status_code == 201
         server.stop(signal.SIGKILL)
     orphan = _plant_orphan(deploy)
     with running(deploy) as server:
-        assert httpx.get(f"{server.base}{CONTROL}/live", timeout=60).status_code == 200
+        assert (
+            httpx.get(f"{server.base}{CONTROL}/live", headers=ADMIN_HEADERS, timeout=60).status_code
+            == 200
+        )
         assert not _exists(deploy, orphan)
 
 

@@ -260,6 +260,7 @@ def guarded(database_factory: DatabaseFactory, sandbox_ready_template: str) -> I
     yield from open_client(
         database_factory,
         sandbox_ready_template,
+        headers={},  # the test sends the key itself
         admin_key="k3y",
         max_sandboxes=2,
         sandbox_pool_size=0,

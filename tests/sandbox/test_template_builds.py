@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from app.api.state import AppState
 from app.main import create_app
-from tests.conftest import API, make_settings
+from tests.conftest import ADMIN_HEADERS, API, make_settings
 from tests.databases import DatabaseFactory
 from tests.processes import deployment, running
 
@@ -47,7 +47,7 @@ async def timed_query(sf: httpx.AsyncClient) -> float:
 @pytest.mark.asyncio
 async def test_a_template_build_does_not_hold_up_other_sandboxes(server: str) -> None:
     base = server
-    async with httpx.AsyncClient(base_url=base, timeout=120) as control:
+    async with httpx.AsyncClient(base_url=base, headers=ADMIN_HEADERS, timeout=120) as control:
         made = await control.post(CONTROL, json={"id": "steady"})
         assert made.status_code == 201, made.text
         token = made.json()["access_token"]
@@ -80,7 +80,9 @@ def bounded(
     settings = make_settings(
         url, tmp_path, max_templates=1, template_idle_seconds=0.5, sandbox_pool_size=0
     )
-    with TestClient(create_app(settings), base_url="https://testserver") as client:
+    with TestClient(
+        create_app(settings), base_url="https://testserver", headers=ADMIN_HEADERS
+    ) as client:
         yield client
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from tests.conftest import ADMIN_HEADERS
 from tests.databases import DatabaseFactory
 from tests.servers import private_org_app, serve_in_thread
 
@@ -20,6 +21,8 @@ def agent_control(
     app = private_org_app(database_factory, sandbox_ready_template)
     with (
         serve_in_thread(app) as port,
-        httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client,
+        httpx.Client(
+            base_url=f"http://127.0.0.1:{port}", headers=ADMIN_HEADERS, timeout=120
+        ) as client,
     ):
         yield client

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from app.tasks.episodes import TOOLS, InvalidTask, task_from_file
-from tests.conftest import API
+from tests.conftest import ADMIN_HEADERS, API
 from tests.tasks.original_tasks import original_tasks
 
 EPISODES = "/__localforce/episodes"
@@ -30,7 +30,7 @@ def of_type(tasks: list[dict[str, Any]], name: str) -> dict[str, Any]:
 
 @pytest.fixture
 def control(task_base_url: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=task_base_url, timeout=60) as client:
+    with httpx.Client(base_url=task_base_url, headers=ADMIN_HEADERS, timeout=60) as client:
         yield client
 
 
@@ -317,7 +317,9 @@ def test_an_answer_must_be_text(control: httpx.Client, tasks: list[dict[str, Any
 
 @pytest.mark.asyncio
 async def test_many_episodes_at_once(task_base_url: str, tasks: list[dict[str, Any]]) -> None:
-    async with httpx.AsyncClient(base_url=task_base_url, timeout=120) as control:
+    async with httpx.AsyncClient(
+        base_url=task_base_url, headers=ADMIN_HEADERS, timeout=120
+    ) as control:
 
         async def one(index: int) -> float:
             task = tasks[index % len(tasks)]
