@@ -51,16 +51,20 @@ def _read_key(path: Path, wait_seconds: float = 5.0) -> str:
         time.sleep(0.05)
 
 
+def check_control_plane(settings: Settings) -> None:
+    """An insecure control plane asks for no key, and is served on a loopback address only."""
+    if settings.insecure_control_plane and settings.host not in LOOPBACK_HOSTS:
+        raise InsecureOnPublicAddress(
+            f"An open control plane (--insecure-control-plane) is served on a loopback "
+            f"address only (127.0.0.1, ::1, localhost), not on {settings.host}."
+        )
+
+
 def with_admin_key(settings: Settings) -> Settings:
     """`settings` with the key the control plane asks for: LOCALFORCE_ADMIN_KEY if set, else
-    the data directory's. An insecure control plane asks for none, on a loopback address only."""
-    if settings.insecure_control_plane:
-        if settings.host not in LOOPBACK_HOSTS:
-            raise InsecureOnPublicAddress(
-                f"An open control plane (--insecure-control-plane) is served on a loopback "
-                f"address only (127.0.0.1, ::1, localhost), not on {settings.host}."
-            )
-        return settings
-    if settings.admin_key:
+    the data directory's (made now if it has none: so call this once the data directory is
+    known to be this server's). An insecure control plane asks for none."""
+    check_control_plane(settings)
+    if settings.insecure_control_plane or settings.admin_key:
         return settings
     return settings.model_copy(update={"admin_key": stored_key(settings.data_dir)})

@@ -29,7 +29,7 @@ from rich.progress import (
 from rich.table import Table
 from sqlalchemy import Connection
 
-from app.admin_key import InsecureOnPublicAddress, key_path, with_admin_key
+from app.admin_key import InsecureOnPublicAddress, check_control_plane, key_path, with_admin_key
 from app.config import REPO_ROOT, Settings
 from app.console import coverage
 from app.errors import SalesforceError
@@ -195,8 +195,7 @@ def serve(
     )
     key_given = bool(settings.admin_key)
     try:
-        # Once, here: every worker process reads this key back from the environment.
-        settings = with_admin_key(settings)
+        check_control_plane(settings)
     except InsecureOnPublicAddress as error:
         console.print(f"[red]{escape(str(error))}[/]", soft_wrap=True)
         raise typer.Exit(1) from None
@@ -213,6 +212,8 @@ def serve(
         state.platform.dispose()
     if result is not None:
         _report(result)
+    # Once the data directory is known to be this org's: every worker reads it back.
+    settings = with_admin_key(settings)
     certfile: str | None = None
     keyfile: str | None = None
     scheme = "http"

@@ -16,7 +16,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 
-from app.admin_key import with_admin_key
+from app.admin_key import check_control_plane, with_admin_key
 from app.agents.mcp import McpEndpoint, build_mcp
 from app.agents.openenv_endpoint import OpenEnvEndpoint
 from app.api import (
@@ -306,8 +306,8 @@ def create_app(
     settings: Settings | None = None, functions: FunctionRegistry = FUNCTIONS
 ) -> FastAPI:
     """The application; `functions` are the SOQL functions its queries may call."""
-    # `localforce serve` resolved the key already; an app made otherwise resolves it here.
-    settings = with_admin_key(settings or get_settings())
+    settings = settings or get_settings()
+    check_control_plane(settings)
     limit_malloc_arenas(settings.malloc_arenas)  # before the request threads start
     fix_mmap_threshold(settings.malloc_mmap_threshold)
     space_out_garbage_collection(settings.gc_threshold)
@@ -321,6 +321,10 @@ def create_app(
         to_thread.current_default_thread_limiter().total_tokens = settings.request_threads
         REQUEST_THREADS.resize(settings.request_threads)
         prepare_databases(state)
+        # `localforce serve` resolved the key already; an app made otherwise resolves it
+        # here, once its data directory is known to hold its org (a refused start writes
+        # nothing there, not even a key).
+        state.settings = with_admin_key(state.settings)
         state.sandboxes.start()
         if state.bulk is not None:
             state.bulk.start()

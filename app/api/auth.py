@@ -27,6 +27,7 @@ from app.services.auth import (
     split_sandbox,
 )
 from app.storage.database import platform_transaction
+from app.tasks.results import answered
 
 router = SalesforceRouter()
 SUPPORTED_GRANTS = {"password", "client_credentials"}
@@ -124,6 +125,8 @@ def sandbox_login(
     base, sandbox_id = split_sandbox(username, lambda name: state.sandboxes.find(name) is not None)
     sandbox = state.sandboxes.get(sandbox_id or DEFAULT_ID)
     with sandbox.engine.connect() as user_conn, platform_transaction(state.platform) as conn:
+        if answered(conn, sandbox.id):
+            raise LoginFailed()  # an answered episode's sandbox is final: no one logs in again
         return login(
             conn,
             user_conn,

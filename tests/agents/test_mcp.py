@@ -228,7 +228,7 @@ def start_episode(base_url: str, episode_id: str, task: dict[str, Any]) -> dict[
 
 def result_of(base_url: str, episode_id: str) -> dict[str, Any]:
     """The operator's view of an episode's result."""
-    shown = httpx.get(f"{base_url}/__localforce/episodes/{episode_id}")
+    shown = httpx.get(f"{base_url}/__localforce/episodes/{episode_id}", headers=ADMIN_HEADERS)
     assert shown.status_code == 200, shown.text
     return dict(shown.json()["result"])
 
@@ -254,21 +254,28 @@ async def test_submit_answer_grades_the_episode_once_and_only_an_episode(base_ur
     assert right == {"episode": "mcp-ep", "reward": 1.0, "metric": "exact_match", "done": True}
     assert error_of(again) == "INVALID_SESSION_ID: Session expired or invalid"
     assert error_of(after) == "INVALID_SESSION_ID: Session expired or invalid"
-    # A session opened after the answer, with the episode's password, reaches no tool either.
-    late = token_of(base_url, right_made["username"], right_made["password"])
-    async with mcp_client(base_url, late) as client:
-        late_answer = await client.call_tool("submit_answer", {"response": "TX"})
-        late_query = await client.call_tool("soql_query", {"query": "SELECT Id FROM Case"})
-    for result in (late_answer, late_query):
-        assert refusal_of(result) == (
-            "EPISODE_ENDED: Episode mcp-ep has ended: it was answered, and its first answer is "
-            "final. It takes no other answer, reset, restore or tool call; start another episode."
-        )
+    # No session opens after the answer, not even with the episode's password.
+    late = httpx.post(
+        f"{base_url}/services/oauth2/token",
+        data={
+            "grant_type": "password",
+            "username": right_made["username"],
+            "password": right_made["password"],
+        },
+    )
+    assert (late.status_code, late.json()) == (
+        400,
+        {"error": "invalid_grant", "error_description": "authentication failure"},
+    )
     kept = result_of(base_url, "mcp-ep")
     assert (kept["reward"], kept["answer"], kept["expected"]) == (1.0, "It is CA.", "CA")
     assert kept["channel"] == "mcp"
     assert result_of(base_url, "mcp-ep-wrong")["reward"] == 0.0
-    ended = httpx.post(f"{base_url}/__localforce/episodes/mcp-ep/answer", json={"response": "TX"})
+    ended = httpx.post(
+        f"{base_url}/__localforce/episodes/mcp-ep/answer",
+        json={"response": "TX"},
+        headers=ADMIN_HEADERS,
+    )
     assert ended.status_code == 409
     assert ended.json()[0]["errorCode"] == "EPISODE_ENDED"
     assert result_of(base_url, "mcp-ep")["reward"] == 1.0  # the first answer stands
@@ -310,7 +317,9 @@ async def test_a_read_tasks_episode_has_no_write_tool(base_url: str) -> None:
             f"TOOL_NOT_ALLOWED: {tool} is not a tool of this episode's task "
             "(best_region_identification); list_tools names the ones it has"
         )
-    diff = httpx.get(f"{base_url}/__localforce/sandboxes/mcp-read-task/diff").json()
+    diff = httpx.get(
+        f"{base_url}/__localforce/sandboxes/mcp-read-task/diff", headers=ADMIN_HEADERS
+    ).json()
     assert diff == {"created": [], "updated": [], "deleted": []}
 
 
@@ -338,7 +347,9 @@ async def test_a_write_tasks_episode_updates_records_and_nothing_more(base_url: 
         updated = content_of(await client.call_tool("update_record", fields))
     assert listed == (TOOLS | CRMARENA_TOOLS) - {"create_record", "delete_record"}
     assert updated == {"id": case["Id"], "success": True}
-    diff = httpx.get(f"{base_url}/__localforce/sandboxes/mcp-write-task/diff").json()
+    diff = httpx.get(
+        f"{base_url}/__localforce/sandboxes/mcp-write-task/diff", headers=ADMIN_HEADERS
+    ).json()
     assert [change["id"] for change in diff["updated"]] == [case["Id"]]
     assert diff["created"] == diff["deleted"] == []
     assert refusal_of(created).startswith(

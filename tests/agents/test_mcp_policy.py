@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from examples.mcp_policy import TASK_TYPE, run
-from tests.conftest import TEST_ADMIN_KEY
+from tests.conftest import ADMIN_HEADERS, TEST_ADMIN_KEY
 from tests.databases import DatabaseFactory
 from tests.servers import private_org_app, serve_in_thread
 from tests.tasks.original_tasks import original_tasks
@@ -38,9 +38,13 @@ async def test_the_policy_reaches_reward_1_in_ten_episodes(
     rewards = await run(base_url, tasks, TEST_ADMIN_KEY, episodes=10)
     assert rewards == [1.0] * 10
     # Each episode's sandbox is deleted; its result is kept, filed as MCP's, with the calls.
-    listed = httpx.get(f"{base_url}/__localforce/sandboxes").json()["sandboxes"]
+    listed = httpx.get(f"{base_url}/__localforce/sandboxes", headers=ADMIN_HEADERS).json()[
+        "sandboxes"
+    ]
     assert [sandbox["id"] for sandbox in listed] == ["default"]  # the org's own: no episode's
-    kept = httpx.get(f"{base_url}/__localforce/results", params={"answered": "true"}).json()
+    kept = httpx.get(
+        f"{base_url}/__localforce/results", params={"answered": "true"}, headers=ADMIN_HEADERS
+    ).json()
     results = kept["results"]
     assert [(r["task"], r["reward"], r["channel"]) for r in results] == [
         (TASK_TYPE, 1.0, "mcp")

@@ -260,7 +260,7 @@ def sandbox_exists(base_url: str, episode_id: str) -> bool:
 
 def result_kept(base_url: str, episode_id: str) -> dict[str, Any]:
     """The episode as the operator sees it once its sandbox is gone: its result kept."""
-    response = httpx.get(f"{base_url}/__localforce/episodes/{episode_id}")
+    response = httpx.get(f"{base_url}/__localforce/episodes/{episode_id}", headers=ADMIN_HEADERS)
     assert response.status_code == 200, response.text
     shown = response.json()
     assert shown["sandbox"] is None
@@ -400,7 +400,7 @@ async def test_reset_takes_a_task_row_given_whole(
 async def test_a_bad_reset_over_http_is_a_salesforce_error(
     task_base_url: str, body: dict[str, Any], status: int, code: str | None, message: str | None
 ) -> None:
-    async with httpx.AsyncClient(base_url=task_base_url, timeout=60) as http:
+    async with httpx.AsyncClient(base_url=task_base_url, headers=ADMIN_HEADERS, timeout=60) as http:
         response = await http.post("/openenv/reset", json={"admin_key": TEST_ADMIN_KEY, **body})
     assert response.status_code == status, response.text
     (error,) = response.json()

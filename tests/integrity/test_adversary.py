@@ -205,9 +205,21 @@ async def rest_and_mcp_adversary(
         ):
             response = await operator.request(method, path, json=body)
             findings.saw(f"operator after the answer {path.split('/')[-1]}", response, None)
-        async with httpx.AsyncClient(base_url=base_url, headers=bearer, timeout=120) as agent:
-            response = await agent.get(f"{API}/query", params={"q": "SELECT Id FROM Case LIMIT 1"})
+        async with httpx.AsyncClient(base_url=base_url, timeout=120) as agent:
+            response = await agent.get(
+                f"{API}/query", params={"q": "SELECT Id FROM Case LIMIT 1"}, headers=bearer
+            )
             findings.saw("rest after the answer", response, gold)
+            # Its own credentials, right ones, after the answer: the sandbox is final.
+            response = await agent.post(
+                "/services/oauth2/token",
+                data={
+                    "grant_type": "password",
+                    "username": episode["username"],
+                    "password": episode["password"],
+                },
+            )
+            findings.saw("login after the answer", response, gold)
         result = await recorded(operator, episode_id)
         if (result["reward"], result["answer"], result["channel"]) != (reward, WRONG, "mcp"):
             findings.outcomes[("reward changed", json.dumps(result)[:200])] += 1
@@ -241,6 +253,7 @@ EXPECTED_OUTCOMES = {
     ("operator after the answer reset", "409 EPISODE_ENDED"): 1,
     ("operator after the answer restore", "409 EPISODE_ENDED"): 1,
     ("rest after the answer", "401 INVALID_SESSION_ID"): 1,
+    ("login after the answer", "400 invalid_grant"): 1,
 }
 
 
