@@ -2,6 +2,9 @@
 REST API (the floor: a keep-alive HTTP connection), as an MCP tool call (one MCP client
 session, its calls over streamable HTTP), and as an OpenEnv step (one WebSocket session, each
 step a tool call through the MCP endpoint in process, then the sandbox's diff for `state`).
+Beside them, the same MCP call with a plain sandbox's token, which no episode's checks see:
+the episode's MCP call over it is what the checks of a tool call cost (its episode and task
+looked up, the tool checked against the task's set, the call recorded in the trajectory).
 Medians in milliseconds, timed in alternation, and each one's ratio to the floor.
 
 Run: `python -m bench.agents_bench [--repeat N]` (needs the openenv extra).
@@ -60,6 +63,7 @@ async def measure(base_url: str, repeat: int) -> dict[str, float]:
         await env.reset(task=TASK, episode_id="bench-agents")
         # REST and MCP query a twin episode (same task, org, seed and clock): same rows.
         token = await _episode_token(base_url, "bench-agents-twin")
+        plain_token = await _sandbox_token(base_url, "bench-agents-plain")
         rest = HttpClient(base_url, login=False)
         rest_headers = {"Authorization": f"Bearer {token}"}
         path = f"{API}/query?" + urlencode({"q": QUERY})
@@ -67,27 +71,48 @@ async def measure(base_url: str, repeat: int) -> dict[str, float]:
         async def over_rest() -> object:
             return rest.request("GET", path, headers=rest_headers)
 
-        async with httpx2.AsyncClient(headers=rest_headers, timeout=60) as http:
-            transport = streamable_http_client(f"{base_url}/mcp", http_client=http)
-            async with Client(transport) as mcp:
+        plain_headers = {"Authorization": f"Bearer {plain_token}"}
+        async with (
+            httpx2.AsyncClient(headers=rest_headers, timeout=60) as http,
+            httpx2.AsyncClient(headers=plain_headers, timeout=60) as plain_http,
+            Client(streamable_http_client(f"{base_url}/mcp", http_client=http)) as mcp,
+            Client(streamable_http_client(f"{base_url}/mcp", http_client=plain_http)) as plain,
+        ):
 
-                async def over_mcp() -> object:
-                    return await mcp.call_tool("soql_query", {"query": QUERY})
+            async def over_mcp() -> object:
+                return await mcp.call_tool("soql_query", {"query": QUERY})
 
-                async def over_openenv() -> object:
-                    action = CallToolAction(tool_name="soql_query", arguments={"query": QUERY})
-                    return await env.step(action)
+            async def over_plain_mcp() -> object:
+                return await plain.call_tool("soql_query", {"query": QUERY})
 
-                return await timed(
-                    {"REST": over_rest, "MCP": over_mcp, "OpenEnv": over_openenv}, repeat
-                )
+            async def over_openenv() -> object:
+                action = CallToolAction(tool_name="soql_query", arguments={"query": QUERY})
+                return await env.step(action)
+
+            actions: dict[str, Callable[[], Awaitable[object]]] = {
+                "REST": over_rest,
+                "MCP, no episode": over_plain_mcp,
+                "MCP": over_mcp,
+                "OpenEnv": over_openenv,
+            }
+            return await timed(actions, repeat)
 
 
 async def _episode_token(base_url: str, episode_id: str) -> str:
     """A token of an episode of the same task, as the control plane's episode answer gives it:
     the OpenEnv episode's own sandbox takes only its password, which its agent never sees."""
-    async with httpx2.AsyncClient(base_url=base_url, timeout=60) as http:
-        response = await http.post("/__localforce/episodes", json={"id": episode_id, "task": TASK})
+    return await _made_token(base_url, "/__localforce/episodes", {"id": episode_id, "task": TASK})
+
+
+async def _sandbox_token(base_url: str, sandbox_id: str) -> str:
+    """The token of a plain sandbox: no episode's, so no episode's checks."""
+    return await _made_token(base_url, "/__localforce/sandboxes", {"id": sandbox_id})
+
+
+async def _made_token(base_url: str, path: str, body: dict[str, Any]) -> str:
+    headers = {"X-Localforce-Admin-Key": TEST_ADMIN_KEY}
+    async with httpx2.AsyncClient(base_url=base_url, headers=headers, timeout=60) as http:
+        response = await http.post(path, json=body)
         response.raise_for_status()
         return str(response.json()["access_token"])
 
@@ -101,7 +126,9 @@ def main() -> None:
     floor = figures["REST"]
     print(f"one SOQL query by an episode's agent, median of {args.repeat}:")
     for name, ms in figures.items():
-        print(f"  {name:8} {ms:7.2f} ms  {ms / floor:5.2f}x the REST floor")
+        print(f"  {name:16} {ms:7.2f} ms  {ms / floor:5.2f}x the REST floor")
+    checks = figures["MCP"] / figures["MCP, no episode"]
+    print(f"  an episode's checks per tool call: {checks:5.2f}x the MCP call without them")
 
 
 if __name__ == "__main__":

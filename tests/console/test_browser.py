@@ -198,10 +198,6 @@ def test_an_episodes_timeline_and_diff_show_its_writes(
         )
         created = agent.post(f"{API}/sobjects/Task", json={"Subject": "Call back"}).json()["id"]
         assert agent.delete(f"{API}/sobjects/EmailMessage/{old_email}").status_code == 204
-        graded = control.post(
-            "/__localforce/episodes/browser-ep/answer", json={"response": task["answer"]}
-        )
-        assert graded.json()["reward"] == 1.0
     page.goto(f"{base_url}/console/sandboxes/browser-ep")
     calls = page.locator('[data-testid="timeline"] li')
     expect(calls).to_have_count(5)
@@ -218,14 +214,21 @@ def test_an_episodes_timeline_and_diff_show_its_writes(
     expect(diff.locator(".updated")).to_contain_text(case_id)
     expect(diff.locator(".created")).to_contain_text(created)
     expect(diff.locator(".deleted")).to_contain_text(old_email)
-    expect(page.get_by_test_id("reward")).to_have_text("1.000")
     screenshot(page, "episode")
+    # Reset while the episode is open (once answered, its state is final: 409).
     page.get_by_role("button", name="Reset").click()
     expect(page.get_by_role("status")).to_contain_text(re.compile(r"reset: \d+ writes undone"))
     expect(page.locator('[data-testid="timeline"] li')).to_have_count(0)
     for heading in ("Created (0)", "Updated (0)", "Deleted (0)"):
         expect(page.get_by_test_id("diff")).to_contain_text(heading)
     screenshot(page, "episode-reset")
+    with httpx.Client(base_url=base_url, headers=ADMIN_HEADERS, timeout=30) as control:
+        graded = control.post(
+            "/__localforce/episodes/browser-ep/answer", json={"response": task["answer"]}
+        )
+    assert graded.json()["reward"] == 1.0
+    page.reload()
+    expect(page.get_by_test_id("reward")).to_have_text("1.000")
     page.goto(f"{base_url}/console/tasks")
     expect(page.get_by_test_id("episodes")).to_contain_text("browser-ep")
     screenshot(page, "tasks")

@@ -21,15 +21,11 @@ from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction
 from app.agents.app_link import AppLink, LocalOrg
 from app.agents.environment import EpisodeError, LocalforceEnvironment
 from tests.agents.test_mcp import mcp_client
-from tests.conftest import API
-from tests.databases import DatabaseFactory
-from tests.servers import serve_in_thread, task_file_app
-from tests.tasks.original_tasks import original_tasks
+from tests.conftest import ADMIN_HEADERS, API, TEST_ADMIN_KEY
 
 pytestmark = pytest.mark.asyncio
 
-KEY = "operator-key-of-the-adversary-suite"
-OPERATOR = {"X-Localforce-Admin-Key": KEY}
+OPERATOR = ADMIN_HEADERS
 CONTROL = "/__localforce"
 WRITE_TOOLS = {"create_record", "update_record", "delete_record"}
 PLATFORM_TABLES = ("lf_episode", "lf_tool_call", "lf_auth_session", "lf_sandbox", "alembic_version")
@@ -38,33 +34,16 @@ OTHER_EPISODE = "ep-1"  # an episode an operator named: an agent may guess its i
 
 
 @pytest.fixture(scope="module")
-def tasks(seeded_template: str) -> list[dict[str, Any]]:
-    return original_tasks(seeded_template, per_type=1)
-
-
-@pytest.fixture(scope="module")
-def app(
-    database_factory: DatabaseFactory,
-    sandbox_ready_template: str,
-    tasks: list[dict[str, Any]],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> FastAPI:
-    directory = tmp_path_factory.mktemp("tasks")
-    return task_file_app(database_factory, sandbox_ready_template, tasks, directory, admin_key=KEY)
-
-
-@pytest.fixture(scope="module")
-def base_url(app: FastAPI, tasks: list[dict[str, Any]]) -> Iterator[str]:
-    with serve_in_thread(app) as port:
-        url = f"http://127.0.0.1:{port}"
-        other = httpx.post(
-            f"{url}{CONTROL}/episodes",
-            json={"task": tasks[0]["idx"], "id": OTHER_EPISODE},
-            headers=OPERATOR,
-            timeout=120,
-        )
-        assert other.status_code == 201, other.text
-        yield url
+def base_url(base_url: str, tasks: list[dict[str, Any]]) -> str:
+    """The served org, with an episode an operator named that an agent may guess the id of."""
+    other = httpx.post(
+        f"{base_url}{CONTROL}/episodes",
+        json={"task": tasks[0]["idx"], "id": OTHER_EPISODE},
+        headers=OPERATOR,
+        timeout=120,
+    )
+    assert other.status_code == 201, other.text
+    return base_url
 
 
 def read_tasks(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -337,7 +316,7 @@ async def test_an_openenv_session_keeps_the_rights_it_was_opened_with(
     with pytest.raises(EpisodeError) as keyless:
         await env.reset_async(task=task["idx"])
     assert keyless.value.error_code == "INVALID_AUTH_HEADER"
-    opened = await env.reset_async(task=task["idx"], admin_key=KEY)
+    opened = await env.reset_async(task=task["idx"], admin_key=TEST_ADMIN_KEY)
     assert not set(opened.tools) & WRITE_TOOLS
     listed = await env.step_async(ListToolsAction())
     assert {tool.name for tool in listed.tools} == set(opened.tools)  # type: ignore[attr-defined]

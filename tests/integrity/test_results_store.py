@@ -9,7 +9,6 @@ import asyncio
 import csv
 import io
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -21,42 +20,22 @@ from app.agents.openenv_client import LocalforceEnvClient
 from app.cli import cli
 from app.config import Settings
 from tests.agents.test_mcp import mcp_client
-from tests.conftest import API
+from tests.conftest import ADMIN_HEADERS, API, TEST_ADMIN_KEY
 from tests.databases import DatabaseFactory
-from tests.servers import serve_in_thread, task_file_app
-from tests.tasks.original_tasks import original_tasks
 
-KEY = "operator-key-of-the-results-store"
-OPERATOR = {"X-Localforce-Admin-Key": KEY}
+OPERATOR = ADMIN_HEADERS
 CONTROL = "/__localforce"
 RUN = "store-run"
 
 
 @pytest.fixture(scope="module")
-def tasks(seeded_template: str) -> list[dict[str, Any]]:
+def text_tasks(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Tasks whose answer is one text, graded by exact match."""
     return [
         task
-        for task in original_tasks(seeded_template, per_type=1)
+        for task in tasks
         if task["reward_metric"] == "exact_match" and isinstance(task["answer"], str)
     ]
-
-
-@pytest.fixture(scope="module")
-def app(
-    database_factory: DatabaseFactory,
-    sandbox_ready_template: str,
-    tasks: list[dict[str, Any]],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> FastAPI:
-    directory = tmp_path_factory.mktemp("tasks")
-    return task_file_app(database_factory, sandbox_ready_template, tasks, directory, admin_key=KEY)
-
-
-@pytest.fixture(scope="module")
-def base_url(app: FastAPI) -> Iterator[str]:
-    with serve_in_thread(app) as port:
-        yield f"http://127.0.0.1:{port}"
 
 
 def start(operator: httpx.Client, task: dict[str, Any], agent: str) -> dict[str, Any]:
@@ -68,36 +47,36 @@ def start(operator: httpx.Client, task: dict[str, Any], agent: str) -> dict[str,
 
 
 @pytest.fixture(scope="module")
-def answered(base_url: str, tasks: list[dict[str, Any]]) -> dict[str, str]:
+def answered(base_url: str, text_tasks: list[dict[str, Any]]) -> dict[str, str]:
     """Three episodes of the run, answered over REST, MCP and OpenEnv, their sandboxes gone:
     the channel's episode id by channel."""
     operator = httpx.Client(base_url=base_url, headers=OPERATOR, timeout=120)
     ids: dict[str, str] = {}
-    rest = start(operator, tasks[0], "rest-agent")
+    rest = start(operator, text_tasks[0], "rest-agent")
     agent = httpx.Client(base_url=base_url, timeout=60)
     bearer = {"Authorization": f"Bearer {rest['access_token']}"}
     assert agent.get(f"{API}/query", params={"q": "SELECT COUNT() FROM Case"}, headers=bearer)
     graded = operator.post(
-        f"{CONTROL}/episodes/{rest['id']}/answer", json={"response": str(tasks[0]["answer"])}
+        f"{CONTROL}/episodes/{rest['id']}/answer", json={"response": str(text_tasks[0]["answer"])}
     )
     assert graded.status_code == 200, graded.text
     ids["rest"] = rest["id"]
 
     async def over_mcp() -> None:
-        made = start(operator, tasks[1], "mcp-agent")
+        made = start(operator, text_tasks[1], "mcp-agent")
         async with mcp_client(base_url, made["access_token"]) as client:
             await client.call_tool("soql_query", {"query": "SELECT COUNT() FROM Case"})
-            await client.call_tool("submit_answer", {"response": str(tasks[1]["answer"])})
+            await client.call_tool("submit_answer", {"response": str(text_tasks[1]["answer"])})
         ids["mcp"] = made["id"]
 
     async def over_openenv() -> None:
         async with LocalforceEnvClient(base_url=f"{base_url}/openenv") as env:
             started = await env.reset(
-                task=tasks[2]["idx"], admin_key=KEY, run=RUN, agent="openenv-agent"
+                task=text_tasks[2]["idx"], admin_key=TEST_ADMIN_KEY, run=RUN, agent="openenv-agent"
             )
             ids["openenv"] = started.observation.episode_id  # type: ignore[attr-defined]
             await env.call_tool("soql_query", query="SELECT COUNT() FROM Case")
-            await env.call_tool("submit_answer", response=str(tasks[2]["answer"]))
+            await env.call_tool("submit_answer", response=str(text_tasks[2]["answer"]))
 
     asyncio.run(over_mcp())
     asyncio.run(over_openenv())
@@ -108,7 +87,7 @@ def answered(base_url: str, tasks: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def test_results_are_served_with_their_trajectories_after_the_sandboxes_go(
-    base_url: str, answered: dict[str, str], tasks: list[dict[str, Any]]
+    base_url: str, answered: dict[str, str], text_tasks: list[dict[str, Any]]
 ) -> None:
     listed = httpx.get(f"{base_url}{CONTROL}/results", params={"run": RUN}, headers=OPERATOR)
     assert listed.status_code == 200
@@ -118,9 +97,9 @@ def test_results_are_served_with_their_trajectories_after_the_sandboxes_go(
         row = rows[channel]
         assert row["episode"] == answered[channel]
         assert (row["run"], row["org"], row["seed"]) == (RUN, "original", 42)
-        assert (row["idx"], row["task"]) == (tasks[index]["idx"], tasks[index]["task"])
-        assert row["expected"] == tasks[index]["answer"]
-        assert row["answer"] == str(tasks[index]["answer"])
+        assert (row["idx"], row["task"]) == (text_tasks[index]["idx"], text_tasks[index]["task"])
+        assert row["expected"] == text_tasks[index]["answer"]
+        assert row["answer"] == str(text_tasks[index]["answer"])
         assert row["reward"] == 1.0
         assert row["clock"].endswith("T12:00:00.000Z")
         assert row["seconds"] >= 0
@@ -143,7 +122,7 @@ def test_results_are_served_with_their_trajectories_after_the_sandboxes_go(
     ]
     only_openenv = httpx.get(
         f"{base_url}{CONTROL}/results",
-        params={"run": RUN, "task": tasks[2]["task"]},
+        params={"run": RUN, "task": text_tasks[2]["task"]},
         headers=OPERATOR,
     )
     assert [row["channel"] for row in only_openenv.json()["results"]] == ["openenv"]
@@ -174,13 +153,13 @@ def test_the_export_command_writes_jsonl_and_csv(
     assert (other.exit_code, other.output) == (0, "")
 
 
-def test_only_a_purge_removes_a_result(base_url: str, tasks: list[dict[str, Any]]) -> None:
+def test_only_a_purge_removes_a_result(base_url: str, text_tasks: list[dict[str, Any]]) -> None:
     operator = httpx.Client(base_url=base_url, headers=OPERATOR, timeout=120)
     made = [
         operator.post(
             f"{CONTROL}/episodes", json={"task": task["idx"], "run": "purged", "agent": "p"}
         ).json()
-        for task in tasks[3:6]
+        for task in text_tasks[3:6]
     ]
     for episode in made:
         assert operator.delete(f"{CONTROL}/episodes/{episode['id']}").status_code == 204
