@@ -94,9 +94,12 @@ class OrgApi:
         if authorization:
             headers["Authorization"] = authorization
         async with httpx.AsyncClient(transport=self.transport, base_url="http://mcp") as client:
-            response = await client.request(
-                method, f"{API}{path}", params=params, json=body, headers=headers
-            )
+            try:
+                response = await client.request(
+                    method, f"{API}{path}", params=params, json=body, headers=headers
+                )
+            except httpx.InvalidURL as error:  # a query too long for a URL: a server's 414
+                raise ApiError(f"HTTP 414: URI Too Long ({error})") from error
         if response.status_code >= 400:
             raise _tool_error(response)
         return response.json() if response.content else None

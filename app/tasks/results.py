@@ -19,10 +19,10 @@ from app.storage.platform import EpisodeRecord, ToolCallRecord
 
 EPISODES = EpisodeRecord.__table__  # type: ignore[attr-defined]
 TOOL_CALLS = ToolCallRecord.__table__  # type: ignore[attr-defined]
-CHANNELS = ("rest", "mcp", "openenv")
-# A tool's result is kept up to this many characters (a query_all of thousands of records
-# would otherwise grow the store by megabytes a call).
+# A tool's arguments and result are kept up to this many characters (a query_all of
+# thousands of records would otherwise grow the store by megabytes a call).
 RESULT_CHARS = 100_000
+TOOL_NAME_CHARS = 80  # lf_tool_call.tool
 # The columns of an export, in order (CSV writes nested values as JSON).
 COLUMNS = (
     "episode",
@@ -112,19 +112,23 @@ def record_tool_call(
     now: datetime,
 ) -> None:
     text = result if isinstance(result, str) else json.dumps(result, default=str)
-    if len(text) > RESULT_CHARS:
-        text = text[:RESULT_CHARS] + f"... [{len(text) - RESULT_CHARS} more characters]"
     conn.execute(
         insert(TOOL_CALLS).values(
             episode_id=episode_id,
             at=now,
-            tool=tool,
-            arguments=json.dumps(arguments, default=str),
-            result=text,
+            tool=tool[:TOOL_NAME_CHARS],  # a name is the caller's: any length may come
+            arguments=_capped(json.dumps(arguments, default=str)),
+            result=_capped(text),
             is_error=is_error,
             latency_ms=latency_ms,
         )
     )
+
+
+def _capped(text: str) -> str:
+    if len(text) <= RESULT_CHARS:
+        return text
+    return text[:RESULT_CHARS] + f"... [{len(text) - RESULT_CHARS} more characters]"
 
 
 def tool_calls(conn: Connection, episode_ids: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
@@ -142,7 +146,7 @@ def tool_calls(conn: Connection, episode_ids: Iterable[str]) -> dict[str, list[d
         found[row.episode_id].append(
             {
                 "tool": row.tool,
-                "arguments": json.loads(row.arguments),
+                "arguments": _json_or_text(row.arguments),
                 "result": _json_or_text(row.result),
                 "is_error": bool(row.is_error),
                 "latency_ms": round(row.latency_ms, 3),

@@ -214,7 +214,7 @@ def _tool_outcome(result: Any) -> str:
     if not result.is_error:
         return "ok"
     text = _tool_text(result)
-    code = text.split(": ", 1)[1] if text.startswith("Error executing tool ") else text
+    code = text.partition(": ")[2] if text.startswith("Error executing tool ") else text
     return "error " + code.split(":", 1)[0]
 
 
@@ -348,3 +348,22 @@ async def test_an_openenv_session_keeps_the_rights_it_was_opened_with(
         kept = (await http.get(f"{CONTROL}/episodes/{episode_id}")).json()["result"]
     assert (kept["reward"], kept["answer"], kept["channel"]) == (0.0, WRONG, "openenv")
     env.close()
+
+
+async def test_hostile_tool_calls_are_refused_and_recorded_whole(
+    base_url: str, tasks: list[dict[str, Any]]
+) -> None:
+    """A tool name of any length, arguments of any shape and size: each is a tool error,
+    never a server error, and the trajectory keeps what it can hold."""
+    async with httpx.AsyncClient(base_url=base_url, headers=OPERATOR, timeout=120) as operator:
+        episode = await start_episode(operator, read_tasks(tasks)[3], "hostile")
+        async with mcp_client(base_url, episode["access_token"]) as client:
+            long_name = await client.call_tool("x" * 500, {})
+            huge = await client.call_tool("soql_query", {"query": "SELECT Id FROM Case " * 20_000})
+            odd = await client.call_tool("delete_record", {"sobject": ["\x00"], "id": {"a": 1}})
+        outcomes = [_tool_outcome(result) for result in (long_name, huge, odd)]
+        assert outcomes == ["error TOOL_NOT_ALLOWED", "error HTTP 414", "error TOOL_NOT_ALLOWED"]
+        calls = (await recorded(operator, episode["id"]))["tool_calls"]
+    assert [call["tool"] for call in calls] == ["x" * 80, "soql_query", "delete_record"]
+    assert all(call["is_error"] for call in calls)
+    assert len(json.dumps(calls[1]["arguments"])) <= 100_000 + 40
