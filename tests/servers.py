@@ -4,6 +4,8 @@ background thread, for clients that must talk over a socket."""
 from __future__ import annotations
 
 import json
+import os
+import random
 import socket
 import threading
 import time
@@ -19,11 +21,40 @@ from app.main import create_app
 from tests.conftest import make_settings
 from tests.databases import DatabaseFactory
 
+# Ports are drawn below the kernel's ephemeral range (32768 and up), from a band of each
+# pytest-xdist worker's own. bind(0) could hand one worker a port another worker's server had
+# just been given and not bound yet; that test's client then talked to the other test's server
+# (a 404 for a sandbox it had made). Within a band, a process never hands out a port twice.
+PORT_BANDS = 6
+PORT_BAND_SIZE = 2000
+FIRST_PORT = 20000
+_handed_out: set[int] = set()
+_ports = random.Random()
+
+
+def _band() -> range:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    index = int(worker.removeprefix("gw")) if worker.removeprefix("gw").isdigit() else 0
+    low = FIRST_PORT + (index % PORT_BANDS) * PORT_BAND_SIZE
+    return range(low, low + PORT_BAND_SIZE)
+
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A port on 127.0.0.1 that nothing listens on, of this worker's band."""
+    band = _band()
+    while True:
+        port = _ports.choice(band)
+        if port in _handed_out:
+            continue
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        if len(_handed_out) >= len(band) // 2:  # a long run: forget the oldest half
+            _handed_out.clear()
+        return port
 
 
 @contextmanager
