@@ -125,11 +125,6 @@ async def list_tasks(state: StateDep) -> dict[str, Any]:
     return await run_in_threadpool(_task_list, state)
 
 
-def _read(state: AppState, episode_id: str) -> EpisodeTask:
-    with state.platform.connect() as conn:
-        return find_episode(conn, episode_id)
-
-
 @router.get("/episodes/{episode_id}")
 async def get_episode(episode_id: str, state: StateDep) -> dict[str, Any]:
     """The operator's view of an episode: what the agent was given, its sandbox while it
@@ -154,8 +149,8 @@ def answer(state: AppState, episode_id: str, response: str, channel: str) -> dic
     """Grade an episode's answer and keep it: the first answer is final (a later one answers
     409 EPISODE_ENDED and changes nothing), and the episode's sessions end with it. What is
     kept is the outcome as it stood at the answer: the reward, the diff, the call log."""
-    task = _read(state, episode_id)
     with state.platform.connect() as conn:
+        task = find_episode(conn, episode_id)
         ensure_open(conn, episode_id)  # answered already: not graded again
     diff = state.sandboxes.diff(episode_id)
     calls = state.sandboxes.call_log(episode_id)
