@@ -25,7 +25,7 @@ from app.api.threads import run_in_request_thread
 from app.errors import InvalidSession, NotFound, SalesforceError
 from app.sandbox.manager import Sandbox
 from app.services.bulk.csv_data import write_rows
-from app.services.bulk.ingest import IngestResult
+from app.services.bulk.ingest import HARD_DELETE_REFUSAL, IngestResult
 from app.services.context import OrgContext
 from app.services.json_body import parse_object
 from app.services.org import parse_version
@@ -164,9 +164,7 @@ def _create_job(call: Call) -> Response:
     fields = _request_fields(call.raw, call.as_json)
     operation = fields.get("operation")
     if operation == "hardDelete":
-        raise BulkError(
-            "FeatureNotEnabled", "localforce does not support the hardDelete operation yet"
-        )
+        raise BulkError("FeatureNotEnabled", HARD_DELETE_REFUSAL)
     if operation not in OPERATIONS:
         raise BulkError("InvalidJob", f"Invalid operation: {operation}")
     name = fields.get("object")

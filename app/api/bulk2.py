@@ -15,10 +15,11 @@ from sqlalchemy import Connection
 from app.api.deps import OrgContextDep, RawBodyDep, SandboxDep, StateDep
 from app.api.routing import SalesforceRouter
 from app.api.state import AppState
-from app.errors import FeatureNotSupported, NotFound, SalesforceError, UnsupportedMediaType
+from app.errors import NotFound, SalesforceError, UnsupportedMediaType
 from app.metadata.values import format_datetime
 from app.sandbox.manager import Sandbox
 from app.services.bulk.csv_data import DELIMITERS, LINE_ENDINGS, write_rows
+from app.services.bulk.ingest import HARD_DELETE_REFUSAL
 from app.services.bulk.query_job import check_bulk_query
 from app.services.context import OrgContext
 from app.services.json_body import parse_object
@@ -120,7 +121,7 @@ def _new_job(app_state: AppState, sandbox: Sandbox, ctx: OrgContext, **values: A
 def _ingest_spec(ctx: OrgContext, data: dict[str, Any]) -> dict[str, Any]:
     operation = data.get("operation")
     if operation == "hardDelete":
-        raise FeatureNotSupported("the Bulk API's hardDelete (records go to the recycle bin)")
+        raise SalesforceError(HARD_DELETE_REFUSAL, error_code="FEATURENOTENABLED")
     operation = _choice(data, "operation", INGEST_OPERATIONS, "")
     name = data.get("object")
     sobject = ctx.registry.get(name) if isinstance(name, str) else None

@@ -254,7 +254,14 @@ def test_errors_come_in_bulk_api_1_0s_envelope(api: TestClient, client: TestClie
         json={"operation": "hardDelete", "object": "Account", "contentType": "JSON"},
         headers={"Content-Type": "application/json", **session(api)},
     )
-    assert hard.json()["exceptionCode"] == "FeatureNotEnabled"
+    assert (hard.status_code, hard.json()) == (
+        400,
+        {
+            "exceptionCode": "FeatureNotEnabled",
+            "exceptionMessage": "hardDelete operation requires special user profile permission, "
+            "please contact your system administrator",
+        },
+    )
     unknown = api.get(f"{ASYNC}/nothing", headers=session(api))
     assert (unknown.status_code, field(xml(unknown), "exceptionCode")) == (400, "InvalidUrl")
 

@@ -189,7 +189,7 @@ REFUSED = [
     ("ingest", {**ACCOUNT, "operation": "upsert"}, 400, "INVALIDJOB"),
     ("ingest", {**ACCOUNT, "operation": "insert", "contentType": "JSON"}, 400, "INVALIDJOB"),
     ("ingest", {**ACCOUNT, "operation": "insert", "lineEnding": "CR"}, 400, "INVALIDJOB"),
-    ("ingest", {**ACCOUNT, "operation": "hardDelete"}, 501, "FUNCTIONALITY_NOT_ENABLED"),
+    ("ingest", {**ACCOUNT, "operation": "hardDelete"}, 400, "FEATURENOTENABLED"),
     ("query", {"operation": "query", "query": "SELECT Nope FROM Account"}, 400, "INVALID_FIELD"),
     ("query", {"operation": "query", "query": "SELECT COUNT() FROM Account"}, 400, "INVALIDJOB"),
     (
@@ -210,6 +210,20 @@ def test_a_job_salesforce_would_refuse_is_refused(
     response = api.post(f"{JOBS}/{kind}", json=spec)
     assert response.status_code == status
     assert response.json()[0]["errorCode"] == code
+
+
+def test_hard_delete_is_refused_as_to_a_user_without_its_permission(api: TestClient) -> None:
+    response = api.post(f"{JOBS}/ingest", json={**ACCOUNT, "operation": "hardDelete"})
+    assert (response.status_code, response.json()) == (
+        400,
+        [
+            {
+                "errorCode": "FEATURENOTENABLED",
+                "message": "hardDelete operation requires special user profile permission, "
+                "please contact your system administrator",
+            }
+        ],
+    )
 
 
 def test_states_move_only_as_salesforce_allows(api: TestClient) -> None:

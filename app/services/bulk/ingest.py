@@ -24,6 +24,14 @@ from app.storage.bulk_jobs import Job
 BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
 # The column each operation reads the record to act on from.
 KEY_COLUMN = {"update": "Id", "delete": "Id"}
+# hardDelete needs the "Bulk API Hard Delete" user permission, which a new org's users (its
+# System Administrator too) lack until an administrator grants it; localforce's users are
+# such users, so a job asking for it is refused at creation as theirs are (errorCode
+# FEATURENOTENABLED, which the Salesforce CLI's data commands look for).
+HARD_DELETE_REFUSAL = (
+    "hardDelete operation requires special user profile permission, please contact your "
+    "system administrator"
+)
 
 
 @dataclass(frozen=True)
