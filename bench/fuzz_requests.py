@@ -417,10 +417,10 @@ def calls(objects: list[SObjectDef], headers: dict[str, str]) -> st.SearchStrate
         elif draw(st.integers(0, 5)) == 0:  # a subrequest or record nested deep, references in it
             deep = _deep(draw(st.sampled_from(NESTING_DEPTHS)), '"@{a.id}"')
             record = {"attributes": {"type": "Account", "referenceId": "a"}, "Name": DEEP}
-            sub = {"method": "POST", "url": f"{API}/sobjects/Account", "referenceId": "b"}
+            create = {"method": "POST", "url": f"{API}/sobjects/Account", "referenceId": "b"}
             patch = {"method": "PATCH", "url": "v59.0/sobjects/Account/x", "richInput": DEEP}
             outline = {
-                "composite": {"compositeRequest": [{**sub, "body": DEEP}]},
+                "composite": {"compositeRequest": [{**create, "body": DEEP}]},
                 "batch": {"batchRequests": [patch]},
                 "collection": {"records": [record]},
                 "tree": {"records": [record]},

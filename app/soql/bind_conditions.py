@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeGuard
 
 from app.metadata.model import ID_TYPES, FieldDef, FieldType, SObjectDef
 from app.metadata.number_bounds import comparable
@@ -285,7 +285,7 @@ class Conditions:
         return bind_value(self.ctx, field, literal)
 
 
-def _is_count(target: Target) -> bool:
+def _is_count(target: Target) -> TypeGuard[BoundAggregate]:
     counts = (AggregateFunction.COUNT, AggregateFunction.COUNT_DISTINCT)
     return isinstance(target, BoundAggregate) and target.function in counts
 
