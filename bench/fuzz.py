@@ -67,9 +67,15 @@ def judge(call: Call, response: Response) -> str | None:
         body = response.json()
     except ValueError:
         return f"{response.status_code} body is not JSON: {response.text[:120]!r}"
+    if call.family == "composite tree" and _is_tree_failure(body):
+        return None  # a tree refused record by record answers 400 with its own results shape
     if response.status_code >= 400 and not _is_error_array(body):
         return f"{response.status_code} body is not an error array: {response.text[:160]}"
     return None
+
+
+def _is_tree_failure(body: Any) -> bool:
+    return isinstance(body, dict) and body.get("hasErrors") is True and "results" in body
 
 
 def _is_error_array(body: Any) -> bool:

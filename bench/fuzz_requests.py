@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
 from app.metadata.model import FieldType, SObjectDef
+from app.soql.literals import N_DATE_LITERALS
 from tests.sosl.test_search_cases import CASES as SOSL_CASES
 
 API = "/services/data/v59.0"
@@ -82,7 +83,10 @@ HOSTILE_NUMBERS = [
     "0", "-1", "1.5", "9" * 20, "9" * 5000, "-" + "9" * 400, "1e308", "1e309", "-1e999999",
     "9223372036854775807", "9223372036854775808", "-9223372036854775809", "2147483648",
     "0x10", "1_000", "١٢٣", "²", "NaN", "Infinity", ".5", "5.", "00000000000000000001",
+    "9" * 300 + ".5", "-" + "9" * 5000, "1e-400", "3000000000",
 ]  # fmt: skip
+# Nesting depths that reached Python's recursion limit somewhere before, or come close to it.
+NESTING_DEPTHS = [50, 150, 499, 600, 990, 3000]
 HOSTILE_DATES = [
     "2024-01-01", "2024-01-01T00:00:00Z", "2024-01-01T00:00:00+99:00", "2024-01-01T00:00:00-18:01",
     "0000-01-01", "9999-12-31T23:59:59Z", "10000-01-01", "252027-01-01", "-2997974-01-01",
@@ -152,7 +156,23 @@ def _condition(sobject: SObjectDef) -> st.SearchStrategy[str]:
         return f"{field.name} {operator} {literal}"
 
     hostile = st.tuples(_names(sobject), st.sampled_from(OPERATORS), _literal()).map(" ".join)
-    return typed() | typed() | hostile
+    huge = st.sampled_from(HOSTILE_NUMBERS)
+    numeric = [
+        f.name for f in sobject.fields if f.type in TYPED_LITERALS and f.type.value != "boolean"
+    ]
+    # A number past every bound in each place a number goes: compared, listed, a date's N.
+    past_bounds = st.one_of(
+        st.tuples(st.sampled_from(numeric or ["Id"]), st.sampled_from(["=", "<", ">="]), huge).map(
+            " ".join
+        ),
+        st.tuples(st.sampled_from(numeric or ["Id"]), st.lists(huge, min_size=1, max_size=3)).map(
+            lambda parts: f"{parts[0]} IN ({', '.join(parts[1])})"
+        ),
+        st.tuples(st.sampled_from(sorted(N_DATE_LITERALS)), huge).map(
+            lambda parts: f"CreatedDate = {parts[0]}:{parts[1]}"
+        ),
+    )
+    return typed() | typed() | hostile | past_bounds
 
 
 @st.composite
@@ -172,6 +192,25 @@ def generated_soql(draw: st.DrawFn, objects: list[SObjectDef]) -> str:
     if draw(st.integers(0, 4)) == 0:
         text += f" OFFSET {draw(st.sampled_from(HOSTILE_NUMBERS))}"
     return text
+
+
+@st.composite
+def past_bounds_soql(draw: st.DrawFn, objects: list[SObjectDef]) -> str:
+    """Aggregates compared with numbers past every bound, and conditions nested past the
+    parser's depth (parentheses, NOT chains, semi-joins)."""
+    sobject = draw(st.sampled_from(objects))
+    number = draw(st.sampled_from(HOSTILE_NUMBERS))
+    depth = draw(st.sampled_from(NESTING_DEPTHS))
+    shapes = [
+        f"SELECT Name, COUNT(Id) FROM {sobject.name} GROUP BY Name HAVING COUNT(Id) = {number}",
+        f"SELECT COUNT(Id) FROM {sobject.name} HAVING COUNT(Id) IN (1, {number})",
+        f"SELECT Id FROM {sobject.name} WHERE " + "(" * depth + "Id != null" + ")" * depth,
+        f"SELECT Id FROM {sobject.name} WHERE " + "(NOT " * depth + "Id = null" + ")" * depth,
+        "SELECT Id FROM Account WHERE Id IN (SELECT AccountId FROM Contact WHERE " * (depth // 10)
+        + "Id != null"
+        + ")" * (depth // 10),
+    ]
+    return draw(st.sampled_from(shapes))
 
 
 @st.composite
@@ -220,6 +259,15 @@ def _json(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=True).encode()
 
 
+# Stands in an outline for the deep text `_deep` writes.
+DEEP = "<deep>"
+
+
+def _deep(depth: int, leaf: str = '"x"') -> str:
+    """JSON text of objects and arrays nested `depth` deep (json.dumps would recurse)."""
+    return '{"a": [' * (depth // 2) + leaf + "]}" * (depth // 2)
+
+
 # JSON texts no serializer would write: raw numbers past every bound, deep nesting, junk.
 RAW_BODIES = [
     b"", b"{", b"[]", b"null", b'"x"', b"{" * 5000, b"[" * 100_000,
@@ -254,8 +302,34 @@ def record_ids(objects: list[SObjectDef]) -> st.SearchStrategy[str]:
 
 def calls(objects: list[SObjectDef], headers: dict[str, str]) -> st.SearchStrategy[Call]:
     """Every family of request, each with the session's headers (sometimes spoiled)."""
-    soql = st.one_of(generated_soql(objects), mutated(soql_seeds()), st.text(max_size=200))
-    sosl = st.one_of(mutated([case.statement for case in SOSL_CASES]), st.text(max_size=120))
+    soql = st.one_of(
+        generated_soql(objects),
+        mutated(soql_seeds()),
+        past_bounds_soql(objects),
+        st.text(max_size=200),
+    )
+    sosl_past_bounds = (
+        st.tuples(st.sampled_from(HOSTILE_NUMBERS), st.sampled_from(NESTING_DEPTHS))
+        .map(
+            lambda parts: st.sampled_from(
+                [
+                    f"FIND {{acme}} RETURNING Account(Name LIMIT {parts[0]}) LIMIT {parts[0]}",
+                    f"FIND {{acme}} RETURNING Account(Name WHERE AnnualRevenue IN (1, {parts[0]}))",
+                    f"FIND {{acme}} RETURNING Account(Name OFFSET {parts[0]})",
+                    "FIND {acme} RETURNING Account(Name WHERE "
+                    + "(" * parts[1]
+                    + "Name = 'x'"
+                    + ")" * parts[1]
+                    + ")",
+                    "FIND {" + "(" * parts[1] + "acme" + ")" * parts[1] + "}",
+                ]
+            )
+        )
+        .flatmap(lambda strategy: strategy)
+    )
+    sosl = st.one_of(
+        mutated([case.statement for case in SOSL_CASES]), sosl_past_bounds, st.text(max_size=120)
+    )
     auth = st.one_of(
         st.just(headers),
         st.sampled_from(
@@ -340,6 +414,18 @@ def calls(objects: list[SObjectDef], headers: dict[str, str]) -> st.SearchStrate
         body = draw(st.fixed_dictionaries({}, optional=shape[1]).map(_json))
         if draw(st.integers(0, 6)) == 0:
             body = draw(st.sampled_from(RAW_BODIES))
+        elif draw(st.integers(0, 5)) == 0:  # a subrequest or record nested deep, references in it
+            deep = _deep(draw(st.sampled_from(NESTING_DEPTHS)), '"@{a.id}"')
+            record = {"attributes": {"type": "Account", "referenceId": "a"}, "Name": DEEP}
+            create = {"method": "POST", "url": f"{API}/sobjects/Account", "referenceId": "b"}
+            patch = {"method": "PATCH", "url": "v59.0/sobjects/Account/x", "richInput": DEEP}
+            outline = {
+                "composite": {"compositeRequest": [{**create, "body": DEEP}]},
+                "batch": {"batchRequests": [patch]},
+                "collection": {"records": [record]},
+                "tree": {"records": [record]},
+            }[kind]
+            body = json.dumps(outline).replace(json.dumps(DEEP), deep).encode()
         method = "PATCH" if kind == "collection" and draw(st.booleans()) else "POST"
         return Call(f"composite {kind}", method, f"{API}/composite{shape[0]}",
                     {**headers, "Content-Type": "application/json"}, body)  # fmt: skip

@@ -195,17 +195,29 @@ def _lookup(results: dict[str, Outcome], expression: str) -> Any:
 
 
 def _substitute(value: Any, results: dict[str, Outcome]) -> Any:
-    """`@{ref.path}` references replaced by the values earlier subrequests answered."""
-    if isinstance(value, str):
-        whole = _REFERENCE.fullmatch(value)
-        if whole is not None:
-            return _lookup(results, whole.group(1))
-        return _REFERENCE.sub(lambda m: str(_lookup(results, m.group(1))), value)
-    if isinstance(value, list):
-        return [_substitute(item, results) for item in value]
-    if isinstance(value, dict):
-        return {key: _substitute(item, results) for key, item in value.items()}
-    return value
+    """A copy of `value` with its `@{ref.path}` references replaced by the values earlier
+    subrequests answered, walked with a stack (a body may nest as deep as the parser allows),
+    in document order so that the first bad reference is the one reported."""
+    root = [value]
+    pending: list[tuple[Any, Any]] = [(root, 0)]  # (container, key) of each value to visit
+    while pending:
+        holder, key = pending.pop()
+        item = holder[key]
+        if isinstance(item, str):
+            holder[key] = _resolved(item, results)
+        elif isinstance(item, list | dict):
+            copy = list(item) if isinstance(item, list) else dict(item)
+            holder[key] = copy
+            keys = range(len(copy)) if isinstance(copy, list) else list(copy)
+            pending.extend((copy, child) for child in reversed(keys))
+    return root[0]
+
+
+def _resolved(text: str, results: dict[str, Outcome]) -> Any:
+    whole = _REFERENCE.fullmatch(text)
+    if whole is not None:
+        return _lookup(results, whole.group(1))
+    return _REFERENCE.sub(lambda m: str(_lookup(results, m.group(1))), text)
 
 
 def _halted(message: str) -> Outcome:

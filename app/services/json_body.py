@@ -104,11 +104,13 @@ def _finite_float(text: str) -> float:
     return value
 
 
-# Jackson's default read constraints, which Salesforce's parser applies: a number of at most
-# 1,000 characters, and documents nested at most 1,000 deep (here also Python's own recursion
-# bound, so the parser stops a little earlier).
+# Jackson's read constraints, which Salesforce's parser applies: a number of at most 1,000
+# characters, and documents nested at most so deep. Jackson's default depth is 1,000; localforce
+# stops at 500 so that every walk over a body (reference substitution, a subrequest's body sent
+# on as JSON, validation) stays inside Python's recursion limit. No body Salesforce takes nests
+# past a dozen levels.
 MAX_NUMBER_LENGTH = 1000
-MAX_NESTING_DEPTH = 1000
+MAX_NESTING_DEPTH = 500
 # An escaped UTF-16 surrogate: the only way a JSON text can spell an unpaired one.
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
@@ -120,6 +122,27 @@ def _bounded_int(text: str) -> int:
             f"({MAX_NUMBER_LENGTH}, from `StreamReadConstraints.getMaxNumberLength()`)"
         )
     return int(text)
+
+
+def too_deep() -> JsonParserError:
+    """Jackson's error on entering the first level past the limit."""
+    return JsonParserError(
+        f"Document nesting depth ({MAX_NESTING_DEPTH + 1}) exceeds the maximum allowed "
+        f"({MAX_NESTING_DEPTH}, from `StreamReadConstraints.getMaxNestingDepth()`)"
+    )
+
+
+def check_depth(value: Any) -> None:
+    """JSON_PARSER_ERROR for a value whose arrays and objects nest past MAX_NESTING_DEPTH."""
+    if not isinstance(value, dict | list):
+        return
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:  # a stack, not recursion: this walk guards the recursive ones
+        item, depth = pending.pop()
+        if depth > MAX_NESTING_DEPTH:
+            raise too_deep()
+        children = item.values() if isinstance(item, dict) else item
+        pending.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
 
 
 def _has_unpaired_surrogate(value: Any) -> bool:
@@ -155,11 +178,9 @@ def parse_object(raw: bytes, type_name: str) -> JsonBody:
         )
     except json.JSONDecodeError as error:
         raise JsonParserError(_describe_decode_error(error)) from None
-    except RecursionError:
-        raise JsonParserError(
-            f"Document nesting depth exceeds the maximum allowed ({MAX_NESTING_DEPTH}, from "
-            "`StreamReadConstraints.getMaxNestingDepth()`)"
-        ) from None
+    except RecursionError:  # Python's parser stops near 1,000 levels, past MAX_NESTING_DEPTH
+        raise too_deep() from None
+    check_depth(data)
     if _ESCAPED_SURROGATE.search(text) and _has_unpaired_surrogate(data):
         # Python decodes an escaped pair into one character: what remains is unpaired.
         raise JsonParserError(

@@ -83,6 +83,8 @@ def _coerce(body: JsonBody, key: str, field: FieldDef) -> Any:
         number: float
         if isinstance(value, bool | dict | list):
             raise body.cannot_deserialize(key, type_name)
+        if kind is FieldType.INT and isinstance(value, int):
+            return value  # exact: a float would echo 10**23 as 99999999999999991611392
         if isinstance(value, str):
             if not _NUMBER.match(value.strip()):
                 raise body.cannot_deserialize(key, type_name)

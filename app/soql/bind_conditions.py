@@ -8,14 +8,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeGuard
 
 from app.metadata.model import ID_TYPES, FieldDef, FieldType, SObjectDef
+from app.metadata.number_bounds import comparable
 from app.soql import ast
 from app.soql.bind_context import BindContext
 from app.soql.bind_expression import bind_expression
 from app.soql.bind_functions import AggregateMap, target_field
-from app.soql.bind_literals import bind_value, mismatch
+from app.soql.bind_literals import bind_value, matchable, mismatch
 from app.soql.bind_paths import bind_path, refuse_unless
 from app.soql.bind_rules import has_aggregate
 from app.soql.bound import (
@@ -145,7 +146,8 @@ class Conditions:
         kind = ConditionKind.NOT_IN if node.negated else ConditionKind.IN
         if not isinstance(node.values, ast.Query):
             values = tuple(self._typed(field, target, literal) for literal in node.values)
-            return BoundCondition(kind, target, None, values)
+            int_column = field.type is FieldType.INT or _is_count(target)
+            return BoundCondition(kind, target, None, matchable(values, int_column=int_column))
         if not isinstance(target, BoundPath) or field.type not in ID_TYPES:
             raise self.ctx.error(
                 "INVALID_FIELD",
@@ -263,10 +265,7 @@ class Conditions:
             raise refuse("Maximum 2 semi join sub-selects are allowed")
 
     def _typed(self, field: FieldDef, target: Target, literal: ast.Literal) -> Any:
-        if isinstance(target, BoundAggregate) and target.function in {
-            AggregateFunction.COUNT,
-            AggregateFunction.COUNT_DISTINCT,
-        }:
+        if _is_count(target):
             if literal.kind is not ast.LiteralKind.INTEGER:
                 raise self.ctx.error(
                     "INVALID_FIELD",
@@ -274,7 +273,8 @@ class Conditions:
                     "integer and should not be enclosed in quotes",
                     literal.pos,
                 )
-            return literal.value
+            assert isinstance(literal.value, int)
+            return comparable(literal.value)  # a count is a BIGINT
         if isinstance(target, BoundFunction) and literal.kind is ast.LiteralKind.DATE_LITERAL:
             raise self.ctx.error(
                 "INVALID_FIELD",
@@ -283,6 +283,11 @@ class Conditions:
                 literal.pos,
             )
         return bind_value(self.ctx, field, literal)
+
+
+def _is_count(target: Target) -> TypeGuard[BoundAggregate]:
+    counts = (AggregateFunction.COUNT, AggregateFunction.COUNT_DISTINCT)
+    return isinstance(target, BoundAggregate) and target.function in counts
 
 
 def _like_regex(pattern: str) -> re.Pattern[str]:

@@ -13,6 +13,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from app.metadata.model import ID_TYPES, NUMBER_TYPES, FieldDef, FieldType
+from app.metadata.number_bounds import INT32_MAX, comparable, fits_int32
 from app.soql import ast
 from app.soql.bind_context import BindContext
 from app.soql.bound import DateSpan
@@ -95,14 +96,21 @@ def _date_span(ctx: BindContext, field: FieldDef, literal: ast.Literal) -> DateS
 
 
 def _number_value(field: FieldDef, number: Any) -> int | float:
-    """A number literal as `field` compares it. A literal beyond the column's range compares as
-    a float (inf when huge) instead of overflowing the driver: int columns hold 32 bits, and
-    float(int) can overflow."""
+    """A number literal as `field` compares it: an int field's whole 32-bit numbers as ints,
+    every other number as a float (see app.metadata.number_bounds)."""
     assert isinstance(number, int | Decimal)
-    whole = int(number)
-    if field.type is FieldType.INT and number == whole and abs(whole) < 2**31:
-        return whole
+    if field.type is FieldType.INT:
+        return comparable(number, fits=INT32_MAX)
     return float(Decimal(number))
+
+
+def matchable(values: tuple[Any, ...], *, int_column: bool) -> tuple[Any, ...]:
+    """An IN list without the numbers an INTEGER column can never hold (fractions, numbers past
+    32 bits): PostgreSQL casts each IN parameter to the column's type, which would round a
+    fraction and overflow on a large number. Leaving them out changes no answer."""
+    if not int_column:
+        return values
+    return tuple(v for v in values if not isinstance(v, int | float) or fits_int32(v))
 
 
 def _utc_naive(moment: Any) -> datetime:

@@ -19,6 +19,7 @@ from sqlalchemy import (
     select,
 )
 
+from app.metadata.number_bounds import INT64_MAX
 from app.soql.bound import (
     BoundAggregate,
     BoundColumn,
@@ -79,7 +80,7 @@ class CompiledQuery:
 
 
 # The largest LIMIT the databases take (a BIGINT); no org holds more rows than that.
-MAX_SQL_LIMIT = 2**63 - 1
+MAX_SQL_LIMIT = INT64_MAX
 
 
 def compile_query(bound: BoundQuery, tables: TableSet, *, include_deleted: bool) -> CompiledQuery:

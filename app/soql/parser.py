@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from app.metadata.categories import OPERATORS as CATEGORY_OPERATORS
+from app.metadata.number_bounds import INT64_MAX
 from app.soql.ast import (
     And,
     Comparison,
@@ -457,11 +458,15 @@ class _Parser:
         clauses.offset = self._parse_count()
 
     def _parse_count(self) -> int:
+        """LIMIT's or OFFSET's whole number. One too long for Python's int (the tokenizer reads
+        it as a decimal) is past every bound, and only that matters: it stands as INT64_MAX + 1,
+        so that LIMIT means no limit and OFFSET is out of range, as with shorter ones."""
         token = self._tok
-        if token.type is not TokenType.INTEGER or token.text.startswith("-"):
+        whole_decimal = token.type is TokenType.DECIMAL and token.text.isdigit()
+        if not (token.type is TokenType.INTEGER or whole_decimal) or token.text.startswith("-"):
             raise self._unexpected()
         self._advance()
-        return int(token.text)
+        return INT64_MAX + 1 if whole_decimal else int(token.text)
 
     def _parse_for(self, clauses: _Clauses) -> None:
         self._advance()

@@ -21,7 +21,11 @@ from tests.databases import DatabaseFactory
 CASES: list[dict[str, Any]] = yaml.safe_load(
     (Path(__file__).parent / "fixtures" / "hostile_inputs.yaml").read_text()
 )
-PLACEHOLDERS = {"<5000 nines>": "9" * 5000, "<1000 deep>": "[" * 1000 + "]" * 1000}
+PLACEHOLDERS = {
+    "<5000 nines>": "9" * 5000,
+    "<1000 deep>": "[" * 1000 + "]" * 1000,
+    "<600 deep>": '{"a": ' * 600 + "1" + "}" * 600,
+}
 
 
 def expand(text: str) -> str:
