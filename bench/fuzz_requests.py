@@ -5,6 +5,7 @@ patterns) mixed into every part: SOQL, SOSL, JSON bodies, headers and paths."""
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,6 +108,9 @@ PIECES = [
 ]  # fmt: skip
 
 
+# The strategies below are built once (per object), not at each draw: a strategy built in a
+# draw costs hypothesis a validation each time, and a nested @st.composite a compile.
+@functools.cache
 def _literal() -> st.SearchStrategy[str]:
     quoted = st.sampled_from(HOSTILE_TEXT) | st.text(max_size=12)
     return st.one_of(
@@ -120,6 +124,7 @@ def _literal() -> st.SearchStrategy[str]:
     )
 
 
+@functools.cache
 def _names(sobject: SObjectDef) -> st.SearchStrategy[str]:
     known = [f.name for f in sobject.fields]
     parents = [f"{f.relationship_name}.Name" for f in sobject.fields if f.relationship_name]
@@ -145,6 +150,7 @@ TYPED_LITERALS: dict[FieldType, list[str]] = {
 TEXT_LITERALS = ["'a'", "'%a%'", "'New'", "'Closed'", "null", "('a', 'b')", "''"]
 
 
+@functools.cache
 def _condition(sobject: SObjectDef) -> st.SearchStrategy[str]:
     @st.composite
     def typed(draw: st.DrawFn) -> str:
@@ -221,7 +227,7 @@ def mutated(draw: st.DrawFn, seeds: list[str]) -> str:
         at = draw(st.integers(min_value=0, max_value=len(text)))
         end = at + draw(st.integers(min_value=1, max_value=16))
         action = draw(st.sampled_from(["insert", "delete", "replace", "double"]))
-        piece = draw(st.sampled_from(PIECES) | _literal() | st.text(max_size=6))
+        piece = draw(_piece())
         text = {
             "insert": text[:at] + piece + text[at:],
             "delete": text[:at] + text[end:],
@@ -231,11 +237,17 @@ def mutated(draw: st.DrawFn, seeds: list[str]) -> str:
     return text
 
 
+@functools.cache
+def _piece() -> st.SearchStrategy[str]:
+    return st.sampled_from(PIECES) | _literal() | st.text(max_size=6)
+
+
 def _q(text: str) -> str:
     # Lone surrogates cannot be UTF-8: they travel as the bytes a careless client sends.
     return quote(text.encode("utf-8", "surrogatepass"), safe="")
 
 
+@functools.cache
 def json_values() -> st.SearchStrategy[Any]:
     scalars = st.one_of(
         st.none(),
@@ -281,8 +293,13 @@ RAW_BODIES = [
 def record_bodies(draw: st.DrawFn, sobject: SObjectDef) -> bytes:
     if draw(st.integers(0, 5)) == 0:
         return draw(st.sampled_from(RAW_BODIES))
+    return _json(draw(_record_values(sobject)))
+
+
+@functools.cache
+def _record_values(sobject: SObjectDef) -> st.SearchStrategy[dict[str, Any]]:
     keys = st.sampled_from([f.name for f in sobject.fields]) | st.text(max_size=10)
-    return _json(draw(st.dictionaries(keys, json_values(), max_size=5)))
+    return st.dictionaries(keys, json_values(), max_size=5)
 
 
 CONTENT_TYPES = [
