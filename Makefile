@@ -93,7 +93,7 @@ coverage: $(STAMP)
 	$(BIN)/localforce coverage
 
 # Deeper property runs than the gate does (SOQL against the reference evaluator, SOSL), then
-# 200,000 generated requests and schemathesis over /openapi.json against a server process.
+# 1,000,000 generated requests and schemathesis over /openapi.json against a server process.
 fuzz: $(STAMP)
 	LOCALFORCE_PROPERTY_EXAMPLES=2000 $(BIN)/pytest -q tests/soql/test_properties.py tests/sosl/test_search_fuzz.py
 	$(BIN)/python -m bench.fuzz

@@ -302,7 +302,7 @@ def run_schemathesis(base: str, token: str, max_examples: int) -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--requests", type=int, default=200_000)
+    parser.add_argument("--requests", type=int, default=1_000_000)
     parser.add_argument("--clients", type=int, default=2)
     parser.add_argument("--schemathesis-examples", type=int, default=200)
     parser.add_argument("--no-schemathesis", action="store_true")
