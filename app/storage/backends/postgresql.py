@@ -391,6 +391,10 @@ class PostgresCopies:
             ).scalars()
             return sorted(names)
 
+    def database_url(self, url: str) -> str:
+        """A copy's URL is a database URL already: the server's, naming the schema."""
+        return url
+
     def template_url(self, key: str) -> str:
         return self._url(_UNSAFE.sub("_", f"{self.prefix}_tpl_{key}".lower())[:63])
 
