@@ -97,8 +97,10 @@ RECLAIM_EVERY_SECONDS = 60.0
 # Creates expire idle sandboxes at most this often (listing always does).
 EXPIRE_EVERY_SECONDS = 5.0
 # How often each process sweeps idle sandboxes and templates away, requests or none: what
-# is idle goes within its idle time and this.
+# is idle goes within its idle time and this (or half a shorter idle time, but no more often
+# than the least).
 SWEEP_SECONDS = 5.0
+LEAST_SWEEP_SECONDS = 0.5
 # A template seen ready is trusted this long without asking the platform database again.
 READY_SECONDS = 5.0
 LOG = logging.getLogger(__name__)
@@ -285,7 +287,9 @@ class SandboxManager:
         self._sweeper.start()
 
     def _sweep_forever(self) -> None:
-        while not self._stopped.wait(SWEEP_SECONDS):
+        shortest_idle = min(self.settings.idle_seconds, self.settings.template_idle_seconds)
+        period = max(LEAST_SWEEP_SECONDS, min(SWEEP_SECONDS, shortest_idle / 2))
+        while not self._stopped.wait(period):
             try:
                 self.expire_idle()
             except Exception:  # e.g. the database unreachable for a while: the next sweep

@@ -1,7 +1,9 @@
-"""relative sandbox paths: SQLite sandboxes and templates are named by their path relative to
-the data directory (`sandboxes/template-....db`, `sandboxes/<server>/copy-....db`) instead of
-an absolute URL, so a data directory copied or moved elsewhere uses its own files; the default
-sandbox's row names no file at all ("server": the server's own database).
+"""relative sandbox paths: sandboxes and templates are named where they sit in the data, not
+by an absolute URL: on SQLite by their path relative to the data directory
+(`sandboxes/template-....db`, `sandboxes/<server>/copy-....db`), so a data directory copied or
+moved elsewhere uses its own files; on PostgreSQL by their schema (the URL named the server
+and its credentials too). The default sandbox's row names no database at all ("server": the
+server's own).
 
 Revision ID: 0013_relative_sandbox_paths
 Revises: 0011_episode_results
@@ -13,6 +15,7 @@ from pathlib import Path, PurePosixPath
 
 import sqlalchemy as sa
 from alembic import op
+from sqlalchemy import make_url
 
 from app.config import get_settings
 
@@ -22,6 +25,7 @@ branch_labels = None
 depends_on = None
 
 SQLITE_PREFIX = "sqlite:///"
+PATH_OPTION = "-csearch_path="  # a PostgreSQL URL named its schema in its options
 SERVER_DATABASE = "server"
 # (table, key column, columns naming a sandbox's or template's storage)
 COLUMNS = (
@@ -34,8 +38,13 @@ KEPT_PARTS = {"template-": 2, "copy-": 3}  # sandboxes/template-x.db, sandboxes/
 
 
 def _relative(value: str) -> str:
+    if value.startswith("postgresql"):
+        options = make_url(value).query.get("options", "")
+        if isinstance(options, str) and options.startswith(PATH_OPTION):
+            return options.removeprefix(PATH_OPTION).split(",")[0]
+        return value
     if not value.startswith(SQLITE_PREFIX):
-        return value  # PostgreSQL names schemas, wherever the server is; "" is a reservation
+        return value  # "": a reservation
     path = PurePosixPath(value.removeprefix(SQLITE_PREFIX))
     for prefix, kept in KEPT_PARTS.items():
         if path.name.startswith(prefix):
@@ -43,9 +52,12 @@ def _relative(value: str) -> str:
     return value
 
 
-def _absolute(value: str, data_dir: Path) -> str:
+def _absolute(value: str, data_dir: Path, database_url: str) -> str:
     if not value or value.startswith(("sqlite:", "postgresql")):
         return value
+    if database_url.startswith("postgresql"):
+        schema = make_url(database_url).update_query_dict({"options": PATH_OPTION + value})
+        return schema.render_as_string(hide_password=False)
     return f"{SQLITE_PREFIX}{data_dir / value}"
 
 
@@ -70,10 +82,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     settings = get_settings()
     data_dir = settings.data_dir.resolve()
-    _rewrite(lambda value: _absolute(value, data_dir))
+    url = settings.effective_database_url
+    _rewrite(lambda value: _absolute(value, data_dir, url))
     sandboxes = sa.table("lf_sandbox", sa.column("id"), sa.column("url"))
-    op.get_bind().execute(
-        sa.update(sandboxes)
-        .where(sandboxes.c.id == "default")
-        .values(url=settings.effective_database_url)
-    )
+    op.get_bind().execute(sa.update(sandboxes).where(sandboxes.c.id == "default").values(url=url))
