@@ -53,6 +53,7 @@ from app.sandbox.calllog import FLUSH_SECONDS
 from app.sandbox.clock import SandboxClock, to_naive_utc
 from app.sandbox.manager import (
     DEFAULT_ID,
+    SERVER_DATABASE,
     Sandbox,
     SandboxManager,
     SandboxSettings,
@@ -130,7 +131,7 @@ def build_state(settings: Settings) -> AppState:
         copies.create_empty(template_url)
         try:
             fill_template_in_child(
-                template_url,
+                copies.database_url(template_url),
                 objects_dir=schemas.objects_dir(spec.org),
                 org=spec.org,
                 seed=spec.seed,
@@ -145,7 +146,7 @@ def build_state(settings: Settings) -> AppState:
         instance=uuid.uuid4().hex,  # the registry's, once it is read at start
         org=settings.org,
         seed=settings.seed,
-        url=url,
+        url=SERVER_DATABASE,
         engine=engine,
         clock=server_clock(settings),
         schema=schema,

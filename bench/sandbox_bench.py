@@ -103,11 +103,13 @@ def bench_scale(factor: int, repeat: int) -> None:
         copies = state.sandboxes.copies
         spec = TemplateSpec(org=state.settings.org, seed=state.settings.seed)
         template = copies.template_url(spec.key)
-        seed_ms, records = _timed(lambda: build_template(state, template, factor))
+        template_db = copies.database_url(template)
+        copies.create_empty(template)  # its directory, on SQLite
+        seed_ms, records = _timed(lambda: build_template(state, template_db, factor))
         with platform_transaction(state.platform) as conn:
             register_template(conn, template, utc_now())  # the scaled build is the template
         client = HttpClient(org.base_url)
-        copy_ms = [_timed(lambda: _full_copy(template))[0] for _ in range(repeat)]
+        copy_ms = [_timed(lambda: _full_copy(template_db))[0] for _ in range(repeat)]
 
         create: list[float] = []
         # The first write to an object copies its table into the sandbox (search index too).
@@ -169,11 +171,12 @@ def _full_copy(template: str) -> None:
 def _disk_bytes(state: AppState, urls: list[str]) -> int:
     copies = state.sandboxes.copies
     if state.engine.dialect.name == "sqlite":
+        files = [make_url(copies.database_url(url)).database for url in urls]
         return sum(
-            Path(f"{make_url(url).database}{suffix}").stat().st_size
-            for url in urls
+            Path(f"{file}{suffix}").stat().st_size
+            for file in files
             for suffix in ("", "-wal")
-            if Path(f"{make_url(url).database}{suffix}").exists()
+            if Path(f"{file}{suffix}").exists()
         )
     query = text(
         "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "

@@ -105,7 +105,13 @@ class DatabaseFactory:
         template = copies.template_url(key)
         copies.create_empty(template)
         try:
-            fill_template(template, objects_dir=objects_dir, org=org, seed=seed, imported_from=None)
+            fill_template(
+                copies.database_url(template),
+                objects_dir=objects_dir,
+                org=org,
+                seed=seed,
+                imported_from=None,
+            )
         finally:
             copies.close()
         self.sandbox_templates.setdefault(url, []).append(key)
@@ -135,9 +141,9 @@ class DatabaseFactory:
             return
         source, target = self._copies(template), self._copies(server_url, data_dir)
         for key in self.sandbox_templates.get(template, []):
-            copy = _path(target.template_url(key))
+            copy = _path(target.database_url(target.template_url(key)))
             copy.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(_path(source.template_url(key)), copy)
+            shutil.copyfile(_path(source.database_url(source.template_url(key))), copy)
 
     def drop_all(self) -> None:
         if self.backend != "postgres" or not self.created:

@@ -47,22 +47,25 @@ from app.sandbox.registry import (
     claim_template_build,
     count_sandboxes,
     find_sandbox,
-    forget_copies,
     forget_template,
+    hold_template,
     idle_sandboxes,
     insert_sandbox,
+    lock_templates,
     mark_template,
     pooled_copies,
     put_default,
     referenced_urls,
     register_template,
     remove_sandbox,
+    retire_template,
     set_snapshots,
     set_url,
     template_ready,
     template_rows,
     templates_in_use,
     touch_sandbox,
+    use_template,
 )
 from app.storage.backends import Copies, copy_age
 from app.storage.bulk_jobs import delete_sandbox_jobs
@@ -74,6 +77,9 @@ from app.storage.snapshots import restore_snapshot, snapshot_names, take_snapsho
 from app.storage.tables import TableSet
 
 DEFAULT_ID = "default"
+# What the default sandbox's row names as its storage: the server's own database, wherever
+# the settings put it (a path would tie the platform database to where the data sits).
+SERVER_DATABASE = "server"
 SANDBOX_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")
 # Audit fields change on every write; a diff that listed them would bury the real changes.
 AUDIT_FIELDS = frozenset({"LastModifiedDate", "LastModifiedById", "SystemModstamp"})
@@ -90,6 +96,11 @@ BUILD_POLL_SECONDS = 0.2
 RECLAIM_EVERY_SECONDS = 60.0
 # Creates expire idle sandboxes at most this often (listing always does).
 EXPIRE_EVERY_SECONDS = 5.0
+# How often each process sweeps idle sandboxes and templates away, requests or none: what
+# is idle goes within its idle time and this (or half a shorter idle time, but no more often
+# than the least).
+SWEEP_SECONDS = 5.0
+LEAST_SWEEP_SECONDS = 0.5
 # A template seen ready is trusted this long without asking the platform database again.
 READY_SECONDS = 5.0
 LOG = logging.getLogger(__name__)
@@ -238,6 +249,8 @@ class SandboxManager:
         self._refill_asked = threading.Event()
         self._refill_wanted: set[str] = set()
         self._stopping = False
+        self._sweeper: threading.Thread | None = None
+        self._stopped = threading.Event()
         self._last_reclaim = 0.0
         self._calls = CallBuffer()
         self._trims = TrimSchedule(settings.call_log_retention)
@@ -268,6 +281,19 @@ class SandboxManager:
         default.clock.origin = row.clock_origin
         self._forget_lost_sandboxes()
         self.reclaim_orphans()
+        self._sweeper = threading.Thread(
+            target=self._sweep_forever, name="sandbox-sweeper", daemon=True
+        )
+        self._sweeper.start()
+
+    def _sweep_forever(self) -> None:
+        shortest_idle = min(self.settings.idle_seconds, self.settings.template_idle_seconds)
+        period = max(LEAST_SWEEP_SECONDS, min(SWEEP_SECONDS, shortest_idle / 2))
+        while not self._stopped.wait(period):
+            try:
+                self.expire_idle()
+            except Exception:  # e.g. the database unreachable for a while: the next sweep
+                LOG.exception("Expiring idle sandboxes and templates failed")
 
     def _forget_lost_sandboxes(self) -> None:
         """Rows whose storage is gone (removed by hand, or a crash mid-create) are forgotten."""
@@ -420,9 +446,8 @@ class SandboxManager:
         with lock:
             while True:
                 with platform_transaction(self.platform) as conn:
-                    ready = template_ready(conn, url)
+                    ready = use_template(conn, url, utc_now())
                     if ready and self.copies.exists(url):
-                        mark_template(conn, url, utc_now(), ready=True)  # last used: now
                         with self._lock:
                             self._ready[url] = time.monotonic()
                         return url
@@ -430,8 +455,7 @@ class SandboxManager:
                         forget_template(conn, url)
                     doomed = self._make_room_for_template(conn, url)
                     mine = claim_template_build(conn, url, utc_now(), STALE_BUILD)
-                for stale in doomed:
-                    self.copies.drop(stale)
+                self._drop_templates(doomed)
                 if mine:
                     self._build(url, spec)
                     return url
@@ -451,42 +475,94 @@ class SandboxManager:
         with self._lock:
             self._ready[url] = time.monotonic()
 
-    def _make_room_for_template(self, conn: Any, url: str) -> list[str]:
-        """Inside the claim's transaction: if a new template would pass the bound, forget the
-        least recently used one no sandbox needs; refuse if every one is in use. Returns the
-        storage to drop once the transaction commits."""
+    def _make_room_for_template(self, conn: Any, url: str) -> dict[str, list[str]]:
+        """Inside the claim's transaction: if a new template would pass the bound, retire the
+        least recently used one no sandbox needs; refuse if every one is in use. Returns what
+        to drop once the transaction commits (`_drop_templates`)."""
         known = template_rows(conn)
         if url in known or len(known) < self.settings.max_templates:
-            return []
-        in_use = templates_in_use(conn)
-        unused = [u for u in known if u not in in_use]
-        if not unused:
+            return {}
+        doomed = self._retire_unused_templates(conn, used_before=utc_now(), at_most=1)
+        if not doomed:
             raise SandboxLimitReached(
                 f"The limit of {self.settings.max_templates} sandbox templates (distinct orgs "
                 "and seeds) is reached and every one is in use: delete sandboxes of another seed "
                 "first, or raise LOCALFORCE_MAX_TEMPLATES."
             )
-        victim = min(unused, key=lambda u: known[u])
-        self._ready.pop(victim, None)
-        forget_template(conn, victim)
-        return [*forget_copies(conn, victim), victim]
+        return doomed
 
-    def _attach_clone(self, sandbox_id: str, template: str) -> SandboxRow:
-        """Give the reserved sandbox a copy of `template`: a pooled one (claimed and attached
-        in one transaction), else one cloned now."""
-        with platform_transaction(self.platform) as conn:
-            url = claim_copy(conn, template)
-            if url is not None:
-                set_url(conn, sandbox_id, url, template)
-                row = find_sandbox(conn, sandbox_id)
-        if url is None:
-            url = self.copies.clone(template)
+    def _retire_unused_templates(
+        self, conn: Any, *, used_before: datetime, at_most: int | None = None
+    ) -> dict[str, list[str]]:
+        """Inside a platform transaction: take out of service the templates last used before
+        `used_before` that no sandbox uses (at most `at_most`, least recently used first).
+        Returns each with its pooled copies, to drop once the transaction commits.
+
+        Safe against a create using one meanwhile, in any process: a create notes its use of
+        the template (`use_template`) in the transaction that attaches its copy. The lock taken
+        here waits for such a transaction and leaves out the template it used; one that comes
+        after finds the template out of service and builds it anew."""
+        candidates = lock_templates(conn, used_before)
+        in_use = templates_in_use(conn)  # read after the locks: sees the creates waited for
+        unused = sorted((u for u in candidates if u not in in_use), key=candidates.__getitem__)
+        now = utc_now()
+        doomed: dict[str, list[str]] = {}
+        for url in unused[:at_most]:
+            self._ready.pop(url, None)
+            doomed[url] = retire_template(conn, url, now)
+        return doomed
+
+    def _drop_templates(self, doomed: dict[str, list[str]]) -> None:
+        """Drop retired templates' storage and pooled copies, then forget their rows (until
+        then they read as being built, so no create uses or rebuilds them under the drop)."""
+        for template, pooled in doomed.items():
+            for url in [*pooled, template]:
+                self.copies.drop(url)
             with platform_transaction(self.platform) as conn:
-                set_url(conn, sandbox_id, url, template)
-                row = find_sandbox(conn, sandbox_id)
+                forget_template(conn, template)
+
+    def _attach_clone(self, sandbox_id: str, org: str, seed: int) -> SandboxRow:
+        """Give the reserved sandbox a copy of the template of `org` and `seed`. Should the
+        template expire meanwhile (idle for its idle time since it was found), it is built
+        anew."""
+        template = self._template(org, seed)
+        while not self._attach_copy_of(sandbox_id, template):
+            self._ready.pop(template, None)
+            template = self._template(org, seed)
         self._refill(template)
-        assert row is not None
+        with self.platform.connect() as conn:
+            row = find_sandbox(conn, sandbox_id)
+        if row is None:  # deleted while it was being made
+            raise NotFound(f"No sandbox with id {sandbox_id}")
         return row
+
+    def _attach_copy_of(self, sandbox_id: str, template: str) -> bool:
+        """Attach a pooled copy of `template` (claimed in the same transaction), else one
+        cloned now, noting the use of the template as it is attached. False if the template is
+        no longer ready: nothing is attached then."""
+        with platform_transaction(self.platform) as conn:
+            if not use_template(conn, template, utc_now()):
+                return False
+            pooled = claim_copy(conn, template)
+            if pooled is not None:
+                set_url(conn, sandbox_id, pooled, template)
+                return True
+        try:
+            clone = self.copies.clone(template)
+        except Exception:
+            if self._still_ready(template):
+                raise
+            return False  # dropped under the clone
+        with platform_transaction(self.platform) as conn:
+            if use_template(conn, template, utc_now()):
+                set_url(conn, sandbox_id, clone, template)
+                return True
+        self.copies.drop(clone)
+        return False
+
+    def _still_ready(self, template: str) -> bool:
+        with self.platform.connect() as conn:
+            return template_ready(conn, template) is True
 
     def _refill(self, template: str) -> None:
         """Ask the pool's thread (started on first need) to top up `template`'s ready copies."""
@@ -514,15 +590,27 @@ class SandboxManager:
                     LOG.exception("Topping up the sandbox pool of %s failed", template)
 
     def _fill(self, template: str) -> None:
+        """Clone `template` until its pool is full. The pool never counts as a use: an idle
+        template expires with its pooled copies."""
         while not self._stopping:
             with self.platform.connect() as conn:
                 if len(pooled_copies(conn, template)) >= self.settings.pool_size:
                     return
                 if template_ready(conn, template) is not True:
                     return
-            clone = self.copies.clone(template)
+            try:
+                clone = self.copies.clone(template)
+            except Exception:
+                if self._still_ready(template):
+                    raise
+                return  # expired under the clone
             with platform_transaction(self.platform) as conn:
-                add_copy(conn, clone, template, utc_now())
+                kept = hold_template(conn, template)  # not expired since
+                if kept:
+                    add_copy(conn, clone, template, utc_now())
+            if not kept:
+                self.copies.drop(clone)
+                return
 
     def templates(self) -> list[str]:
         with self.platform.connect() as conn:
@@ -583,6 +671,9 @@ class SandboxManager:
                     f"The limit of {self.settings.max_sandboxes} live sandboxes is reached: "
                     "delete one, or wait for idle ones to expire."
                 )
+            if ready and not use_template(conn, ready, now):
+                self._ready.pop(ready, None)  # expired since it was seen ready
+                ready = ""
             pooled = claim_copy(conn, ready) if ready else None
             row = replace(reservation, url=pooled, template=ready) if pooled else reservation
             insert_sandbox(conn, row)
@@ -590,7 +681,7 @@ class SandboxManager:
             self._refill(ready)
             return self._materialize(row)
         try:
-            row = self._attach_clone(sandbox_id, self._template(org, seed))
+            row = self._attach_clone(sandbox_id, org, seed)
         except BaseException:
             with platform_transaction(self.platform) as conn:
                 remove_sandbox(conn, reservation)
@@ -616,9 +707,8 @@ class SandboxManager:
             if row is None or row.instance != sandbox.instance:
                 raise NotFound(f"No sandbox with id {sandbox_id}")
             remove_sandbox(conn, row)
-            touched_template = row.template
-            if touched_template:
-                mark_template(conn, touched_template, utc_now(), ready=True)
+            if row.template:  # its idle time counts from the last sandbox's end
+                use_template(conn, row.template, utc_now())
         self._discard(sandbox)
 
     def _discard(self, sandbox: Sandbox) -> None:
@@ -639,14 +729,8 @@ class SandboxManager:
             idle = idle_sandboxes(conn, idle_since, keep=DEFAULT_ID)
             for row in idle:
                 remove_sandbox(conn, row)
-            in_use = templates_in_use(conn)
             deadline = now - timedelta(seconds=self.settings.template_idle_seconds)
-            doomed: list[str] = []
-            for url, last_used in template_rows(conn).items():
-                if url not in in_use and last_used < deadline:
-                    self._ready.pop(url, None)
-                    forget_template(conn, url)
-                    doomed += [*forget_copies(conn, url), url]
+            doomed = self._retire_unused_templates(conn, used_before=deadline)
         for row in idle:
             with self._lock:
                 live = self._live.pop(row.instance, None)
@@ -655,8 +739,7 @@ class SandboxManager:
             if live is not None:
                 self.copies.release(live.engine)
             self.copies.drop(row.url)
-        for url in doomed:
-            self.copies.drop(url)
+        self._drop_templates(doomed)
         if time.monotonic() - self._last_reclaim > RECLAIM_EVERY_SECONDS:
             self.reclaim_orphans()
 
@@ -681,6 +764,9 @@ class SandboxManager:
         and templates stay: they belong to the platform database, not to this process."""
         self.flush_calls()
         self._stopping = True
+        self._stopped.set()
+        if self._sweeper is not None:
+            self._sweeper.join()
         self._refill_asked.set()
         with self._lock:
             refiller = self._refiller

@@ -179,8 +179,10 @@ def forget_copies(conn: Connection, template: str) -> list[str]:
 
 
 def referenced_urls(conn: Connection) -> set[str]:
-    """Every copy some row points at: live sandboxes and pooled copies."""
-    return set(conn.execute(select(SANDBOXES.c.url)).scalars()) | set(pooled_copies(conn))
+    """Every copy some row points at: live sandboxes and pooled copies (the default sandbox,
+    the server's own database, is no copy: it has no template)."""
+    cloned = select(SANDBOXES.c.url).where(SANDBOXES.c.template != "")
+    return set(conn.execute(cloned).scalars()) | set(pooled_copies(conn))
 
 
 # -- templates --------------------------------------------------------------------------------
@@ -211,6 +213,48 @@ def template_ready(conn: Connection, url: str) -> bool | None:
 
 def mark_template(conn: Connection, url: str, now: datetime, *, ready: bool) -> None:
     conn.execute(update(TEMPLATES).where(TEMPLATES.c.url == url).values(ready=ready, last_used=now))
+
+
+def use_template(conn: Connection, url: str, now: datetime) -> bool:
+    """Note a use of template `url` (its last use: now) if it is ready; False if it is not
+    (being built, being dropped, or gone). On PostgreSQL its row stays locked until the
+    transaction ends: an expiry of the template waits for it, then sees the use."""
+    used = conn.execute(
+        update(TEMPLATES)
+        .where(TEMPLATES.c.url == url, TEMPLATES.c.ready.is_(True))
+        .values(last_used=now)
+    )
+    return used.rowcount == 1
+
+
+def hold_template(conn: Connection, url: str) -> bool:
+    """Whether template `url` is ready, its row locked as `use_template` locks it but not
+    counted as a use: what the warm pool checks before adding a copy of it."""
+    held = conn.execute(
+        select(TEMPLATES.c.url)
+        .where(TEMPLATES.c.url == url, TEMPLATES.c.ready.is_(True))
+        .with_for_update()
+    ).first()
+    return held is not None
+
+
+def lock_templates(conn: Connection, used_before: datetime) -> dict[str, datetime]:
+    """The ready templates last used before `used_before`, and when, locked until the
+    transaction ends. A create that used one meanwhile is waited for, and leaves it out."""
+    rows = conn.execute(
+        select(TEMPLATES.c.url, TEMPLATES.c.last_used)
+        .where(TEMPLATES.c.ready.is_(True), TEMPLATES.c.last_used < used_before)
+        .with_for_update()
+    )
+    return {str(url): when for url, when in rows}
+
+
+def retire_template(conn: Connection, url: str, now: datetime) -> list[str]:
+    """Take template `url` out of service before its storage is dropped: it reads as being
+    built (creates wait for it; none starts building it anew, nor uses it) and its pooled
+    copies are forgotten. Returns those copies, to drop with it."""
+    conn.execute(update(TEMPLATES).where(TEMPLATES.c.url == url).values(ready=False, last_used=now))
+    return forget_copies(conn, url)
 
 
 def register_template(conn: Connection, url: str, now: datetime) -> None:

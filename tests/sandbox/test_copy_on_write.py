@@ -48,7 +48,8 @@ def test_a_new_sandbox_holds_only_its_own_tables(client: TestClient, backend: st
     sandbox = sandbox_of(client, "cow-new")
     assert own_tables(sandbox) == set(OWN_TABLES)
     if backend == "sqlite":
-        path = Path(sandbox.url.removeprefix("sqlite:///"))
+        copies = state_of(client).sandboxes.copies
+        path = Path(copies.database_url(sandbox.url).removeprefix("sqlite:///"))
         assert path.stat().st_size <= 1_000_000
     sf = as_token(client, create(client, id="cow-reads")["access_token"])
     count = sf.get(f"{API}/query", params={"q": "SELECT COUNT() FROM Case"}).json()["totalSize"]

@@ -56,8 +56,14 @@ class DateField(StrEnum):
 
 class Copies(Protocol):
     """Where sandbox data lives: templates (freshly seeded orgs) and the clones sandboxes run
-    on, each holding only what its episode wrote over the template it reads through."""
+    on, each holding only what its episode wrote over the template it reads through.
 
+    Each copy is named by the `url` this object gives out and takes back, which the platform
+    database records: one that holds wherever the data sits (on SQLite a path relative to the
+    data directory, so a copied data directory uses its own files). `database_url` is the
+    SQLAlchemy URL to open it with."""
+
+    def database_url(self, url: str) -> str: ...
     def template_url(self, key: str) -> str: ...
     def list_templates(self) -> list[str]: ...
     def list_clones(self) -> list[str]: ...

@@ -352,9 +352,10 @@ _PATH_OPTION = "-csearch_path="
 
 
 class PostgresCopies:
-    """Templates and clones are schemas of the server's database, named after it with a suffix
-    (a URL names one in its `options`); a clone's search path puts its own schema before its
-    template's (`app.storage.overlay`).
+    """Templates and clones are schemas of the server's database, named after it with a suffix,
+    and a copy's name is its schema's: it holds wherever the database is served from (and names
+    no credentials). A clone's search path puts its own schema before its template's
+    (`app.storage.overlay`).
     Every clone runs on one shared engine: its connections serve whichever sandbox a request
     is for, so they are bounded by the requests in flight, not by the number of sandboxes."""
 
@@ -372,17 +373,6 @@ class PostgresCopies:
             connect_args={"prepare_threshold": None},
         )
 
-    def _url(self, schema: str) -> str:
-        path = _PATH_OPTION + schema
-        return self.base.update_query_dict({"options": path}).render_as_string(hide_password=False)
-
-    @staticmethod
-    def _schemas(url: str) -> list[str]:
-        options = make_url(url).query.get("options", "")
-        if not isinstance(options, str) or not options.startswith(_PATH_OPTION):
-            return []  # the server's own database
-        return options.removeprefix(_PATH_OPTION).split(",")
-
     def _schemas_named(self, prefix: str) -> list[str]:
         with self.engine.connect() as conn:
             names = conn.execute(
@@ -391,30 +381,34 @@ class PostgresCopies:
             ).scalars()
             return sorted(names)
 
+    def database_url(self, url: str) -> str:
+        """The server's database with the schema `url` names first on the search path."""
+        path = _PATH_OPTION + url
+        return self.base.update_query_dict({"options": path}).render_as_string(hide_password=False)
+
     def template_url(self, key: str) -> str:
-        return self._url(_UNSAFE.sub("_", f"{self.prefix}_tpl_{key}".lower())[:63])
+        return _UNSAFE.sub("_", f"{self.prefix}_tpl_{key}".lower())[:63]
 
     def list_templates(self) -> list[str]:
-        return [self._url(name) for name in self._schemas_named(f"{self.prefix}_tpl_")]
+        return self._schemas_named(f"{self.prefix}_tpl_")
 
     def list_clones(self) -> list[str]:
-        """Clones by the schema name alone: `drop` and `exists` need nothing more."""
-        return [self._url(name) for name in self._schemas_named(f"{self.prefix}_sb_")]
+        return self._schemas_named(f"{self.prefix}_sb_")
 
     def exists(self, url: str) -> bool:
         with self.engine.connect() as conn:
             found = conn.execute(
                 text("SELECT 1 FROM pg_namespace WHERE nspname = :name"),
-                {"name": self._schemas(url)[0]},
+                {"name": url},
             ).first()
         return found is not None
 
     def create_empty(self, url: str) -> None:
         with self.engine.begin() as conn:
-            conn.exec_driver_sql(f'CREATE SCHEMA "{self._schemas(url)[0]}"')
+            conn.exec_driver_sql(f'CREATE SCHEMA "{url}"')
 
     def clone(self, source_url: str) -> str:
-        template = self._schemas(source_url)[0]
+        template = source_url
         name = f"{self.prefix}_sb_{clone_name().replace('-', '_')}"
         # Identifiers cannot be bound parameters; every name here is made here, never by a client.
         with self.engine.begin() as conn:
@@ -437,24 +431,23 @@ class PostgresCopies:
             conn.exec_driver_sql(
                 f'INSERT INTO "{name}".lf_id_sequence SELECT * FROM "{template}".lf_id_sequence'
             )
-        return self._url(name)
+        return name
 
     def drop(self, url: str) -> None:
         with self.engine.begin() as conn:
-            conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{self._schemas(url)[0]}" CASCADE')
+            conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{url}" CASCADE')
 
     def storage_of(self, url: str) -> str:
-        """What a copy's URL names in the database: its own schema (the first on its path)."""
-        return (self._schemas(url) or [url])[0]
+        """What a copy's name names in the database: its schema."""
+        return url
 
     def engine_for(self, url: str, template: str) -> Engine:
         if not template:  # the server's own database
             return self.engine
-        own, shared = self.storage_of(url), self.storage_of(template)
         return self.engine.execution_options(
             **{
-                SEARCH_PATH_OPTION: f'"{own}", "{shared}"',
-                OVERLAY_OPTION: Overlay(local=own, template=shared),
+                SEARCH_PATH_OPTION: f'"{url}", "{template}"',
+                OVERLAY_OPTION: Overlay(local=url, template=template),
             }
         )
 

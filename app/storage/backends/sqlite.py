@@ -320,26 +320,35 @@ def _copy_table(conn: Connection, overlay: Overlay, table: Table) -> None:
 class SqliteCopies:
     """Templates are files under `templates_root` (shared: a template is fixed by its org and
     seed); clones are files under `clones_root`, this server's own. A clone is copy-on-write: a
-    small file of its own tables, with its template attached read-only (`app.storage.overlay`)."""
+    small file of its own tables, with its template attached read-only (`app.storage.overlay`).
 
-    def __init__(self, templates_root: Path, clones_root: Path) -> None:
+    A copy is named by its path relative to the data directory (`sandboxes/template-....db`),
+    which the platform database records: a data directory copied or moved elsewhere then names
+    its own files, never those of the directory it came from."""
+
+    def __init__(self, data_dir: Path, templates_root: Path, clones_root: Path) -> None:
+        self.data_dir = data_dir
         self.templates_root = templates_root
         # Made by the first clone: a server writes nothing before it checks its data directory.
         self.clones_root = clones_root
 
-    @staticmethod
-    def _path(url: str) -> Path:
-        return Path(make_url(url).database or "")
+    def _path(self, name: str) -> Path:
+        return self.data_dir / name
+
+    def _name(self, path: Path) -> str:
+        return path.relative_to(self.data_dir).as_posix()
+
+    def database_url(self, name: str) -> str:
+        return f"sqlite:///{self._path(name)}"
 
     def template_url(self, key: str) -> str:
-        return f"sqlite:///{self.templates_root / f'template-{key}.db'}"
+        return self._name(self.templates_root / f"template-{key}.db")
 
     def list_templates(self) -> list[str]:
-        paths = sorted(self.templates_root.glob("template-*.db"))
-        return [f"sqlite:///{path}" for path in paths]
+        return [self._name(path) for path in sorted(self.templates_root.glob("template-*.db"))]
 
     def list_clones(self) -> list[str]:
-        return [f"sqlite:///{path}" for path in sorted(self.clones_root.glob("copy-*.db"))]
+        return [self._name(path) for path in sorted(self.clones_root.glob("copy-*.db"))]
 
     def exists(self, url: str) -> bool:
         return self._path(url).exists()
@@ -369,7 +378,7 @@ class SqliteCopies:
                 f"INSERT INTO main.lf_id_sequence SELECT * FROM {TEMPLATE_ALIAS}.lf_id_sequence"
             )
             db.execute("COMMIT")
-        return f"sqlite:///{target}"
+        return self._name(target)
 
     def drop(self, url: str) -> None:
         path = self._path(url)
@@ -377,13 +386,15 @@ class SqliteCopies:
             Path(f"{path}{suffix}").unlink(missing_ok=True)
 
     def storage_of(self, url: str) -> str:
-        """What a copy's URL names on disk: its file."""
+        """What a copy's name names on disk: its file."""
         return str(self._path(url))
 
     def engine_for(self, url: str, template: str) -> Engine:
         if not template:  # the server's own database, seeded in full
-            return _engine(url, must_exist=True, template=None)
-        engine = _engine(url, must_exist=True, template=template)
+            return _engine(self.database_url(url), must_exist=True, template=None)
+        engine = _engine(
+            self.database_url(url), must_exist=True, template=self.database_url(template)
+        )
         return engine.execution_options(
             **{OVERLAY_OPTION: Overlay(local="main", template=TEMPLATE_ALIAS)}
         )
@@ -570,8 +581,9 @@ class SqliteBackend:
         # Templates are shared by every server of the data directory (fixed by org and seed);
         # clones are this server's own, beside its database.
         server_db = Path(url.removeprefix("sqlite:///"))
-        root = data_dir.resolve() / "sandboxes"
-        return SqliteCopies(root, root / server_db.stem)
+        data_dir = data_dir.resolve()
+        root = data_dir / "sandboxes"
+        return SqliteCopies(data_dir, root, root / server_db.stem)
 
 
 SQLITE = SqliteBackend()
