@@ -46,7 +46,7 @@ from app.seeding.importer import (
     import_dump,
 )
 from app.seeding.pipeline import ProgressCallback, SeedResult, seed_org
-from app.serving import TimedHttpProtocol
+from app.serving import uvicorn_options
 from app.storage.database import create_db_engine, migrate_platform
 from app.tasks.generator import generate_tasks, task_types, write_task_file
 from app.tasks.grading import GradingFailed, grade
@@ -240,7 +240,7 @@ def serve(
             log_level="info",
             ssl_certfile=certfile,
             ssl_keyfile=keyfile,
-            http=TimedHttpProtocol,
+            **uvicorn_options(),
         )
         serve_workers(config)
         return
@@ -251,7 +251,7 @@ def serve(
         log_level="info",
         ssl_certfile=certfile,
         ssl_keyfile=keyfile,
-        http=TimedHttpProtocol,
+        **uvicorn_options(),
     )
 
 

@@ -385,6 +385,7 @@ def create_app(
     openenv = OpenEnvEndpoint(app, settings.openenv_max_sessions)
     # Before the catch-alls of `planned`.
     app.router.routes[0:0] = [mcp.route(), openenv.route()]
+    orgs = sorted(Schemas(settings.seed_dir).known())
     openapi.install(
         app,
         path_values={
@@ -394,7 +395,11 @@ def create_app(
             "sandbox_id": openapi.SANDBOX_ID,
         },
         model_values={
-            "SandboxCreate": openapi.sandbox_values(sorted(Schemas(settings.seed_dir).known())),
+            "SandboxCreate": openapi.sandbox_values(orgs),
+            "EpisodeCreate": {
+                **openapi.sandbox_values(orgs),
+                **openapi.episode_values(settings.task_file is not None),
+            },
             "SnapshotCreate": {"name": openapi.SANDBOX_ID},
         },
     )

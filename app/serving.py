@@ -8,17 +8,24 @@ silent (or a client that stalls mid-request) would hold their memory and descrip
 Here each connection must finish a request's headers within the header timeout of its start
 (the connection's, or the request's first byte), and must not leave a gap longer than the body
 timeout in its body; otherwise the server closes it.
+
+An idle keep-alive connection is closed after KEEP_ALIVE_SECONDS, but never with a request
+waiting in it: see TimedHttpProtocol.timeout_keep_alive_handler.
 """
 
 from __future__ import annotations
 
 import asyncio
 import ctypes
+import fcntl
 import gc
 import json
 import os
 import resource
+import struct
+import termios
 from dataclasses import dataclass
+from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -37,6 +44,16 @@ READ_TIMEOUTS = ReadTimeouts()
 def set_read_timeouts(header_seconds: float, body_seconds: float) -> None:
     READ_TIMEOUTS.header_seconds = header_seconds
     READ_TIMEOUTS.body_seconds = body_seconds
+
+
+# How long a keep-alive connection may stay idle after a response before the server closes it:
+# longer than the idle expiry of the common clients' connection pools (httpx 5 s, Node's agent
+# 5 s, undici 4 s, aiohttp 15 s), so that it is the client that retires an idle connection. A
+# request sent on a connection as the server closes it is lost (the client reads a reset, or
+# nothing), and with uvicorn's 5 s, the same as httpx's, that happened whenever a client took a
+# moment to read a response: the server's count starts when it sends the response, the
+# client's when it has read it, so the client reused connections the server was closing.
+KEEP_ALIVE_SECONDS = 20
 
 
 # The errorCode of a request the HTTP parser refuses: Salesforce's front end answers those
@@ -132,8 +149,27 @@ def _mallopt(parameter: int, value: int, environment_name: str) -> bool:
     return mallopt is not None and bool(mallopt(parameter, value))
 
 
+def unread_bytes(transport: asyncio.BaseTransport) -> int:
+    """How many bytes wait unread in the transport's socket (0 if it has none to ask)."""
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return 0
+    try:
+        answer = fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0" * 4)
+    except OSError:  # closed meanwhile
+        return 0
+    return int(struct.unpack("i", answer)[0])
+
+
+def uvicorn_options() -> dict[str, Any]:
+    """What every localforce server passes to uvicorn's Config, whichever way it is started:
+    this protocol and the keep-alive it is measured against."""
+    return {"http": TimedHttpProtocol, "timeout_keep_alive": KEEP_ALIVE_SECONDS}
+
+
 class TimedHttpProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with a header and a body read timeout."""
+    """uvicorn's httptools protocol with a header and a body read timeout, and a keep-alive
+    timeout that does not throw away a request that has arrived."""
 
     _read_deadline: asyncio.TimerHandle | None = None
 
@@ -176,6 +212,23 @@ class TimedHttpProtocol(HttpToolsProtocol):
     def on_message_complete(self) -> None:
         super().on_message_complete()
         self._disarm()  # the request is read; the app takes as long as it takes
+
+    def timeout_keep_alive_handler(self) -> None:
+        """Close the idle keep-alive connection, unless its next request has already arrived.
+
+        A turn of the event loop runs the timers that are due and reads the sockets that have
+        become readable; under load a turn takes tens or hundreds of milliseconds, and a request
+        that arrives during one is still unread in the socket when the keep-alive timer fires
+        (uvloop runs timers before it polls the sockets). Closing then would discard it: a
+        socket closed with unread bytes sends the client a reset (httpx's ReadError) where its
+        answer should be. The request is read in this same turn, and its arrival cancels the
+        timer set again here."""
+        if not self.transport.is_closing() and unread_bytes(self.transport) > 0:
+            self.timeout_keep_alive_task = self.loop.call_later(
+                self.timeout_keep_alive, self.timeout_keep_alive_handler
+            )
+            return
+        super().timeout_keep_alive_handler()
 
     def send_400_response(self, msg: str) -> None:
         """A request the HTTP parser refuses (a NUL in a header, a broken request line): the

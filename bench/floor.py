@@ -244,16 +244,14 @@ def create_floor_app(settings: Settings | None = None) -> FastAPI:
 def floor_in_thread(settings: Settings) -> Iterator[str]:
     """The floor served from a thread of this process (as bench.server serves localforce for
     the latency benchmarks); yields its base URL."""
-    from app.serving import TimedHttpProtocol
-
     app = create_floor_app(settings)
-    with serve_in_thread(app, http=TimedHttpProtocol) as port:
+    with serve_in_thread(app) as port:
         yield f"http://127.0.0.1:{port}"
     app.state.floor.engine.dispose()
 
 
 def main() -> None:
-    from app.serving import TimedHttpProtocol
+    from app.serving import uvicorn_options
     from app.workers import serve_workers
 
     parser = argparse.ArgumentParser(description=__doc__)
@@ -271,12 +269,12 @@ def main() -> None:
             host=args.host,
             port=args.port,
             log_level="info",
-            http=TimedHttpProtocol,
+            **uvicorn_options(),
         )
         serve_workers(config)
         return
     uvicorn.run(
-        create_floor_app(), host=args.host, port=args.port, log_level="info", http=TimedHttpProtocol
+        create_floor_app(), host=args.host, port=args.port, log_level="info", **uvicorn_options()
     )
 
 

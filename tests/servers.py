@@ -18,6 +18,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from app.main import create_app
+from app.serving import uvicorn_options
 from tests.conftest import make_settings
 from tests.databases import DatabaseFactory
 
@@ -59,12 +60,14 @@ def free_port() -> int:
 
 @contextmanager
 def serve_in_thread(app: FastAPI, **config: Any) -> Iterator[int]:
-    """Serve `app` on 127.0.0.1 until the block ends; yields the port. `config` goes to uvicorn
-    (e.g. ssl_certfile and ssl_keyfile)."""
+    """Serve `app` on 127.0.0.1 until the block ends, as `localforce serve` does (its HTTP
+    protocol and keep-alive); yields the port. `config` goes to uvicorn (e.g. ssl_certfile and
+    ssl_keyfile)."""
     port = free_port()
+    options = {**uvicorn_options(), **config}
     server = uvicorn.Server(
         uvicorn.Config(
-            app, host="127.0.0.1", port=port, log_level="warning", access_log=False, **config
+            app, host="127.0.0.1", port=port, log_level="warning", access_log=False, **options
         )
     )
     thread = threading.Thread(target=server.run, daemon=True)

@@ -11,8 +11,10 @@ from typing import Any
 import orjson
 from fastapi import Request, Response
 from sqlalchemy import Connection
+from starlette.convertors import StringConvertor, register_url_convertor
 
 from app.api.deps import OrgContextDep, RawBodyDep, SandboxDep, StateDep
+from app.api.openapi import json_body
 from app.api.routing import SalesforceRouter
 from app.api.state import AppState
 from app.errors import NotFound, SalesforceError, UnsupportedMediaType
@@ -38,6 +40,16 @@ RESULT_PARTS = {
     "unprocessedrecords": "unprocessed",
 }
 MAX_QUERY_PAGE = 1_000_000
+
+
+class ResultPartConvertor(StringConvertor):
+    """`{name:resultpart}`: one of RESULT_PARTS, so that GET .../batches is the 405 naming PUT
+    that its one route makes it, not a result part of that name."""
+
+    regex = "|".join(RESULT_PARTS)
+
+
+register_url_convertor("resultpart", ResultPartConvertor())
 
 
 def invalid_job(message: str) -> SalesforceError:
@@ -147,7 +159,7 @@ def _ingest_spec(ctx: OrgContext, data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@router.post("/ingest")
+@router.post("/ingest", openapi_extra=json_body())
 def create_ingest_job(
     raw: RawBodyDep, ctx: OrgContextDep, sandbox: SandboxDep, state: StateDep
 ) -> dict[str, Any]:
@@ -155,7 +167,7 @@ def create_ingest_job(
     return job_info(_new_job(state, sandbox, ctx, **_ingest_spec(ctx, data)), full=False)
 
 
-@router.post("/query")
+@router.post("/query", openapi_extra=json_body())
 def create_query_job(
     raw: RawBodyDep, ctx: OrgContextDep, sandbox: SandboxDep, state: StateDep
 ) -> dict[str, Any]:
@@ -339,14 +351,12 @@ def delete_query_job(
     return _delete(state, sandbox, "query", job_id)
 
 
-@router.get("/ingest/{job_id}/{part}", response_class=Response)
+@router.get("/ingest/{job_id}/{part:resultpart}", response_class=Response)
 def ingest_results(
     job_id: str, part: str, ctx: OrgContextDep, sandbox: SandboxDep, state: StateDep
 ) -> Response:
     del ctx
-    stored = RESULT_PARTS.get(part)
-    if stored is None:
-        raise NotFound()
+    stored = RESULT_PARTS[part]
     job = _job(state, sandbox, "ingest", job_id)
     if job.state not in FINISHED:
         raise invalid_state(job, f"give {part} before it has finished")

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from app.api.control import ENDED, SandboxCreate, create_with_session, require_admin
 from app.api.deps import StateDep
-from app.api.routing import SalesforceJSONResponse, SalesforceRouter, public_base_url
+from app.api.routing import JSON, SalesforceJSONResponse, SalesforceRouter, public_base_url
 from app.api.state import AppState
 from app.errors import NotFound
 from app.services.auth import revoke_sandbox_sessions
@@ -114,6 +114,8 @@ async def create_episode(
 
 
 def _task_list(state: AppState) -> dict[str, Any]:
+    if state.settings.task_file is None:  # no task an episode could name by its idx
+        return {"tasks": []}
     rows = task_rows(state.settings.task_file)
     return {"tasks": [{"idx": row.get("idx"), "task": row.get("task")} for row in rows]}
 
@@ -121,7 +123,7 @@ def _task_list(state: AppState) -> dict[str, Any]:
 @router.get("/tasks")
 async def list_tasks(state: StateDep) -> dict[str, Any]:
     """The tasks of the server's task file (LOCALFORCE_TASK_FILE) an episode may name: each
-    one's idx and type, its answer left out."""
+    one's idx and type, its answer left out (none without a task file)."""
     return await run_in_threadpool(_task_list, state)
 
 
@@ -202,7 +204,20 @@ def _results(state: AppState, **filters: Any) -> list[dict[str, Any]]:
         return result_rows(conn, **filters)
 
 
-@router.get("/results")
+# The answer of GET /results in each of its formats.
+RESULTS_FORMATS: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "The results, as `format` asks",
+        "content": {
+            JSON: {"schema": {"type": "object", "required": ["results"]}},
+            "application/x-ndjson": {"schema": {"type": "string"}},
+            "text/csv": {"schema": {"type": "string"}},
+        },
+    }
+}
+
+
+@router.get("/results", responses=RESULTS_FORMATS)
 async def list_results(
     state: StateDep,
     run: str | None = None,

@@ -58,6 +58,8 @@ SECURITY_SCHEME = {
     "description": "An access token from /services/oauth2/token, SOAP login or a sandbox",
 }
 
+# 1 to 9 ASCII digits, not all zeros: a count the server reads with parse_count, at least one.
+POSITIVE_COUNT = "^(?=[0-9]{1,9}$)0*[1-9][0-9]*$"
 RECORD_ID = {"type": "string", "pattern": "^[a-zA-Z0-9]{15}(?:[a-zA-Z0-9]{3})?$"}
 SANDBOX_ID = {"type": "string", "pattern": SANDBOX_ID_PATTERN.pattern}
 
@@ -173,6 +175,13 @@ def sandbox_values(orgs: list[str]) -> Values:
         "org": _or_null({"type": "string", "enum": orgs}),
         "clock": _or_null({"type": "string", "format": "date-time"}),
     }
+
+
+def episode_values(has_task_file: bool) -> Values:
+    """What `POST /__localforce/episodes` takes as its task: a task row, or its idx when the
+    server has a task file to look it up in."""
+    row = {"type": "object"}
+    return {"task": {"anyOf": [row, {"type": "integer"}] if has_task_file else [row]}}
 
 
 def install(app: FastAPI, path_values: Values, model_values: dict[str, Values]) -> None:

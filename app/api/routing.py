@@ -69,6 +69,18 @@ class RecordIdConvertor(StringConvertor):
 register_url_convertor("record", RecordIdConvertor())
 
 
+class FieldNameConvertor(StringConvertor):
+    """`{name:field}`: the external id field of /sobjects/{sobject}/{field}/{value}, one path
+    segment that is not one of OBJECT_RESOURCES other than Id (/sobjects/Account/Id/001...
+    names the Id field): PATCH /sobjects/Account/describe/layouts is a 405 naming GET, not an
+    upsert by a field "describe"."""
+
+    regex = "(?!(?:" + "|".join(set(OBJECT_RESOURCES) - {"Id"}) + ")(?:/|$))[^/]+"
+
+
+register_url_convertor("field", FieldNameConvertor())
+
+
 class SalesforceRouter(APIRouter):
     """An APIRouter whose synchronous routes begin the request's transaction in the thread that
     runs them (transactions.in_request_transaction) and whose routes are answered directly where

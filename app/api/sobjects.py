@@ -80,7 +80,9 @@ def create_via_id(sobject: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: Conn
     return create(sobject, raw, ctx, conn)
 
 
-@router.get("/{sobject}/{field}/{value}", responses={300: MULTIPLE_MATCHES}, openapi_extra=FIELDS)
+@router.get(
+    "/{sobject}/{field:field}/{value}", responses={300: MULTIPLE_MATCHES}, openapi_extra=FIELDS
+)
 def retrieve_by_external_id(
     sobject: str,
     field: str,
@@ -98,7 +100,7 @@ def retrieve_by_external_id(
 
 
 @router.patch(
-    "/{sobject}/{field}/{value}",
+    "/{sobject}/{field:field}/{value}",
     responses={201: CREATED, 204: NO_CONTENT, 300: MULTIPLE_MATCHES},
     openapi_extra=query_parameters(parameter("updateOnly", "true: update only, never create")),
 )
@@ -130,7 +132,7 @@ def upsert(
 
 
 @router.delete(
-    "/{sobject}/{field}/{value}",
+    "/{sobject}/{field:field}/{value}",
     status_code=204,
     responses={204: NO_CONTENT, 300: MULTIPLE_MATCHES},
 )

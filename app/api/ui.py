@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import Request
 
 from app.api.deps import ConnectionDep, OrgContextDep, app_state
-from app.api.openapi import parameter, query_parameters
+from app.api.openapi import POSITIVE_COUNT, parameter, query_parameters
 from app.api.routing import SalesforceRouter, public_base_url
 from app.services import layouts, list_views
 from app.services.recent import recent_items, recent_limit
@@ -102,7 +102,10 @@ def get_theme(request: Request, ctx: OrgContextDep) -> dict[str, Any]:
 
 
 @router.get(
-    "/recent", openapi_extra=query_parameters(parameter("limit", "At most this many (200)"))
+    "/recent",
+    openapi_extra=query_parameters(
+        parameter("limit", "At most this many (200)", pattern=POSITIVE_COUNT)
+    ),
 )
 def get_recent(request: Request, ctx: OrgContextDep, conn: ConnectionDep) -> list[dict[str, Any]]:
     return recent_items(conn, ctx, recent_limit(request.query_params.get("limit")))

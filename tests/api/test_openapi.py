@@ -4,6 +4,7 @@ the parameters and bodies handlers read themselves, and the values the org accep
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from app.api.routing import ERROR_ARRAY, JSON
 from app.services.org import NEWEST_API_VERSION, OLDEST_API_VERSION
+from tests.conftest import API, login
 
 DATA = "/services/data/{version}"
 OWN_ERROR_FORMAT_PATHS = ("/services/oauth2", "/id/")
@@ -113,3 +115,99 @@ def test_path_values_are_what_the_org_accepts(document: dict[str, Any]) -> None:
 
 def test_soap_is_left_to_its_wsdl(document: dict[str, Any]) -> None:
     assert not [path for path in document["paths"] if path.startswith("/services/Soap")]
+
+
+# A value for each path parameter that names no literal segment of another route.
+PATH_VALUES = {
+    "version": f"v{NEWEST_API_VERSION}",
+    "sobject": "Account",
+    "record_id": "001000000000001AAA",
+    "part": "successfulResults",
+}
+IMPLICIT_METHODS = {"HEAD", "OPTIONS"}  # served wherever GET is, and everywhere
+
+
+def _concrete(path: str) -> str:
+    return re.sub(r"\{(\w+)\}", lambda name: PATH_VALUES.get(name[1], "x1"), path)
+
+
+def test_the_allow_header_of_each_path_lists_the_methods_the_document_gives_it(
+    client: TestClient, document: dict[str, Any]
+) -> None:
+    wrong = {}
+    for path, operations in document["paths"].items():
+        answer = client.options(_concrete(path))
+        allowed = {method.strip() for method in answer.headers.get("allow", "").split(",")}
+        declared = {method.upper() for method in operations}
+        if answer.status_code != 200 or allowed - IMPLICIT_METHODS != declared:
+            wrong[path] = (answer.status_code, sorted(allowed), sorted(declared))
+    assert wrong == {}
+
+
+def test_patch_on_a_describe_path_is_a_405_not_an_upsert_by_a_field_describe(
+    client: TestClient,
+) -> None:
+    token = login(client)
+    answer = client.patch(
+        f"{API}/sobjects/Account/describe/layouts",
+        json={"Name": "x"},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert answer.status_code == 405
+    assert answer.headers["allow"] == "HEAD, GET, OPTIONS"
+    assert answer.json() == [
+        {
+            "message": "HTTP Method 'PATCH' not allowed. Allowed are HEAD,GET",
+            "errorCode": "METHOD_NOT_ALLOWED",
+        }
+    ]
+
+
+def test_a_bulk_result_part_is_one_of_the_three_and_batches_takes_only_put(
+    client: TestClient,
+) -> None:
+    headers = {"Authorization": f"Bearer {login(client)}"}
+    batches = client.get(f"{API}/jobs/ingest/750000000000001AAA/batches", headers=headers)
+    assert (batches.status_code, batches.headers["allow"]) == (405, "PUT, OPTIONS")
+    unknown = client.get(f"{API}/jobs/ingest/750000000000001AAA/otherResults", headers=headers)
+    assert unknown.status_code == 404
+
+
+# What schemathesis sent as schema-valid and the server refused: each is now either refused
+# by the document too, or accepted by the server.
+def test_a_recent_limit_is_documented_as_a_positive_count(document: dict[str, Any]) -> None:
+    [limit] = operation(document, "get", f"{DATA}/recent")["parameters"][1:]
+    pattern = re.compile(limit["schema"]["pattern"])
+    assert [
+        text for text in ("", "0", "000", "-1", "1.5", "1234567890") if pattern.search(text)
+    ] == []
+    assert all(pattern.search(text) for text in ("1", "007", "200", "999999999"))
+
+
+def test_a_bulk_job_needs_its_body(document: dict[str, Any]) -> None:
+    for path in (f"{DATA}/jobs/ingest", f"{DATA}/jobs/query"):
+        body = operation(document, "post", path)["requestBody"]
+        assert body == {
+            "required": True,
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        }
+
+
+def test_without_a_task_file_an_episode_names_its_task_by_row_and_none_are_listed(
+    client: TestClient, document: dict[str, Any]
+) -> None:
+    task = document["components"]["schemas"]["EpisodeCreate"]["properties"]["task"]
+    assert task["anyOf"] == [{"type": "object"}]
+    listed = client.get("/__localforce/tasks")
+    assert (listed.status_code, listed.json()) == (200, {"tasks": []})
+
+
+def test_results_document_each_format_they_answer_in(
+    client: TestClient, document: dict[str, Any]
+) -> None:
+    content = operation(document, "get", "/__localforce/results")["responses"]["200"]["content"]
+    for format_, media in (("json", JSON), ("jsonl", "application/x-ndjson"), ("csv", "text/csv")):
+        answer = client.get("/__localforce/results", params={"format": format_})
+        assert answer.status_code == 200
+        assert answer.headers["content-type"].split(";")[0] == media.split(";")[0]
+        assert media in content
