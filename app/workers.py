@@ -24,6 +24,11 @@ from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess, multiprocess
 
 LOG = logging.getLogger("uvicorn.error")  # where uvicorn reports a port it cannot bind
+# How long the supervisor waits for a worker to answer its health ping before it kills and
+# replaces it (uvicorn's default, 5 s). A worker answers only once its process has imported
+# the server, which on a busy machine takes longer than 5 s: the supervisor then killed a
+# worker that was starting, and started another as slow. A hung worker is found later.
+WORKER_HEALTH_SECONDS = 60.0
 
 
 def reuse_port_socket(host: str, port: int) -> socket.socket:
@@ -58,6 +63,7 @@ def serve_workers(config: uvicorn.Config) -> None:
         LOG.error("cannot listen on %s:%s: %s", config.host, config.port, error)
         sys.exit(STARTUP_FAILURE)
     config.port = held.getsockname()[1]
+    config.timeout_worker_healthcheck = WORKER_HEALTH_SECONDS
     # uvicorn's supervisor makes (and remakes) its workers from this module name.
     original: Any = multiprocess.Process
     multiprocess.Process = OwnSocketWorker  # type: ignore[misc]

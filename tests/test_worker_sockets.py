@@ -15,7 +15,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+import uvicorn
 
+from app import workers
 from app.workers import reuse_port_socket
 from tests.databases import DatabaseFactory
 from tests.processes import LOCALFORCE, Deployment, ServerProcess, deployment, running
@@ -108,6 +110,23 @@ def test_connections_opened_at_once_spread_over_the_workers(deploy: Deployment) 
         assert sum(established) == CONNECTIONS
         # A fair coin gives one worker fewer than 12 of 64 about once in a hundred million.
         assert established[0] >= 12, held
+    # No worker was taken for hung while it started (on a busy machine, past uvicorn's 5 s).
+    assert "died" not in server.log.read_text()
+
+
+def test_the_supervisor_waits_for_a_slow_worker_to_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[float] = []
+
+    class Supervisor:
+        def __init__(self, config: uvicorn.Config, sockets: list[socket.socket]) -> None:
+            seen.append(config.timeout_worker_healthcheck)
+
+        def run(self) -> None:
+            pass
+
+    monkeypatch.setattr(workers, "Multiprocess", Supervisor)
+    workers.serve_workers(uvicorn.Config("app.main:create_app", port=free_port(), workers=2))
+    assert seen == [workers.WORKER_HEALTH_SECONDS] and seen[0] >= 30
 
 
 def test_a_worker_that_dies_is_replaced_on_a_socket_of_its_own(deploy: Deployment) -> None:
