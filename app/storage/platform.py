@@ -14,7 +14,7 @@ from sqlmodel import Field, SQLModel
 # The Alembic head these definitions match. Templates are named with it, so a template built
 # before a migration is never cloned into a sandbox that expects the new tables (a test checks
 # it against the migrations).
-PLATFORM_REVISION = "0011_episode_results"
+PLATFORM_REVISION = "0012_stored_text_keys"
 
 
 class AuthSession(SQLModel, table=True):

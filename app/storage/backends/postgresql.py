@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -464,6 +464,10 @@ class PostgresCopies:
     def close(self) -> None:
         self.engine.dispose()
 
+    def upgrade_storage(self, upgrade: Callable[[Connection], object]) -> None:
+        """Nothing: templates and clones are schemas of the server's database, which its
+        platform migrations upgrade whole."""
+
 
 # -- the back end --------------------------------------------------------------------------------
 
@@ -550,6 +554,13 @@ class PostgresBackend:
     def day_only(self, value: str) -> str:
         return f"CAST({value} AS DATE)"
 
+    def index_names(self, conn: Connection, table: str, schema: str | None) -> list[str]:
+        statement = text(
+            "SELECT indexname FROM pg_indexes "
+            "WHERE schemaname = coalesce(:s, current_schema()) AND tablename = :t"
+        )
+        return [str(name) for name in conn.execute(statement, {"s": schema, "t": table}).scalars()]
+
     def text_key(self, value: str) -> str:
         # By code point whatever the database's collation (a locale's ignores punctuation).
         return f'{EXTENSION_SCHEMA}.{TEXT_KEY_FUNCTION}(CAST({value} AS TEXT)) COLLATE "C"'
@@ -562,7 +573,7 @@ class PostgresBackend:
         # is text.
         return f"CAST({value} AS CITEXT)"
 
-    def key_in(self, value: str, keys: Sequence[str], indexed: bool) -> str:
+    def key_in(self, value: str, keys: Sequence[str]) -> str:
         return f"{self.text_key(value)} IN ({', '.join(keys)})"
 
     def text_is_null(self, value: str) -> str:

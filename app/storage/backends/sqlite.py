@@ -3,9 +3,10 @@ a small file of its own tables with its template's file attached read-only.
 
 Text compares ignoring case by its key (text_key.py): SQLite's upper() for ASCII text, else a
 Python function. The functions SQLite lacks (the key of other text, time zones, trigonometry,
-wildcard words) are Python functions registered on every connection, so an index on a text key
-can only be written through such a connection; the search index is FTS5; a write transaction
-takes the file's write lock when it begins.
+wildcard words) are Python functions registered on every connection, which no schema object
+(index, trigger, view) calls: the file stays one any SQLite tool can check and edit (keyed
+fields store their keys in columns, app.storage.text_keys). The search index is FTS5; a write
+transaction takes the file's write lock when it begins.
 """
 
 from __future__ import annotations
@@ -78,13 +79,17 @@ _COMPANIONS = ("", "-wal", "-shm", "-journal")
 # -- connections and transactions ------------------------------------------------------------
 
 
-def _on_connect(dbapi_connection: Any, connection_record: Any) -> None:
+def _register_functions(dbapi_connection: Any, connection_record: Any) -> None:
     dbapi_connection.create_function(TO_LOCAL_FUNCTION, 2, to_local_time, deterministic=True)
     dbapi_connection.create_function(
         DISTANCE_FUNCTION, 5, great_circle_distance, deterministic=True
     )
     dbapi_connection.create_function(WILDCARD_FUNCTION, 2, wildcard_match, deterministic=True)
     dbapi_connection.create_function(TEXT_KEY_FUNCTION, 1, sql_text_key, deterministic=True)
+
+
+def _on_connect(dbapi_connection: Any, connection_record: Any) -> None:
+    _register_functions(dbapi_connection, connection_record)
     cursor = dbapi_connection.cursor()
     # WAL lets readers run while a request writes; NORMAL sync is safe with WAL.
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -394,6 +399,19 @@ class SqliteCopies:
     def close(self) -> None:
         """Nothing: every engine is a sandbox's, released with it."""
 
+    def upgrade_storage(self, upgrade: Callable[[Connection], object]) -> None:
+        """Each template and clone is a file the platform migrations never open: `upgrade` runs
+        on each, alone (a clone without its template attached), in the journal mode the file
+        has (a template stays out of WAL), before any sandbox attaches it."""
+        for url in [*self.list_templates(), *self.list_clones()]:
+            engine = create_engine(url)
+            event.listen(engine, "connect", _register_functions)
+            try:
+                with engine.begin() as conn:
+                    upgrade(conn)
+            finally:
+                engine.dispose()
+
 
 # -- the back end --------------------------------------------------------------------------------
 
@@ -453,6 +471,11 @@ class SqliteBackend:
         with closing(sqlite3.connect(make_url(url).database or "", isolation_level=None)) as db:
             db.execute("PRAGMA journal_mode=DELETE")
 
+    def index_names(self, conn: Connection, table: str, schema: str | None) -> list[str]:
+        catalog = f"{_quote(conn, schema)}.sqlite_master" if schema else "sqlite_master"
+        statement = text(f"SELECT name FROM {catalog} WHERE type = 'index' AND tbl_name = :t")
+        return [str(name) for name in conn.execute(statement, {"t": table}).scalars()]
+
     def case_insensitive_text(self) -> TypeEngine[str]:
         return Text(collation="NOCASE")
 
@@ -493,10 +516,8 @@ class SqliteBackend:
         # A function's result (a coalesce of several objects' columns) drops their collation.
         return f"({value}) COLLATE NOCASE"
 
-    def key_in(self, value: str, keys: Sequence[str], indexed: bool) -> str:
-        key, listed = self.text_key(value), ", ".join(keys)
-        if indexed:  # an index on an expression serves `=`, not IN of one value
-            return f"{key} = {keys[0]}" if len(keys) == 1 else f"{key} IN ({listed})"
+    def key_in(self, value: str, keys: Sequence[str]) -> str:
+        listed = ", ".join(keys)
         # NOCASE (a text column's own collation) compared with a key finds the values whose key
         # it is but those with a character beyond ASCII, which NOCASE leaves as it is: only
         # those need the key, and a call into Python.
