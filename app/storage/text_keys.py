@@ -74,42 +74,30 @@ def _data_tables(conn: Connection, schema: str | None) -> list[str]:
 
 def store_keys(conn: Connection, schema: str | None = None) -> list[str]:
     """Convert a database (or one PostgreSQL schema of it) whose keyed fields have expression
-    indexes on their keys, named `ix_<table>_<field>_key`, to stored keys: for each, a key
-    column filled by the database's own key function (on localforce's connection), and a plain
-    index of the same name. Returns the `table.field` converted; nothing when none is left."""
-    inspector = inspect(conn)
+    indexes on their keys to stored keys: for each, a key column filled by the database's own
+    key function (on localforce's connection), and a plain index. Returns the `table.field`
+    converted; nothing when none is left."""
+    backend = backend_for(conn.dialect.name)
     converted = []
     for name in _data_tables(conn, schema):
-        fields = {c["name"] for c in inspector.get_columns(name, schema=schema)}
-        # The back end lists its index names: SQLAlchemy reflects no expression index of SQLite.
-        for index_name in backend_for(conn.dialect.name).index_names(conn, name, schema):
-            field_name = _keyed_field(name, index_name, fields)
-            if field_name is not None:
-                _convert(conn, schema, name, field_name)
-                converted.append(f"{name}.{field_name}")
+        # The back end finds them: SQLAlchemy reflects no expression index of SQLite's.
+        for index_name, field_name in backend.text_key_indexes(conn, name, schema).items():
+            _convert(conn, schema, name, field_name, index_name)
+            converted.append(f"{name}.{field_name}")
     return converted
 
 
-def _keyed_field(table_name: str, index_name: str, fields: set[str]) -> str | None:
-    """The field an expression index of its key is on, if `index_name` is one not converted."""
-    prefix, suffix = f"ix_{table_name}_", "_key"
-    if not (index_name.startswith(prefix) and index_name.endswith(suffix)):
-        return None
-    field_name = index_name[len(prefix) : -len(suffix)]
-    if field_name not in fields or field_name.endswith(KEY_SUFFIX):
-        return None
-    return None if key_column_name(field_name) in fields else field_name
-
-
-def _convert(conn: Connection, schema: str | None, table_name: str, field_name: str) -> None:
+def _convert(
+    conn: Connection, schema: str | None, table_name: str, field_name: str, old_index: str
+) -> None:
     preparer = conn.dialect.identifier_preparer
     qualified = preparer.quote(table_name)
-    index = preparer.quote(key_index_name(table_name, field_name))
+    old = preparer.quote(old_index)
     if schema is not None:
         qualified = f"{preparer.quote_schema(schema)}.{qualified}"
-        index = f"{preparer.quote_schema(schema)}.{index}"
+        old = f"{preparer.quote_schema(schema)}.{old}"
     key_name = key_column_name(field_name)
-    conn.exec_driver_sql(f"DROP INDEX {index}")
+    conn.exec_driver_sql(f"DROP INDEX {old}")
     conn.exec_driver_sql(f"ALTER TABLE {qualified} ADD COLUMN {preparer.quote(key_name)} TEXT")
     data = table(table_name, column(field_name), column(key_name), schema=schema)
     conn.execute(update(data).values({key_name: text_key(data.c[field_name])}))

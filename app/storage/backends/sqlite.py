@@ -11,6 +11,7 @@ transaction takes the file's write lock when it begins.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing
@@ -72,6 +73,8 @@ TO_LOCAL_FUNCTION = "lf_to_local"
 DISTANCE_FUNCTION = "lf_distance"
 WILDCARD_FUNCTION = "lf_sosl_wildcard"
 TEXT_KEY_FUNCTION = "lf_text_key"
+# The column an expression index of a text key (as text_key() spells it) is on.
+_KEYED_COLUMN = re.compile(TEXT_KEY_FUNCTION + r'\("((?:[^"]|"")+)"\) END\)$')
 # A database file's companions (SQLite creates them with the database file's mode).
 _COMPANIONS = ("", "-wal", "-shm", "-journal")
 
@@ -471,10 +474,18 @@ class SqliteBackend:
         with closing(sqlite3.connect(make_url(url).database or "", isolation_level=None)) as db:
             db.execute("PRAGMA journal_mode=DELETE")
 
-    def index_names(self, conn: Connection, table: str, schema: str | None) -> list[str]:
+    def text_key_indexes(self, conn: Connection, table: str, schema: str | None) -> dict[str, str]:
         catalog = f"{_quote(conn, schema)}.sqlite_master" if schema else "sqlite_master"
-        statement = text(f"SELECT name FROM {catalog} WHERE type = 'index' AND tbl_name = :t")
-        return [str(name) for name in conn.execute(statement, {"t": table}).scalars()]
+        statement = text(
+            f"SELECT name, sql FROM {catalog} WHERE type = 'index' AND tbl_name = :t "
+            f"AND sql LIKE '%{TEXT_KEY_FUNCTION}(%'"
+        )
+        found = {}
+        for name, sql in conn.execute(statement, {"t": table}):
+            keyed = _KEYED_COLUMN.search(sql)
+            if keyed is not None:
+                found[str(name)] = keyed.group(1).replace('""', '"')
+        return found
 
     def case_insensitive_text(self) -> TypeEngine[str]:
         return Text(collation="NOCASE")
