@@ -83,8 +83,8 @@ from app.storage.database import (
     restrict_to_owner,
     write_transaction,
 )
-from app.storage.text_keys import upgrade_keys
 from app.storage.tables import TableSet
+from app.storage.text_keys import upgrade_keys
 
 logger = logging.getLogger("localforce")
 

@@ -79,10 +79,15 @@ def field_columns(table: Table) -> list[Column[object]]:
     return [column for column in table.columns if column.name not in hidden]
 
 
-def key_column(column: ColumnElement[object]) -> ColumnElement[object]:
-    """The stored key of a keyed field's column, from the same table or alias."""
-    parent = column.table  # type: ignore[attr-defined]
-    return parent.c[key_column_name(column.name)]  # type: ignore[attr-defined,no-any-return]
+def key_column(column: ColumnElement[object]) -> ColumnElement[object] | None:
+    """The stored key of a keyed field's column, from the same table or alias; None for an
+    expression that is not a table's column."""
+    parent = getattr(column, "table", None)
+    name = getattr(column, "name", None)
+    if parent is None or name is None:
+        return None
+    stored: ColumnElement[object] | None = parent.c.get(key_column_name(name))
+    return stored
 
 
 class TableSet:

@@ -141,8 +141,8 @@ def keys_among(
 ) -> ColumnElement[bool]:
     """`column` equals one of `values` (at least one), letter case ignored."""
     keys = [bindparam(None, key_of(value), String) for value in values]
-    if indexed:  # the stored key, compared as it is: its index serves
-        stored = key_column(column)
+    stored = key_column(column) if indexed else None
+    if stored is not None:  # the stored key, compared as it is: its index serves
         return stored == keys[0] if len(keys) == 1 else stored.in_(keys)
     return key_in(column, *keys)
 

@@ -74,7 +74,9 @@ def upsert_finds_the_shell_row(sf: TestClient) -> None:
     response = sf.patch(f"{PRODUCTS}/External_ID__c/{value.lower()}", json={"Name": "Found"})
     assert response.status_code == 200, response.text
     assert response.json() == {"id": record_id, "success": True, "errors": [], "created": False}
-    found = sf.get(f"{API}/query", params={"q": f"SELECT Name FROM Product2 WHERE Id = '{record_id}'"})
+    found = sf.get(
+        f"{API}/query", params={"q": f"SELECT Name FROM Product2 WHERE Id = '{record_id}'"}
+    )
     assert [row["Name"] for row in found.json()["records"]] == ["Found"]
 
 
@@ -128,14 +130,20 @@ def test_the_shell_checks_and_edits_a_sandbox_file_and_its_template(
     for client in serve(url, data_dir):
         token = create(client, id="shell-file")["access_token"]
         sf = as_token(client, token)
-        for sobject, field in (("User", "Title"), ("Product2", "Name"), ("Knowledge__kav", "Title")):
+        for sobject, field in (
+            ("User", "Title"),
+            ("Product2", "Name"),
+            ("Knowledge__kav", "Title"),
+        ):
             # The first write copies each keyed table into the sandbox's file.
             query = f"SELECT Id FROM {sobject} ORDER BY Id LIMIT 1"
             record_id = sf.get(f"{API}/query", params={"q": query}).json()["records"][0]["Id"]
             written = sf.patch(f"{API}/sobjects/{sobject}/{record_id}", json={field: "Copied"})
             assert written.status_code == 204, written.text
         sandbox = state_of(client).sandboxes.get("shell-file")
-        clone, template = (Path(make_url(u).database or "") for u in (sandbox.url, sandbox.template))
+        clone, template = (
+            Path(make_url(u).database or "") for u in (sandbox.url, sandbox.template)
+        )
     check_with_the_shell(clone, tmp_path)
     assert shell(template, "PRAGMA integrity_check;") == "ok\n"
     restored = tmp_path / "template-restored.db"

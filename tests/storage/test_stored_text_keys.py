@@ -10,7 +10,6 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Connection, create_engine, event, text
 
@@ -23,7 +22,11 @@ from tests.conftest import ADMIN_HEADERS, API, login, make_settings
 from tests.databases import DatabaseFactory
 from tests.sandbox.test_sandboxes import CONTROL, as_token, create, state_of
 
-KEYED = {"sobj_user": "Username", "sobj_product2": "External_ID__c", "sobj_knowledge__kav": "UrlName"}
+KEYED = {
+    "sobj_user": "Username",
+    "sobj_product2": "External_ID__c",
+    "sobj_knowledge__kav": "UrlName",
+}
 PRODUCTS = f"{API}/sobjects/Product2"
 
 

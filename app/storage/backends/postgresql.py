@@ -568,9 +568,7 @@ class PostgresBackend:
             "WHERE schemaname = coalesce(:s, current_schema()) AND tablename = :t "
             "AND indexdef LIKE :call"
         )
-        rows = conn.execute(
-            statement, {"s": schema, "t": table, "call": f"%{TEXT_KEY_FUNCTION}(%"}
-        )
+        rows = conn.execute(statement, {"s": schema, "t": table, "call": f"%{TEXT_KEY_FUNCTION}(%"})
         found = {}
         for name, definition in rows:
             keyed = _KEYED_COLUMN.search(definition)
