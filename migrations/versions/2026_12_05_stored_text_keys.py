@@ -10,7 +10,7 @@ Create Date: 2026-12-05
 """
 
 from alembic import op
-from sqlalchemy import inspect
+from sqlalchemy import text
 
 from app.storage.text_keys import store_keys
 
@@ -20,15 +20,23 @@ branch_labels = None
 depends_on = None
 
 
+# The schemas holding an index of a text key (the search index's are GIN): one query, however
+# many sandboxes the database holds (a new template's migrations run this too).
+_KEYED_SCHEMAS = (
+    "SELECT DISTINCT schemaname FROM pg_indexes "
+    "WHERE indexdef LIKE '%lf_text_key(%' AND indexdef LIKE '%USING btree%'"
+)
+
+
 def upgrade() -> None:
     conn = op.get_bind()
     if conn.dialect.name == "postgresql":
-        for schema in inspect(conn).get_schema_names():
+        for schema in conn.execute(text(_KEYED_SCHEMAS)).scalars().all():
             store_keys(conn, schema)
     else:
         store_keys(conn)
 
 
 def downgrade() -> None:
-    """Nothing: the key columns are data localforce keeps in step; an older version ignores
-    them (it names its expression indexes alike, and would find them present)."""
+    """Nothing: an older version neither reads nor writes the key columns (it computes keys,
+    without an index); the keys its writes leave stale are repaired when this one starts."""
