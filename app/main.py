@@ -78,8 +78,14 @@ from app.serving import (
 )
 from app.soql.function_registry import FUNCTIONS, FunctionRegistry
 from app.storage.backends import Copies, backend_for_url
-from app.storage.database import create_db_engine, migrate_platform, restrict_to_owner
+from app.storage.database import (
+    create_db_engine,
+    migrate_platform,
+    restrict_to_owner,
+    write_transaction,
+)
 from app.storage.tables import TableSet
+from app.storage.text_keys import upgrade_keys
 
 logger = logging.getLogger("localforce")
 
@@ -279,6 +285,10 @@ def prepare_databases(
     )
     if state.platform is not state.engine:
         migrate_platform(state.platform)
+    # Keys of rows another tool wrote (the sqlite3 shell, psql) are put right before serving.
+    with write_transaction(state.engine) as conn:
+        upgrade_keys(conn)
+    state.sandboxes.copies.upgrade_storage(upgrade_keys)
     for engine in {state.engine, state.platform}:  # the sessions' file, and the org's
         restrict_to_owner(engine)
     return result

@@ -24,7 +24,7 @@ from app.storage.journal import JOURNAL, SEQUENCES, undo_all
 from app.storage.platform import GENERATED_SOURCE, OrgInfo
 from app.storage.records import insert_rows, set_sequences
 from app.storage.search_index import create_search_index, drop_search_index
-from app.storage.tables import TableSet
+from app.storage.tables import TableSet, field_columns
 
 Rows = dict[str, list[dict[str, Any]]]
 ProgressCallback = Callable[[str, int, int], None]
@@ -122,7 +122,8 @@ def copy_org_data(
             raise ValueError("the source database holds no org")
         rows: Rows = {
             sobject.name: [
-                dict(row) for row in conn.execute(select(tables[sobject.name])).mappings()
+                dict(row)
+                for row in conn.execute(select(*field_columns(tables[sobject.name]))).mappings()
             ]
             for sobject in registry
         }

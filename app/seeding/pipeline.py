@@ -23,7 +23,7 @@ from app.seeding.loading import ORG_INFO, OrgStamp, ProgressCallback, Rows, repl
 from app.seeding.pro import generate_b2b_org, generate_b2c_org
 from app.seeding.standard_records import standard_records
 from app.storage.derived import apply_auto_numbers, apply_derived
-from app.storage.tables import TableSet
+from app.storage.tables import TableSet, field_columns
 
 __all__ = ["ORG_INFO", "ProgressCallback", "Rows"]
 
@@ -137,6 +137,6 @@ def stored_content_hash(
         if only is not None and sobject.name not in only:
             continue
         table = tables[sobject.name]
-        result = conn.execute(select(table).order_by(table.c.Id)).mappings()
+        result = conn.execute(select(*field_columns(table)).order_by(table.c.Id)).mappings()
         rows[sobject.name] = [dict(row) for row in result]
     return content_hash(registry, rows)

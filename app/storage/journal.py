@@ -15,6 +15,7 @@ from sqlalchemy import Connection, Delete, Table, bindparam, delete, func, inser
 
 from app.storage.platform import IdSequence, JournalEntry
 from app.storage.tables import TableSet
+from app.storage.text_keys import with_keys
 
 JOURNAL = JournalEntry.__table__  # type: ignore[attr-defined]
 SEQUENCES = IdSequence.__table__  # type: ignore[attr-defined]
@@ -169,8 +170,9 @@ def _restore_updated(conn: Connection, tables: TableSet, sobject: str) -> None:
         first.setdefault(record_id, before)
     if not first:  # every record updated was also created in the episode
         return
-    rows = [decode_row(before) for before in first.values()]
     table = tables[sobject]
+    # A before-image is the record's fields; the keys of those that have them go back too.
+    rows = [with_keys(table, decode_row(before)) for before in first.values()]
     columns = [name for name in rows[0] if name != "Id"]
     statement = (
         update(table)

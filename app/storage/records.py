@@ -13,6 +13,8 @@ from sqlalchemy import Connection, Table, insert, select, update
 from app.storage.journal import log_sequence
 from app.storage.overlay import ensure_local
 from app.storage.platform import IdSequence
+from app.storage.tables import field_columns
+from app.storage.text_keys import with_keys
 from app.storage.upserts import upsert_into
 
 ID_SEQUENCE = IdSequence.__table__  # type: ignore[attr-defined]
@@ -44,20 +46,23 @@ def set_sequences(conn: Connection, last_numbers: dict[str, int]) -> None:
 
 
 def insert_rows(conn: Connection, table: Table, rows: Iterable[dict[str, Any]]) -> None:
-    batch = list(rows)
+    batch = [with_keys(table, row) for row in rows]
     if batch:
         ensure_local(conn, table)
         conn.execute(insert(table), batch)
 
 
 def fetch_row(conn: Connection, table: Table, record_id: str) -> dict[str, Any] | None:
-    row = conn.execute(select(table).where(table.c.Id == record_id)).mappings().first()
+    """A record's fields (its stored text keys are the storage's, not the record's)."""
+    statement = select(*field_columns(table)).where(table.c.Id == record_id)
+    row = conn.execute(statement).mappings().first()
     return dict(row) if row is not None else None
 
 
 def update_row(conn: Connection, table: Table, record_id: str, values: dict[str, Any]) -> None:
     ensure_local(conn, table)
-    conn.execute(update(table).where(table.c.Id == record_id).values(**values))
+    written = with_keys(table, values)
+    conn.execute(update(table).where(table.c.Id == record_id).values(**written))
 
 
 def ids_exist(conn: Connection, table: Table, record_ids: Iterable[str]) -> set[str]:

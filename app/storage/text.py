@@ -19,11 +19,11 @@ from sqlalchemy.sql.functions import FunctionElement
 
 from app.storage.backends import UnknownBackend, backend_for
 from app.storage.backends.text_key import text_key as key_of
+from app.storage.tables import key_column
 
 __all__ = [
     "code_point_order",
     "group_spelling",
-    "indexed_key_in",
     "key_in",
     "key_of",
     "keys_among",
@@ -59,16 +59,7 @@ class key_in(FunctionElement[bool]):
     type = Boolean()
     inherit_cache = True
     name = "key_in"
-    indexed = False
     _is_implicitly_boolean = True  # a condition as it is, never `... = 1`
-
-
-class indexed_key_in(key_in):
-    """key_in on a column indexed by its key: spelt as the index is, so that it serves."""
-
-    inherit_cache = True
-    name = "indexed_key_in"
-    indexed = True
 
 
 class text_is_null(FunctionElement[bool]):
@@ -114,9 +105,9 @@ def _code_point_order(element: code_point_order, compiler: SQLCompiler, **kw: An
 def _key_in(element: key_in, compiler: SQLCompiler, **kw: Any) -> str:
     value, *keys = _args(element, compiler, **kw)
     try:
-        return backend_for(compiler.dialect.name).key_in(value, keys, element.indexed)
+        return backend_for(compiler.dialect.name).key_in(value, keys)
     except UnknownBackend:
-        return f"{element.name}({value}, {', '.join(keys)})"
+        return f"key_in({value}, {', '.join(keys)})"
 
 
 @compiles(text_is_null)
@@ -140,8 +131,8 @@ def _text_position(element: text_position, compiler: SQLCompiler, **kw: Any) -> 
 def keys_equal(
     column: ColumnElement[Any], value: str, *, indexed: bool = False
 ) -> ColumnElement[bool]:
-    """`column` equals `value`, letter case ignored (`indexed`: the column has an index of its
-    key)."""
+    """`column` equals `value`, letter case ignored (`indexed`: the column is a keyed field's,
+    whose key its table stores, app.storage.tables.stored_keys)."""
     return keys_among(column, [value], indexed=indexed)
 
 
@@ -150,7 +141,10 @@ def keys_among(
 ) -> ColumnElement[bool]:
     """`column` equals one of `values` (at least one), letter case ignored."""
     keys = [bindparam(None, key_of(value), String) for value in values]
-    return (indexed_key_in if indexed else key_in)(column, *keys)
+    stored = key_column(column) if indexed else None
+    if stored is not None:  # the stored key, compared as it is: its index serves
+        return stored == keys[0] if len(keys) == 1 else stored.in_(keys)
+    return key_in(column, *keys)
 
 
 # The extreme's encoding (see text_extreme): a mark that sorts below every other character, how

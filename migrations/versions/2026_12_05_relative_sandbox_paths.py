@@ -6,7 +6,7 @@ and its credentials too). The default sandbox's row names no database at all ("s
 server's own).
 
 Revision ID: 0013_relative_sandbox_paths
-Revises: 0011_episode_results
+Revises: 0012_stored_text_keys
 Create Date: 2026-12-05
 """
 
@@ -20,7 +20,7 @@ from sqlalchemy import make_url
 from app.config import get_settings
 
 revision = "0013_relative_sandbox_paths"
-down_revision = "0011_episode_results"
+down_revision = "0012_stored_text_keys"
 branch_labels = None
 depends_on = None
 

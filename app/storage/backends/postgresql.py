@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,12 @@ _WIRE_DATETIME = literal_column('\'YYYY-MM-DD"T"HH24:MI:SS.MS"+0000"\'', Text)
 # The extensions (citext) live in this schema, which holds no tables, as do our functions.
 EXTENSION_SCHEMA = "localforce_ext"
 TEXT_KEY_FUNCTION = "lf_text_key"
+# The column a btree index of a text key alone is on (not the search index, whose expression
+# keys text too), as pg_get_indexdef prints it: quoted (group 1) or, a lower-case name, bare.
+_KEYED_COLUMN = re.compile(
+    rf'USING btree \((?:{EXTENSION_SCHEMA}\.)?{TEXT_KEY_FUNCTION}\(\(?(?:"((?:[^"]|"")+)"'
+    r'|([a-z_][a-z0-9_$]*))(?:\)::text)?\) COLLATE "C"\)$'
+)
 
 
 # -- connections and transactions ------------------------------------------------------------
@@ -457,6 +463,10 @@ class PostgresCopies:
     def close(self) -> None:
         self.engine.dispose()
 
+    def upgrade_storage(self, upgrade: Callable[[Connection], object]) -> None:
+        """Nothing: templates and clones are schemas of the server's database, which its
+        platform migrations upgrade whole."""
+
 
 # -- the back end --------------------------------------------------------------------------------
 
@@ -543,6 +553,22 @@ class PostgresBackend:
     def day_only(self, value: str) -> str:
         return f"CAST({value} AS DATE)"
 
+    def text_key_indexes(self, conn: Connection, table: str, schema: str | None) -> dict[str, str]:
+        # A sandbox's copy of a table names its indexes itself (CREATE TABLE ... LIKE): they
+        # are known by what they index.
+        statement = text(
+            "SELECT indexname, indexdef FROM pg_indexes "
+            "WHERE schemaname = coalesce(:s, current_schema()) AND tablename = :t "
+            "AND indexdef LIKE :call"
+        )
+        rows = conn.execute(statement, {"s": schema, "t": table, "call": f"%{TEXT_KEY_FUNCTION}(%"})
+        found = {}
+        for name, definition in rows:
+            keyed = _KEYED_COLUMN.search(definition)
+            if keyed is not None:
+                found[str(name)] = (keyed.group(1) or "").replace('""', '"') or keyed.group(2)
+        return found
+
     def text_key(self, value: str) -> str:
         # By code point whatever the database's collation (a locale's ignores punctuation).
         return f'{EXTENSION_SCHEMA}.{TEXT_KEY_FUNCTION}(CAST({value} AS TEXT)) COLLATE "C"'
@@ -555,7 +581,7 @@ class PostgresBackend:
         # is text.
         return f"CAST({value} AS CITEXT)"
 
-    def key_in(self, value: str, keys: Sequence[str], indexed: bool) -> str:
+    def key_in(self, value: str, keys: Sequence[str]) -> str:
         return f"{self.text_key(value)} IN ({', '.join(keys)})"
 
     def text_is_null(self, value: str) -> str:

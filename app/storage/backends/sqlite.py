@@ -3,13 +3,15 @@ a small file of its own tables with its template's file attached read-only.
 
 Text compares ignoring case by its key (text_key.py): SQLite's upper() for ASCII text, else a
 Python function. The functions SQLite lacks (the key of other text, time zones, trigonometry,
-wildcard words) are Python functions registered on every connection, so an index on a text key
-can only be written through such a connection; the search index is FTS5; a write transaction
-takes the file's write lock when it begins.
+wildcard words) are Python functions registered on every connection, which no schema object
+(index, trigger, view) calls: the file stays one any SQLite tool can check and edit (keyed
+fields store their keys in columns, app.storage.text_keys). The search index is FTS5; a write
+transaction takes the file's write lock when it begins.
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing
@@ -71,6 +73,8 @@ TO_LOCAL_FUNCTION = "lf_to_local"
 DISTANCE_FUNCTION = "lf_distance"
 WILDCARD_FUNCTION = "lf_sosl_wildcard"
 TEXT_KEY_FUNCTION = "lf_text_key"
+# The column an expression index of a text key (as text_key() spells it) is on.
+_KEYED_COLUMN = re.compile(TEXT_KEY_FUNCTION + r'\("((?:[^"]|"")+)"\) END\)$')
 # A database file's companions (SQLite creates them with the database file's mode).
 _COMPANIONS = ("", "-wal", "-shm", "-journal")
 
@@ -78,13 +82,17 @@ _COMPANIONS = ("", "-wal", "-shm", "-journal")
 # -- connections and transactions ------------------------------------------------------------
 
 
-def _on_connect(dbapi_connection: Any, connection_record: Any) -> None:
+def _register_functions(dbapi_connection: Any, connection_record: Any) -> None:
     dbapi_connection.create_function(TO_LOCAL_FUNCTION, 2, to_local_time, deterministic=True)
     dbapi_connection.create_function(
         DISTANCE_FUNCTION, 5, great_circle_distance, deterministic=True
     )
     dbapi_connection.create_function(WILDCARD_FUNCTION, 2, wildcard_match, deterministic=True)
     dbapi_connection.create_function(TEXT_KEY_FUNCTION, 1, sql_text_key, deterministic=True)
+
+
+def _on_connect(dbapi_connection: Any, connection_record: Any) -> None:
+    _register_functions(dbapi_connection, connection_record)
     cursor = dbapi_connection.cursor()
     # WAL lets readers run while a request writes; NORMAL sync is safe with WAL.
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -405,6 +413,19 @@ class SqliteCopies:
     def close(self) -> None:
         """Nothing: every engine is a sandbox's, released with it."""
 
+    def upgrade_storage(self, upgrade: Callable[[Connection], object]) -> None:
+        """Each template and clone is a file the platform migrations never open: `upgrade` runs
+        on each, alone (a clone without its template attached), in the journal mode the file
+        has (a template stays out of WAL), before any sandbox attaches it."""
+        for url in [*self.list_templates(), *self.list_clones()]:
+            engine = create_engine(url)
+            event.listen(engine, "connect", _register_functions)
+            try:
+                with engine.begin() as conn:
+                    upgrade(conn)
+            finally:
+                engine.dispose()
+
 
 # -- the back end --------------------------------------------------------------------------------
 
@@ -464,6 +485,19 @@ class SqliteBackend:
         with closing(sqlite3.connect(make_url(url).database or "", isolation_level=None)) as db:
             db.execute("PRAGMA journal_mode=DELETE")
 
+    def text_key_indexes(self, conn: Connection, table: str, schema: str | None) -> dict[str, str]:
+        catalog = f"{_quote(conn, schema)}.sqlite_master" if schema else "sqlite_master"
+        statement = text(
+            f"SELECT name, sql FROM {catalog} WHERE type = 'index' AND tbl_name = :t "
+            f"AND sql LIKE '%{TEXT_KEY_FUNCTION}(%'"
+        )
+        found = {}
+        for name, sql in conn.execute(statement, {"t": table}):
+            keyed = _KEYED_COLUMN.search(sql)
+            if keyed is not None:
+                found[str(name)] = keyed.group(1).replace('""', '"')
+        return found
+
     def case_insensitive_text(self) -> TypeEngine[str]:
         return Text(collation="NOCASE")
 
@@ -504,10 +538,8 @@ class SqliteBackend:
         # A function's result (a coalesce of several objects' columns) drops their collation.
         return f"({value}) COLLATE NOCASE"
 
-    def key_in(self, value: str, keys: Sequence[str], indexed: bool) -> str:
-        key, listed = self.text_key(value), ", ".join(keys)
-        if indexed:  # an index on an expression serves `=`, not IN of one value
-            return f"{key} = {keys[0]}" if len(keys) == 1 else f"{key} IN ({listed})"
+    def key_in(self, value: str, keys: Sequence[str]) -> str:
+        listed = ", ".join(keys)
         # NOCASE (a text column's own collation) compared with a key finds the values whose key
         # it is but those with a character beyond ASCII, which NOCASE leaves as it is: only
         # those need the key, and a call into Python.
