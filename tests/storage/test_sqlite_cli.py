@@ -140,9 +140,11 @@ def test_the_shell_checks_and_edits_a_sandbox_file_and_its_template(
             record_id = sf.get(f"{API}/query", params={"q": query}).json()["records"][0]["Id"]
             written = sf.patch(f"{API}/sobjects/{sobject}/{record_id}", json={field: "Copied"})
             assert written.status_code == 204, written.text
-        sandbox = state_of(client).sandboxes.get("shell-file")
+        sandboxes = state_of(client).sandboxes
+        sandbox = sandboxes.get("shell-file")
+        # A sandbox's storage is named relative to the data directory: its copies say where.
         clone, template = (
-            Path(make_url(u).database or "") for u in (sandbox.url, sandbox.template)
+            Path(sandboxes.copies.storage_of(name)) for name in (sandbox.url, sandbox.template)
         )
     check_with_the_shell(clone, tmp_path)
     assert shell(template, "PRAGMA integrity_check;") == "ok\n"

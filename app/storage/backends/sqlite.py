@@ -417,8 +417,8 @@ class SqliteCopies:
         """Each template and clone is a file the platform migrations never open: `upgrade` runs
         on each, alone (a clone without its template attached), in the journal mode the file
         has (a template stays out of WAL), before any sandbox attaches it."""
-        for url in [*self.list_templates(), *self.list_clones()]:
-            engine = create_engine(url)
+        for name in [*self.list_templates(), *self.list_clones()]:
+            engine = create_engine(self.database_url(name))
             event.listen(engine, "connect", _register_functions)
             try:
                 with engine.begin() as conn:
