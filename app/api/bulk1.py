@@ -25,7 +25,8 @@ from app.api.threads import run_in_request_thread
 from app.errors import InvalidSession, NotFound, SalesforceError
 from app.sandbox.manager import Sandbox
 from app.services.bulk.csv_data import write_rows
-from app.services.bulk.ingest import HARD_DELETE_REFUSAL, IngestResult
+from app.services.bulk.ingest import HARD_DELETE_REFUSAL, INGEST_OPERATIONS, IngestResult
+from app.services.bulk.runner import QUERY_OPERATIONS
 from app.services.context import OrgContext
 from app.services.json_body import parse_object
 from app.services.org import parse_version
@@ -35,7 +36,7 @@ from app.storage.database import platform_transaction
 from app.storage.ids import make_id
 
 router = SalesforceRouter(prefix="/services/async/{version}")
-OPERATIONS = ("insert", "update", "upsert", "delete", "query", "queryAll")
+OPERATIONS = (*INGEST_OPERATIONS, *QUERY_OPERATIONS)
 CONTENT_TYPES = ("CSV", "JSON", "XML")
 QUICK_BATCH_SECONDS = 0.5
 MAX_BATCH_BYTES = 10_000_000  # Bulk API 1.0's bound on one batch's data

@@ -15,14 +15,16 @@ from starlette.convertors import StringConvertor, register_url_convertor
 
 from app.api.deps import OrgContextDep, RawBodyDep, SandboxDep, StateDep
 from app.api.openapi import json_body
+from app.api.request_bodies import INGEST_JOB, QUERY_JOB
 from app.api.routing import SalesforceRouter
 from app.api.state import AppState
 from app.errors import NotFound, SalesforceError, UnsupportedMediaType
 from app.metadata.values import format_datetime
 from app.sandbox.manager import Sandbox
 from app.services.bulk.csv_data import DELIMITERS, LINE_ENDINGS, write_rows
-from app.services.bulk.ingest import HARD_DELETE_REFUSAL
+from app.services.bulk.ingest import HARD_DELETE_REFUSAL, INGEST_OPERATIONS
 from app.services.bulk.query_job import check_bulk_query
+from app.services.bulk.runner import QUERY_OPERATIONS
 from app.services.context import OrgContext
 from app.services.json_body import parse_object
 from app.services.numbers import parse_count
@@ -32,8 +34,6 @@ from app.storage.database import platform_transaction
 
 router = SalesforceRouter(prefix="/services/data/{version}/jobs")
 CSV = "text/csv"
-INGEST_OPERATIONS = ("insert", "update", "upsert", "delete")
-QUERY_OPERATIONS = ("query", "queryAll")
 RESULT_PARTS = {
     "successfulResults": "success",
     "failedResults": "failure",
@@ -159,7 +159,7 @@ def _ingest_spec(ctx: OrgContext, data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@router.post("/ingest", openapi_extra=json_body())
+@router.post("/ingest", openapi_extra=json_body(INGEST_JOB))
 def create_ingest_job(
     raw: RawBodyDep, ctx: OrgContextDep, sandbox: SandboxDep, state: StateDep
 ) -> dict[str, Any]:
@@ -167,7 +167,7 @@ def create_ingest_job(
     return job_info(_new_job(state, sandbox, ctx, **_ingest_spec(ctx, data)), full=False)
 
 
-@router.post("/query", openapi_extra=json_body())
+@router.post("/query", openapi_extra=json_body(QUERY_JOB))
 def create_query_job(
     raw: RawBodyDep, ctx: OrgContextDep, sandbox: SandboxDep, state: StateDep
 ) -> dict[str, Any]:

@@ -1,10 +1,15 @@
 """JSON schemas of the bodies that handlers read themselves (composite, collections, trees,
-parameterized search), for the OpenAPI document. A record's own fields are the org's, so a
-record is only an object here; the server's answer to a wrong one is that record's error."""
+parameterized search, Bulk API 2.0 jobs), for the OpenAPI document. A record's own fields are
+the org's, so a record is only an object here; the server's answer to a wrong one is that
+record's error."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from app.services.bulk.csv_data import DELIMITERS, LINE_ENDINGS
+from app.services.bulk.ingest import INGEST_OPERATIONS
+from app.services.bulk.runner import QUERY_OPERATIONS
 
 
 def _array_of(items: dict[str, Any], max_items: int | None = None) -> dict[str, Any]:
@@ -75,4 +80,21 @@ PARAMETERIZED_SEARCH = _object(
     sobjects=_array_of(_object(["name"], name=STRING)),
     overallLimit={"type": "integer"},
     defaultLimit={"type": "integer"},
+)
+
+# Bulk API 2.0 jobs (hardDelete is not among the operations: see HARD_DELETE_REFUSAL).
+_DIALECT: dict[str, dict[str, Any]] = {
+    "contentType": {"enum": ["CSV"]},
+    "columnDelimiter": {"enum": sorted(DELIMITERS)},
+    "lineEnding": {"enum": sorted(LINE_ENDINGS)},
+}
+INGEST_JOB = _object(
+    ["object", "operation"],
+    object=NAME,
+    operation={"enum": list(INGEST_OPERATIONS)},
+    externalIdFieldName=NAME,
+    **_DIALECT,
+)
+QUERY_JOB = _object(
+    ["operation", "query"], operation={"enum": list(QUERY_OPERATIONS)}, query=NAME, **_DIALECT
 )

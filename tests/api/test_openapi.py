@@ -184,13 +184,20 @@ def test_a_recent_limit_is_documented_as_a_positive_count(document: dict[str, An
     assert all(pattern.search(text) for text in ("1", "007", "200", "999999999"))
 
 
-def test_a_bulk_job_needs_its_body(document: dict[str, Any]) -> None:
-    for path in (f"{DATA}/jobs/ingest", f"{DATA}/jobs/query"):
-        body = operation(document, "post", path)["requestBody"]
-        assert body == {
-            "required": True,
-            "content": {"application/json": {"schema": {"type": "object"}}},
-        }
+def test_a_bulk_job_needs_its_body_and_names_what_it_does(document: dict[str, Any]) -> None:
+    required = {"ingest": ["object", "operation"], "query": ["operation", "query"]}
+    operations = {
+        "ingest": ["insert", "update", "upsert", "delete"],
+        "query": ["query", "queryAll"],
+    }
+    for kind in ("ingest", "query"):
+        body = operation(document, "post", f"{DATA}/jobs/{kind}")["requestBody"]
+        assert body["required"] is True
+        schema = body["content"]["application/json"]["schema"]
+        assert (schema["type"], schema["required"]) == ("object", required[kind])
+        assert schema["properties"]["operation"] == {"enum": operations[kind]}
+        assert schema["properties"]["contentType"] == {"enum": ["CSV"]}
+        assert schema["properties"]["lineEnding"] == {"enum": ["CRLF", "LF"]}
 
 
 def test_without_a_task_file_an_episode_names_its_task_by_row_and_none_are_listed(

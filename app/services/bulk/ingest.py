@@ -23,6 +23,7 @@ from app.storage.bulk_jobs import Job
 
 BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
 # The column each operation reads the record to act on from.
+INGEST_OPERATIONS = ("insert", "update", "upsert", "delete")
 KEY_COLUMN = {"update": "Id", "delete": "Id"}
 # hardDelete needs the "Bulk API Hard Delete" user permission, which a new org's users (its
 # System Administrator too) lack until an administrator grants it; localforce's users are
