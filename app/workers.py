@@ -28,7 +28,7 @@ LOG = logging.getLogger("uvicorn.error")  # where uvicorn reports a port it cann
 # replaces it (uvicorn's default, 5 s). A worker answers only once its process has imported
 # the server, which on a busy machine takes longer than 5 s: the supervisor then killed a
 # worker that was starting, and started another as slow. A hung worker is found later.
-WORKER_HEALTH_SECONDS = 60.0
+WORKER_HEALTH_SECONDS = 60
 
 
 def reuse_port_socket(host: str, port: int) -> socket.socket:
