@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -13,6 +14,7 @@ from app.metadata.values import format_datetime, parse_datetime, to_json
 from app.services.context import OrgContext
 from app.services.json_body import JsonBody
 from app.services.validation import (
+    ParentReference,
     check_references,
     missing_required,
     not_writable,
@@ -96,7 +98,7 @@ def create_record(conn: Connection, ctx: OrgContext, sobject: SObjectDef, body: 
             "Record ID: cannot specify Id in an insert call",
             ["Id"],
         )
-    values = validate_body(ctx, sobject, body, creating=True)
+    values = _with_parent_ids(conn, ctx, validate_body(ctx, sobject, body, creating=True))
     row: dict[str, Any] = {field.name: field.default for field in sobject.fields}
     row.update(values)
     if sobject.field("OwnerId") is not None and row.get("OwnerId") is None:
@@ -134,7 +136,7 @@ def update_record(
         if normalize_id(body_id) != row["Id"]:
             raise not_writable(["Id"])
         body = JsonBody(body.text, {k: v for k, v in body.data.items() if k.lower() != "id"})
-    values = validate_body(ctx, sobject, body, creating=False)
+    values = _with_parent_ids(conn, ctx, validate_body(ctx, sobject, body, creating=False))
     before = row.get("Status")
     row.update(values)
     missing = [name for name in missing_required(sobject, row) if name in values]
@@ -256,6 +258,35 @@ def find_by_external_id(
         select(table.c.Id).where(condition, table.c.IsDeleted.is_(False)).order_by(table.c.Id)
     )
     return [str(row[0]) for row in rows]
+
+
+def _with_parent_ids(conn: Connection, ctx: OrgContext, values: dict[str, Any]) -> dict[str, Any]:
+    """The values with each lookup set through its parent's external id holding that parent's id."""
+    return {
+        name: _parent_id(conn, ctx, value) if isinstance(value, ParentReference) else value
+        for name, value in values.items()
+    }
+
+
+def _parent_id(conn: Connection, ctx: OrgContext, reference: ParentReference) -> str:
+    """The one live parent a reference names, or Salesforce's error for none or several."""
+    field, value = reference.field, reference.value
+    text = json.dumps(value) if value is None or isinstance(value, bool) else str(value)
+    ids = find_by_external_id(conn, ctx, reference.parent, field, text) if value is not None else []
+    if not ids:
+        raise SalesforceError(
+            f"Foreign key external ID: {text} not found for field {field.name} in entity "
+            f"{reference.parent.name}",
+            error_code="INVALID_FIELD",
+            fields=[],
+        )
+    if len(ids) > 1:
+        raise SalesforceError(
+            f"{field.label}: more than one record found for external id field: [{', '.join(ids)}]",
+            error_code="DUPLICATE_EXTERNAL_ID",
+            fields=[],
+        )
+    return ids[0]
 
 
 def _single_match(

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection
 
-from app.errors import EntityIsDeleted, FeatureNotSupported, FieldError, SalesforceError
+from app.errors import EntityIsDeleted, FieldError, SalesforceError
 from app.metadata.model import ID_TYPES, FieldDef, FieldType, SObjectDef
 from app.metadata.values import parse_date, parse_datetime
 from app.services.context import OrgContext
@@ -44,9 +45,9 @@ _TYPE_NAMES = {
 }
 
 
-def unknown_field(name: str, sobject: SObjectDef) -> SalesforceError:
+def unknown_field(name: str, sobject_name: str) -> SalesforceError:
     return SalesforceError(
-        f"No such column '{name}' on sobject of type {sobject.name}", error_code="INVALID_FIELD"
+        f"No such column '{name}' on sobject of type {sobject_name}", error_code="INVALID_FIELD"
     )
 
 
@@ -216,19 +217,83 @@ def _check_found(deleted: bool | None) -> None:
         raise error
 
 
+@dataclass(frozen=True)
+class ParentReference:
+    """A lookup set through its parent's external id, `{"Account": {"ExtId__c": "A-1"}}`: the
+    record service finds the parent and stores its id in the lookup."""
+
+    parent: SObjectDef
+    field: FieldDef  # the parent's external id (or Id) field
+    value: Any
+
+
+def _invalid_field(message: str) -> SalesforceError:
+    return SalesforceError(message, error_code="INVALID_FIELD", fields=[])
+
+
+def _parent_reference(
+    ctx: OrgContext, lookup: FieldDef, relationship: str, value: Any
+) -> ParentReference:
+    """The parent reference a relationship key of a body names, with Salesforce's errors."""
+    if not isinstance(value, dict):
+        raise _invalid_field(
+            f"The value provided for foreign key reference {relationship} is not a nested SObject"
+        )
+    attributes = value.get("attributes")
+    named_type = attributes.get("type") if isinstance(attributes, dict) else None
+    keys = [key for key in value if key != "attributes"]
+    if len(keys) != 1:
+        raise _invalid_field(
+            "More than 1 field provided in an external foreign key reference in entity: "
+            f"{named_type or lookup.reference_to[0]}"
+        )
+    if named_type is None and len(lookup.reference_to) > 1:
+        raise _invalid_field(
+            f"The foreign key reference {relationship} is polymorphic: its nested SObject must "
+            "name its type in attributes"
+        )
+    target = named_type or lookup.reference_to[0]
+    allowed = {name.lower(): name for name in lookup.reference_to}
+    if not isinstance(target, str) or target.lower() not in allowed:
+        raise _invalid_field(f"Invalid type {target} for foreign key reference {relationship}")
+    parent = ctx.registry.get(allowed[target.lower()])
+    field = parent.field(keys[0]) if parent else None
+    if parent is None or field is None:
+        raise unknown_field(keys[0], allowed[target.lower()])
+    if not (field.external_id or field.type is FieldType.ID):
+        raise _invalid_field(
+            f"Field name provided, {field.name} does not match an External ID, Salesforce Id, "
+            f"or indexed field for {parent.name}"
+        )
+    if isinstance(value[keys[0]], dict | list):
+        raise _invalid_field(
+            f"The value provided for foreign key reference {relationship} is not a nested SObject"
+        )
+    return ParentReference(parent, field, value[keys[0]])
+
+
 def validate_body(
     ctx: OrgContext, sobject: SObjectDef, body: JsonBody, *, creating: bool
 ) -> dict[str, Any]:
-    """The body's writable values, keyed by canonical field name and typed for storage."""
+    """The body's writable values, keyed by canonical field name and typed for storage. A lookup
+    set through its parent's external id has a ParentReference for its value."""
     fields: dict[str, FieldDef] = {}
+    references: dict[str, ParentReference] = {}
     for key in body.data:
         if key == "attributes":
             continue
         field = sobject.field(key)
+        lookup = None if field is not None else sobject.field_by_relationship(key)
+        if lookup is not None:
+            if any(sobject.field(other) is lookup for other in body.data):
+                raise _invalid_field(
+                    f"Cannot specify both an external ID reference {lookup.relationship_name} "
+                    f"and a salesforce id, {lookup.name}"
+                )
+            references[lookup.name] = _parent_reference(ctx, lookup, key, body.data[key])
+            field = lookup
         if field is None:
-            if sobject.field_by_relationship(key) is not None:
-                raise FeatureNotSupported("setting a lookup through the parent's external id")
-            raise unknown_field(key, sobject)
+            raise unknown_field(key, sobject.name)
         fields[key] = field
     locked = [
         field.name
@@ -238,7 +303,8 @@ def validate_body(
     if locked:
         raise not_writable(locked)
     return {
-        field.name: _check_value(ctx, field, _coerce(body, key, field))
+        field.name: references.get(field.name)
+        or _check_value(ctx, field, _coerce(body, key, field))
         for key, field in fields.items()
     }
 

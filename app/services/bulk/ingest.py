@@ -106,9 +106,39 @@ def _value(sobject: SObjectDef, name: str, text: str) -> Any:
     return text
 
 
+def _parent_column(sobject: SObjectDef, name: str) -> tuple[str, str | None, str] | None:
+    """A column `Relationship.Field` (`Type:Relationship.Field` for a polymorphic lookup) that
+    sets a lookup through its parent's external id: (relationship, type, field)."""
+    if sobject.field(name) is not None or "." not in name:
+        return None
+    path, _, field = name.partition(".")
+    type_name, _, relationship = path.rpartition(":")
+    if sobject.field_by_relationship(relationship) is None:
+        return None
+    return relationship, type_name or None, field
+
+
+def _row_values(sobject: SObjectDef, header: list[str], row: list[str]) -> dict[str, Any]:
+    """A row's values as a REST body has them; a parent's external id as a nested record."""
+    values: dict[str, Any] = {}
+    for name, text in zip(header, row, strict=True):
+        if not text:
+            continue
+        parent = _parent_column(sobject, name)
+        if parent is None:
+            values[name] = _value(sobject, name, text)
+            continue
+        relationship, type_name, field = parent
+        nested: dict[str, Any] = {field: None if text == NULL_VALUE else text}
+        if type_name:
+            nested["attributes"] = {"type": type_name}
+        values[relationship] = nested
+    return values
+
+
 def _check_header(sobject: SObjectDef, header: list[str], job: Job) -> None:
     for name in header:
-        if sobject.field(name) is None:
+        if sobject.field(name) is None and _parent_column(sobject, name) is None:
             raise InvalidBatch(f"InvalidBatch : Field name not found : {name}")
     needed = KEY_COLUMN.get(job.operation) or job.external_id_field
     if needed and needed.lower() not in {name.lower() for name in header}:
@@ -184,11 +214,7 @@ def run_rows(
     action = _actions(conn, ctx, sobject, job)
     outcomes: list[RowOutcome] = []
     for row in rows:
-        values = {
-            name: _value(sobject, name, text)
-            for name, text in zip(header, row, strict=True)
-            if text
-        }
+        values = _row_values(sobject, header, row)
         savepoint = conn.begin_nested()
         try:
             record_id, created = action(values)
