@@ -1,5 +1,5 @@
 # localforce: `make run` serves a seeded org on http://127.0.0.1:8000; `make test` is the gate
-# (ruff, the layer contract of pyproject.toml, mypy and pytest).
+# (ruff, the layer contract of pyproject.toml, mypy, the docs build and pytest).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -12,7 +12,7 @@ JS_STAMP := $(JS_DIR)/node_modules/.installed
 SF_DIR := tests/clients/sf
 SF_STAMP := $(SF_DIR)/node_modules/.installed
 
-.PHONY: install js run seed test lint typecheck unit bench fuzz soak coverage chromium clean
+.PHONY: install js run seed test lint typecheck docs unit bench fuzz soak coverage chromium clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -62,7 +62,12 @@ unit: $(STAMP) $(JS_STAMP) $(SF_STAMP)
 	$(BIN)/pytest -q -n 2 --dist worksteal -m 'not timing'
 	$(BIN)/pytest -q -m timing $(TIMING_TESTS)
 
-test: lint typecheck unit
+# The documentation site (mkdocs.yml, docs/) into build/docs, git-ignored: --strict makes a
+# warning (a broken link, a page missing from the nav) fail the gate. It fetches nothing.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+test: lint typecheck docs unit
 
 # Every figure is a ratio to a floor measured in the same run (bench/floor.py: a bare app on
 # the same stack and data); PostgreSQL parts run when a server is reachable on 127.0.0.1:5432.
@@ -99,4 +104,4 @@ fuzz: $(STAMP)
 	$(BIN)/python -m bench.fuzz
 
 clean:
-	rm -rf $(VENV) $(JS_DIR)/node_modules $(SF_DIR)/node_modules data .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(JS_DIR)/node_modules $(SF_DIR)/node_modules data build/docs .mypy_cache .ruff_cache .pytest_cache
