@@ -1,6 +1,6 @@
-"""The README's scripted policy over MCP: ten best-region episodes, each solved with CRMArena's
-tools through the MCP endpoint and answered with submit_answer, all reaching reward 1, their
-results kept once their sandboxes are deleted."""
+"""The agents guide's scripted policy over MCP: ten best-region episodes, each solved with
+CRMArena's tools through the MCP endpoint and answered with submit_answer, all reaching reward 1,
+their results kept once their sandboxes are deleted."""
 
 from __future__ import annotations
 

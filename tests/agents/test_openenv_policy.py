@@ -1,5 +1,5 @@
 """The reference agent through OpenEnv's steps alone (OpenEnv's synchronous client): reward 1
-on a task of every type; and the README's example policy over ten episodes, as its command
+on a task of every type; and the agents guide's example policy over ten episodes, as its command
 line runs it."""
 
 from __future__ import annotations

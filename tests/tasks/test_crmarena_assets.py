@@ -85,7 +85,7 @@ HARNESS_IMPORT = (
 
 
 def test_the_readmes_launcher_runs_the_harness_script_on_the_file(tmp_path: Path) -> None:
-    """The launcher of the README, in a fresh interpreter, before a script that imports what
+    """The launcher of the tasks guide, in a fresh interpreter, before a script that imports what
     run_tasks.py imports, exactly as it does."""
     rows = [{"idx": 7, "task": "handle_time", "answer": None, "reward_metric": "exact_match"}]
     (tmp_path / "tasks.json").write_text(json.dumps(rows), encoding="utf-8")
