@@ -5,7 +5,6 @@ platform database, so every worker serves it."""
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from pathlib import Path
@@ -18,14 +17,14 @@ from app.storage.platform import EpisodeRecord
 from app.tasks.generator import tool_set_of
 from app.tasks.grading import ANSWER_KINDS, GradingFailed, score
 from app.tasks.judge import Judge
+from app.tasks.metrics import METRICS
+from app.tasks.model import TODAY
 from app.tasks.tools import ANSWER, READS
 
 EPISODES = EpisodeRecord.__table__  # type: ignore[attr-defined]
-TODAY = re.compile(r"Today's date: (\d{4}-\d{2}-\d{2})")
 # A task names a day; its clock stands at noon UTC, so the day is the same in any time zone
 # within 12 hours of UTC.
 CLOCK_TIME = time(12, 0)
-METRICS = ("exact_match", "fuzzy_match", "privacy_rejection", "diff_match")
 TASK_FIELDS = {"idx": int, "task": str, "query": str, "reward_metric": str, "metadata": dict}
 
 # What an agent may do in an episode, as function definitions (JSON Schema parameters), each

@@ -1,14 +1,15 @@
 """What a task is: CRMArena's row (crmarena.md section 4), the draft a task type draws before it
-is numbered, and the registry entry of a task type."""
+is numbered, the API a solver reads the org through, and the registry entry of a task type."""
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from random import Random
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Connection
 
@@ -26,6 +27,9 @@ Answer = str | list[str] | list[str | None] | list[dict[str, Any]] | None
 # CRMArena-Pro's answer key gives about one task in five of a type the answer None (crmarena.md
 # 4): the share of the Pro orgs' drawn tasks whose answer is None, in the types that have one.
 ABSTAIN_SHARE = 0.2
+
+# How `metadata.required` names the task's today (its first line, `required_text`).
+TODAY = re.compile(r"Today's date: (\d{4}-\d{2}-\d{2})")
 
 
 @functools.cache
@@ -108,6 +112,22 @@ class Draft:
     # What was drawn (period, product, threshold, ...): not written to the task file, kept for
     # checks that solve the task another way.
     params: Mapping[str, object] = field(default_factory=dict)
+
+
+class Api(Protocol):
+    """The org as a solver reads it: through its REST API, never its database."""
+
+    def query(self, soql: str) -> list[dict[str, Any]]: ...
+
+    def update(self, sobject: str, record_id: str, fields: dict[str, Any]) -> None: ...
+
+    def fields(self, sobject: str) -> set[str]: ...
+
+    def sobjects(self) -> set[str]: ...
+
+
+class NotScripted(Exception):
+    """A task the reference agent does not solve."""
 
 
 @dataclass(frozen=True)

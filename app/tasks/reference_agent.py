@@ -12,15 +12,13 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import date, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
-import httpx
-
-from app.tasks.episodes import TODAY
+from app.tasks.model import Api, NotScripted
 from app.tasks.original.service_agent import FACTS
-from app.tasks.periods import Period, read_period
+from app.tasks.periods import Period
 from app.tasks.pro.sales_activity import off_stage_tasks
 from app.tasks.pro.sales_ops import MAX_DISCOUNT_RULE, broken_rules, config_rules
 from app.tasks.pro.service_agent import PRODUCT_FACTS, ProductFact
@@ -34,99 +32,24 @@ from app.tasks.rulebook import (
     template_pattern,
     violation_lines,
 )
-
-API_VERSION = "v59.0"
-
-
-class Api(Protocol):
-    def query(self, soql: str) -> list[dict[str, Any]]: ...
-
-    def update(self, sobject: str, record_id: str, fields: dict[str, Any]) -> None: ...
-
-    def fields(self, sobject: str) -> set[str]: ...
-
-    def sobjects(self) -> set[str]: ...
-
-
-class NotScripted(Exception):
-    """A task type the reference agent does not solve."""
-
-
-class HttpApi:
-    """The org's REST API with a session token: every record of a query, page after page."""
-
-    def __init__(self, client: httpx.Client, token: str) -> None:
-        self.client = client
-        self.headers = {"Authorization": f"Bearer {token}"}
-
-    def query(self, soql: str) -> list[dict[str, Any]]:
-        url = f"/services/data/{API_VERSION}/query"
-        response = self.client.get(url, params={"q": soql}, headers=self.headers)
-        records: list[dict[str, Any]] = []
-        while True:
-            response.raise_for_status()
-            body = response.json()
-            records += body["records"]
-            if body["done"]:
-                return records
-            response = self.client.get(body["nextRecordsUrl"], headers=self.headers)
-
-    def update(self, sobject: str, record_id: str, fields: dict[str, Any]) -> None:
-        url = f"/services/data/{API_VERSION}/sobjects/{sobject}/{record_id}"
-        self.client.patch(url, json=fields, headers=self.headers).raise_for_status()
-
-    def fields(self, sobject: str) -> set[str]:
-        url = f"/services/data/{API_VERSION}/sobjects/{sobject}/describe"
-        response = self.client.get(url, headers=self.headers)
-        response.raise_for_status()
-        return {field["name"] for field in response.json()["fields"]}
-
-    def sobjects(self) -> set[str]:
-        response = self.client.get(f"/services/data/{API_VERSION}/sobjects", headers=self.headers)
-        response.raise_for_status()
-        return {sobject["name"] for sobject in response.json()["sobjects"]}
-
-
-def _literal(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _quoted(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _ids(values: Iterable[str]) -> str:
-    return "(" + ", ".join(_quoted(value) for value in values) + ")"
-
-
-def _moment(wire: str) -> datetime:
-    return datetime.strptime(wire, "%Y-%m-%dT%H:%M:%S.%f%z").replace(tzinfo=None)
-
-
-def _today(task: dict[str, Any]) -> date:
-    found = TODAY.search(task["metadata"]["required"])
-    if found is None:
-        raise NotScripted("the task names no today")
-    return date.fromisoformat(found[1])
-
-
-def _period(task: dict[str, Any]) -> Period:
-    return read_period(task["query"], _today(task))
-
-
-def _created_in(period: Period) -> str:
-    return f"CreatedDate >= {_literal(period.start)} AND CreatedDate < {_literal(period.end)}"
-
-
-def _pick(values: dict[str, float], extreme: str) -> str:
-    """The key of the lowest or highest value; "None" when there is nothing to compare."""
-    if not values:
-        return "None"
-    return (min if extreme == "min" else max)(values, key=lambda key: values[key])
-
-
-def _extreme(query: str) -> str:
-    return "min" if re.search(r"\b(shortest|fewest|lowest)\b", query) else "max"
+from app.tasks.solving import (
+    article_titled,
+    case_conversation,
+    counts,
+    created_in,
+    days_in,
+    extreme_of,
+    ids,
+    literal,
+    moment,
+    named_id,
+    org_of,
+    period_of,
+    pick,
+    product_items,
+    quoted,
+    today_of,
+)
 
 
 def _threshold(policy: str) -> int:
@@ -140,102 +63,85 @@ def _threshold(policy: str) -> int:
     return int(found[1])
 
 
-def _counts(api: Api, soql: str, key: str) -> dict[str, int]:
-    return {row[key]: int(row["n"]) for row in api.query(soql) if row[key] is not None}
-
-
 def _qualified(api: Api, period: Period, threshold: int) -> set[str]:
-    assigned = _counts(
+    assigned = counts(
         api,
         "SELECT NewValue__c, COUNT(Id) n FROM CaseHistory__c WHERE Field__c = 'Owner Assignment'"
-        f" AND {_created_in(period)} GROUP BY NewValue__c",
+        f" AND {created_in(period)} GROUP BY NewValue__c",
         "NewValue__c",
     )
     return {agent for agent, count in assigned.items() if count > threshold}
 
 
 def handle_time(api: Api, task: dict[str, Any]) -> str:
-    period = _period(task)
+    period = period_of(task)
     qualified = _qualified(api, period, _threshold(task["metadata"]["required"]))
     once = {
         row["CaseId__c"]
         for row in api.query(
             "SELECT CaseId__c FROM CaseHistory__c WHERE Field__c = 'Owner Assignment' AND "
-            f"{_created_in(period)} GROUP BY CaseId__c HAVING COUNT(Id) = 1"
+            f"{created_in(period)} GROUP BY CaseId__c HAVING COUNT(Id) = 1"
         )
     }
     times: dict[str, list[float]] = {}
     for case in api.query(
         "SELECT Id, OwnerId, CreatedDate, ClosedDate FROM Case WHERE Status = 'Closed' AND "
-        + _created_in(period)
+        + created_in(period)
     ):
         if case["OwnerId"] in qualified and case["Id"] in once and case["ClosedDate"]:
-            spent = _moment(case["ClosedDate"]) - _moment(case["CreatedDate"])
+            spent = moment(case["ClosedDate"]) - moment(case["CreatedDate"])
             times.setdefault(case["OwnerId"], []).append(spent.total_seconds())
     means = {owner: statistics.fmean(seconds) for owner, seconds in times.items()}
-    return _pick(means, _extreme(task["query"]))
+    return pick(means, extreme_of(task["query"]))
 
 
 def transfer_count(api: Api, task: dict[str, Any]) -> str:
-    period = _period(task)
+    period = period_of(task)
     qualified = _qualified(api, period, _threshold(task["metadata"]["required"]))
-    moved = _counts(
+    moved = counts(
         api,
         "SELECT OldValue__c, COUNT(Id) n FROM CaseHistory__c WHERE Field__c = 'Owner Assignment'"
-        f" AND {_created_in(period)} GROUP BY OldValue__c",
+        f" AND {created_in(period)} GROUP BY OldValue__c",
         "OldValue__c",
     )
-    counts = {agent: float(moved.get(agent, 0)) for agent in qualified}
-    return _pick(counts, _extreme(task["query"]))
-
-
-def _named_id(task: dict[str, Any], prefix: str, what: str) -> str:
-    """The record Id of key prefix `prefix` that the task's query names."""
-    found = re.search(rf"\b{prefix}[0-9A-Za-z]{{15}}\b", task["query"])
-    if found is None:
-        raise NotScripted(f"the query names no {what}")
-    return found[0]
-
-
-def _product_items(api: Api, product: str) -> list[str]:
-    rows = api.query(f"SELECT Id FROM OrderItem WHERE Product2Id = {_quoted(product)}")
-    return [row["Id"] for row in rows]
+    transfers = {agent: float(moved.get(agent, 0)) for agent in qualified}
+    return pick(transfers, extreme_of(task["query"]))
 
 
 def _product_cases(api: Api, task: dict[str, Any], fields: str) -> list[dict[str, Any]]:
-    product = _named_id(task, "01t", "product")
-    items = _product_items(api, product)
+    product = named_id(task, "01t", "product")
+    items = product_items(api, product)
     if not items:
         return []
     return api.query(
-        f"SELECT {fields} FROM Case WHERE OrderItemId__c IN {_ids(items)} AND "
-        + _created_in(_period(task))
+        f"SELECT {fields} FROM Case WHERE OrderItemId__c IN {ids(items)} AND "
+        + created_in(period_of(task))
     )
 
 
 def top_issue(api: Api, task: dict[str, Any]) -> str:
     cases = _product_cases(api, task, "IssueId__c")
-    counts = Counter(case["IssueId__c"] for case in cases if case["IssueId__c"])
-    return _pick(dict(counts), "max")
+    issues = Counter(case["IssueId__c"] for case in cases if case["IssueId__c"])
+    return pick(dict(issues), "max")
 
 
 def monthly_trend(api: Api, task: dict[str, Any]) -> str:
     cases = _product_cases(api, task, "CreatedDate")
-    counts = Counter(_moment(case["CreatedDate"]).strftime("%B") for case in cases)
-    return _pick(dict(counts), "max")
+    months = Counter(moment(case["CreatedDate"]).strftime("%B") for case in cases)
+    return pick(dict(months), "max")
 
 
 def best_region(api: Api, task: dict[str, Any]) -> str:
     times: dict[str, list[float]] = {}
     for case in api.query(
         "SELECT Account.ShippingState, CreatedDate, ClosedDate FROM Case WHERE Status = "
-        f"'Closed' AND {_created_in(_period(task))}"
+        f"'Closed' AND {created_in(period_of(task))}"
     ):
         state = (case.get("Account") or {}).get("ShippingState")
         if state and case["ClosedDate"]:
-            spent = _moment(case["ClosedDate"]) - _moment(case["CreatedDate"])
+            spent = moment(case["ClosedDate"]) - moment(case["CreatedDate"])
             times.setdefault(state, []).append(spent.total_seconds())
-    return _pick({state: statistics.fmean(t) for state, t in times.items()}, "min")
+    return pick({state: statistics.fmean(t) for state, t in times.items()}, "min")
 
 
 _NEW_CASE = (
@@ -254,7 +160,7 @@ def case_routing(api: Api, task: dict[str, Any]) -> str:
         case
         for case in api.query(
             "SELECT Id, Description, IssueId__c, OrderItemId__c FROM Case WHERE Subject = "
-            + _quoted(subject)
+            + quoted(subject)
         )
         if (case["Description"] or "").strip() == description.strip()
     ]
@@ -266,13 +172,11 @@ def case_routing(api: Api, task: dict[str, Any]) -> str:
 def _route(api: Api, issue: str, item: str) -> str:
     """The agent the routing policy picks for a case of `issue` about order item `item`."""
     closed = "SELECT OwnerId, COUNT(Id) n FROM Case WHERE Status = 'Closed' AND "
-    by_issue = _counts(api, f"{closed}IssueId__c = {_quoted(issue)} GROUP BY OwnerId", "OwnerId")
-    (product,) = api.query(f"SELECT Product2Id FROM OrderItem WHERE Id = {_quoted(item)}")
-    items = _product_items(api, product["Product2Id"])
-    by_product = _counts(
-        api, f"{closed}OrderItemId__c IN {_ids(items)} GROUP BY OwnerId", "OwnerId"
-    )
-    still_open = _counts(
+    by_issue = counts(api, f"{closed}IssueId__c = {quoted(issue)} GROUP BY OwnerId", "OwnerId")
+    (product,) = api.query(f"SELECT Product2Id FROM OrderItem WHERE Id = {quoted(item)}")
+    items = product_items(api, product["Product2Id"])
+    by_product = counts(api, f"{closed}OrderItemId__c IN {ids(items)} GROUP BY OwnerId", "OwnerId")
+    still_open = counts(
         api,
         "SELECT OwnerId, COUNT(Id) n FROM Case WHERE Status != 'Closed' GROUP BY OwnerId",
         "OwnerId",
@@ -285,10 +189,8 @@ def _route(api: Api, issue: str, item: str) -> str:
 
 
 def case_routing_write(api: Api, task: dict[str, Any]) -> str:
-    case_id = _named_id(task, "500", "case")
-    (case,) = api.query(
-        f"SELECT IssueId__c, OrderItemId__c FROM Case WHERE Id = {_quoted(case_id)}"
-    )
+    case_id = named_id(task, "500", "case")
+    (case,) = api.query(f"SELECT IssueId__c, OrderItemId__c FROM Case WHERE Id = {quoted(case_id)}")
     agent = _route(api, case["IssueId__c"], case["OrderItemId__c"])
     api.update("Case", case_id, {"OwnerId": agent})
     return f"Case {case_id} is now owned by {agent}."
@@ -304,11 +206,11 @@ def named_entity(api: Api, task: dict[str, Any]) -> str:
         raise NotScripted("the task names no purchase or no contact")
     count = 1 if bought[2] == "a" else int(bought[2])
     days = count * (7 if bought[3].startswith("week") else 1)
-    day = _today(task) - timedelta(days=days)
-    (account,) = api.query(f"SELECT AccountId FROM Contact WHERE Id = {_quoted(contact[1])}")
+    day = today_of(task) - timedelta(days=days)
+    (account,) = api.query(f"SELECT AccountId FROM Contact WHERE Id = {quoted(contact[1])}")
     items = api.query(
         "SELECT Product2Id, Product2.Name, Product2.Description FROM OrderItem WHERE "
-        f"Order.AccountId = {_quoted(account['AccountId'])} AND Order.Status = 'Activated' "
+        f"Order.AccountId = {quoted(account['AccountId'])} AND Order.Status = 'Activated' "
         f"AND Order.EffectiveDate = {day.isoformat()}"
     )
     word = re.compile(rf"\b{re.escape(bought[1])}\b", re.IGNORECASE)
@@ -323,35 +225,21 @@ def named_entity(api: Api, task: dict[str, Any]) -> str:
     return str(found.pop())
 
 
-def _case_conversation(api: Api, case_id: str) -> list[str]:
-    case = _quoted(case_id)
-    chats = api.query(f"SELECT Body FROM LiveChatTranscript WHERE CaseId = {case}")
-    emails = api.query(f"SELECT TextBody FROM EmailMessage WHERE ParentId = {case}")
-    return [row["Body"] or "" for row in chats] + [row["TextBody"] or "" for row in emails]
-
-
-def _article_titled(api: Api, title: str) -> str:
-    (article,) = api.query(
-        f"SELECT Id FROM Knowledge__kav WHERE PublishStatus = 'Online' AND Title = {_quoted(title)}"
-    )
-    return str(article["Id"])
-
-
 def policy_violation(api: Api, task: dict[str, Any]) -> str:
-    texts = _case_conversation(api, _named_id(task, "500", "case"))
-    org = _org(api)
+    texts = case_conversation(api, named_id(task, "500", "case"))
+    org = org_of(api)
     if org != "original":
         stated = resolutions_stated(org, texts)
         if len(stated) != 1:
             raise NotScripted(f"the conversation states {len(stated)} resolutions")
         ((issue, breaks),) = stated
-        return _article_titled(api, resolution_policy_title(org, issue)) if breaks else "None"
+        return article_titled(api, resolution_policy_title(org, issue)) if breaks else "None"
     broken = {title for title, line in violation_lines() for text in texts if line.search(text)}
     if not broken:
         return "None"
     if len(broken) > 1:
         raise NotScripted(f"lines of {len(broken)} policies are broken")
-    return _article_titled(api, broken.pop())
+    return article_titled(api, broken.pop())
 
 
 def knowledge_qa(api: Api, task: dict[str, Any]) -> str:
@@ -388,20 +276,15 @@ def _product_fact(api: Api, fact: ProductFact, query: str, question: str) -> str
     return fact.answer.format(value=values.pop())
 
 
-def _days_in(field: str, period: Period) -> str:
-    start, end = period.start.date().isoformat(), period.end.date().isoformat()
-    return f"{field} >= {start} AND {field} < {end}"
-
-
 def sales_amount(api: Api, task: dict[str, Any]) -> str:
     totals: dict[str, float] = {}
     for item in api.query(
         "SELECT Order.OwnerId, Quantity, UnitPrice FROM OrderItem WHERE Order.Status = "
-        f"'Activated' AND {_days_in('Order.EffectiveDate', _period(task))}"
+        f"'Activated' AND {days_in('Order.EffectiveDate', period_of(task))}"
     ):
         owner = item["Order"]["OwnerId"]
         totals[owner] = totals.get(owner, 0.0) + item["Quantity"] * item["UnitPrice"]
-    return _pick(totals, _extreme(task["query"]))
+    return pick(totals, extreme_of(task["query"]))
 
 
 def sales_cycle(api: Api, task: dict[str, Any]) -> str:
@@ -411,37 +294,37 @@ def sales_cycle(api: Api, task: dict[str, Any]) -> str:
     signed = {
         row["Id"]: date.fromisoformat(row[field[1]])
         for row in api.query(
-            f"SELECT Id, {field[1]} FROM Contract WHERE {_days_in(field[1], _period(task))}"
+            f"SELECT Id, {field[1]} FROM Contract WHERE {days_in(field[1], period_of(task))}"
         )
     }
     cycles: dict[str, list[float]] = {}
     if signed:
         for deal in api.query(
             "SELECT OwnerId, CreatedDate, ContractID__c FROM Opportunity WHERE ContractID__c IN "
-            + _ids(signed)
+            + ids(signed)
         ):
-            days = (signed[deal["ContractID__c"]] - _moment(deal["CreatedDate"]).date()).days
+            days = (signed[deal["ContractID__c"]] - moment(deal["CreatedDate"]).date()).days
             cycles.setdefault(deal["OwnerId"], []).append(float(days))
     means = {owner: statistics.fmean(days) for owner, days in cycles.items()}
-    return _pick(means, _extreme(task["query"]))
+    return pick(means, extreme_of(task["query"]))
 
 
 def conversion_rate(api: Api, task: dict[str, Any]) -> str:
     least = re.search(r"at least (\d+) leads", task["metadata"]["required"])
     if least is None:
         raise NotScripted("the policy names no least number of leads")
-    period = _period(task)
+    period = period_of(task)
     leads: dict[str, list[bool]] = {}
-    for lead in api.query(f"SELECT OwnerId, ConvertedDate FROM Lead WHERE {_created_in(period)}"):
+    for lead in api.query(f"SELECT OwnerId, ConvertedDate FROM Lead WHERE {created_in(period)}"):
         converted = lead["ConvertedDate"]
         inside = converted is not None and date.fromisoformat(converted) < period.end.date()
         leads.setdefault(lead["OwnerId"], []).append(inside)
     rates = {o: sum(won) / len(won) for o, won in leads.items() if len(won) >= int(least[1])}
-    return _pick(rates, _extreme(task["query"]))
+    return pick(rates, extreme_of(task["query"]))
 
 
 def quote_approval(api: Api, task: dict[str, Any]) -> str:
-    quote = _named_id(task, "0Q0", "quote")
+    quote = named_id(task, "0Q0", "quote")
     rules = [
         (row["Id"], float(rule[1]))
         for row in api.query(
@@ -452,13 +335,13 @@ def quote_approval(api: Api, task: dict[str, Any]) -> str:
     if len(rules) != 1:
         raise NotScripted(f"{len(rules)} articles state the largest discount")
     article, most = rules[0]
-    lines = api.query(f"SELECT Discount FROM QuoteLineItem WHERE QuoteId = {_quoted(quote)}")
+    lines = api.query(f"SELECT Discount FROM QuoteLineItem WHERE QuoteId = {quoted(quote)}")
     largest = max((line["Discount"] or 0.0 for line in lines), default=0.0)
     return article if largest > most else "None"
 
 
 def invalid_config(api: Api, task: dict[str, Any]) -> str:
-    quote = _named_id(task, "0Q0", "quote")
+    quote = named_id(task, "0Q0", "quote")
     answers = {
         row["Id"]: row["FAQ_Answer__c"] or ""
         for row in api.query(
@@ -469,7 +352,7 @@ def invalid_config(api: Api, task: dict[str, Any]) -> str:
     lines = [
         (row["Product2Id"], float(row["Quantity"]))
         for row in api.query(
-            f"SELECT Product2Id, Quantity FROM QuoteLineItem WHERE QuoteId = {_quoted(quote)}"
+            f"SELECT Product2Id, Quantity FROM QuoteLineItem WHERE QuoteId = {quoted(quote)}"
         )
     ]
     broken = broken_rules(config_rules(answers, products), lines)
@@ -479,8 +362,8 @@ def invalid_config(api: Api, task: dict[str, Any]) -> str:
 
 
 def activity_priority(api: Api, task: dict[str, Any]) -> str:
-    deal_id = _named_id(task, "006", "opportunity")
-    deal = _quoted(deal_id)
+    deal_id = named_id(task, "006", "opportunity")
+    deal = quoted(deal_id)
     (opportunity,) = api.query(f"SELECT StageName FROM Opportunity WHERE Id = {deal}")
     tasks = [
         (row["Id"], row["Subject"] or "")
@@ -488,22 +371,14 @@ def activity_priority(api: Api, task: dict[str, Any]) -> str:
             f"SELECT Id, Subject FROM Task WHERE WhatId = {deal} AND Status = 'Not Started'"
         )
     ]
-    org = _org(api)
+    org = org_of(api)
     stray = off_stage_tasks(org, opportunity["StageName"], tasks)
     return ", ".join(stray) if stray else "None"
 
 
-def _org(api: Api) -> str:
-    """Which org's texts the org speaks: only the Pro orgs record calls (a custom object), b2c
-    sells to people (person accounts), b2b to companies."""
-    if "VoiceCallTranscript__c" not in api.sobjects():
-        return "original"
-    return "b2c" if "IsPersonAccount" in api.fields("Account") else "b2b"
-
-
 def _stages(api: Api, deal_id: str) -> tuple[str, str]:
     """The opportunity's StageName, and the stage its activity shows."""
-    deal = _quoted(deal_id)
+    deal = quoted(deal_id)
     (opportunity,) = api.query(f"SELECT StageName FROM Opportunity WHERE Id = {deal}")
 
     def texts(field: str, sobject: str, where: str) -> list[str]:
@@ -517,19 +392,19 @@ def _stages(api: Api, deal_id: str) -> tuple[str, str]:
         call_transcripts=texts("Body__c", "VoiceCallTranscript__c", f"OpportunityId__c = {deal}"),
         has_quote=bool(api.query(f"SELECT Id FROM Quote WHERE OpportunityId = {deal}")),
     )
-    shown = stage_shown(_org(api), activity)
+    shown = stage_shown(org_of(api), activity)
     if shown is None:
         raise NotScripted("the opportunity's activity shows no stage")
     return opportunity["StageName"], shown
 
 
 def wrong_stage(api: Api, task: dict[str, Any]) -> str:
-    recorded, shown = _stages(api, _named_id(task, "006", "opportunity"))
+    recorded, shown = _stages(api, named_id(task, "006", "opportunity"))
     return "None" if shown == recorded else shown
 
 
 def stage_rectification_write(api: Api, task: dict[str, Any]) -> str:
-    deal = _named_id(task, "006", "opportunity")
+    deal = named_id(task, "006", "opportunity")
     recorded, shown = _stages(api, deal)
     if shown == recorded:
         return f"Opportunity {deal} is in the right stage, {recorded}."
@@ -538,15 +413,15 @@ def stage_rectification_write(api: Api, task: dict[str, Any]) -> str:
 
 
 def lead_routing_write(api: Api, task: dict[str, Any]) -> str:
-    lead = _named_id(task, "00Q", "lead")
+    lead = named_id(task, "00Q", "lead")
     agent = lead_routing(api, task)
     api.update("Lead", lead, {"OwnerId": agent})
     return f"Lead {lead} is now owned by {agent}."
 
 
 def case_closing_write(api: Api, task: dict[str, Any]) -> str:
-    case = _named_id(task, "500", "case")
-    if not resolutions_stated(_org(api), _case_conversation(api, case)):
+    case = named_id(task, "500", "case")
+    if not resolutions_stated(org_of(api), case_conversation(api, case)):
         return f"Case {case} has no resolution yet: it stays open."
     api.update("Case", case, {"Status": "Closed"})
     return f"Case {case} is closed."
@@ -564,13 +439,13 @@ def lead_routing(api: Api, task: dict[str, Any]) -> str:
     ]
     if len(territories) != 1:
         raise NotScripted(f"{len(territories)} territories list {state}")
-    end = _literal(datetime.combine(_today(task) + timedelta(days=1), datetime.min.time()))
+    end = literal(datetime.combine(today_of(task) + timedelta(days=1), datetime.min.time()))
     users = sorted(
         {
             row["UserId"]
             for row in api.query(
                 "SELECT UserId FROM UserTerritory2Association WHERE IsActive = true AND "
-                f"Territory2Id = {_quoted(territories[0])} AND CreatedDate < {end}"
+                f"Territory2Id = {quoted(territories[0])} AND CreatedDate < {end}"
             )
         }
     )
@@ -578,13 +453,13 @@ def lead_routing(api: Api, task: dict[str, Any]) -> str:
         row["Opportunity"]["OwnerId"]
         for row in api.query(
             "SELECT Opportunity.OwnerId FROM Quote WHERE Status = 'Accepted' AND "
-            f"Opportunity.OwnerId IN {_ids(users)}"
+            f"Opportunity.OwnerId IN {ids(users)}"
         )
     )
     unconverted = Counter(
         row["OwnerId"]
         for row in api.query(
-            f"SELECT OwnerId FROM Lead WHERE IsConverted = false AND OwnerId IN {_ids(users)}"
+            f"SELECT OwnerId FROM Lead WHERE IsConverted = false AND OwnerId IN {ids(users)}"
         )
     )
     ranked = sorted(users, key=lambda user: (-accepted[user], unconverted[user]))
@@ -592,9 +467,9 @@ def lead_routing(api: Api, task: dict[str, Any]) -> str:
 
 
 def lead_qualification(api: Api, task: dict[str, Any]) -> str:
-    lead = _quoted(_named_id(task, "00Q", "lead"))
+    lead = quoted(named_id(task, "00Q", "lead"))
     calls = api.query(f"SELECT Body__c FROM VoiceCallTranscript__c WHERE LeadId__c = {lead}")
-    org = _org(api)
+    org = org_of(api)
     failed = factors_failed(org, [row["Body__c"] or "" for row in calls])
     if failed is None:
         raise NotScripted("the calls do not settle every factor")

@@ -14,9 +14,10 @@ from app.tasks.baselines import RandomAnswers, do_nothing
 from app.tasks.generator import task_types
 from app.tasks.grading import grade
 from app.tasks.harness import run_tasks
-from app.tasks.model import planted_truth
+from app.tasks.model import NotScripted, planted_truth
 from app.tasks.original.service_agent import FACTS, Fact
-from app.tasks.reference_agent import SOLVERS, HttpApi, NotScripted, solve
+from app.tasks.reference_agent import SOLVERS, solve
+from app.tasks.solving import HttpApi
 from tests.conftest import TEST_SEED
 from tests.tasks.original_tasks import ORIGINAL_TABLES, original_tasks
 
