@@ -1,7 +1,7 @@
 """The task type registry: a type declared in one module (tests/tasks/toy_task.py), once
-registered, is generated, graded, given to an episode's agent, solved by the reference agent
-and handed to CRMArena's harness, with no other file naming it; and declarations that would
-disagree are refused."""
+registered, is generated, graded, given to an episode's agent, solved by the reference agent,
+handed to CRMArena's harness and listed in the coverage report, with no other file naming it;
+and declarations that would disagree are refused."""
 
 from __future__ import annotations
 
@@ -14,6 +14,10 @@ from typing import Any
 import httpx
 import pytest
 
+from app.config import REPO_ROOT
+from app.console.coverage import sources
+from app.console.coverage.markdown import render_markdown
+from app.console.coverage.tasks import task_types as coverage_rows
 from app.crmarena import ASSETS_MODULE, use_task_file
 from app.tasks.generator import task_types
 from app.tasks.grading import grade
@@ -85,6 +89,25 @@ def test_a_type_declared_in_one_module_is_used_everywhere_types_are(
         assert "case_owner" in use_task_file(task_file, org="original").EXTERNAL_FACING_TASKS
     finally:
         sys.modules.pop(ASSETS_MODULE, None)
+
+    # The coverage report lists it, with the tests that name it.
+    rows = coverage_rows(sources.TestIndex.scan(REPO_ROOT))
+    (row,) = [row for row in rows if row["task"] == "case_owner"]
+    assert row["orgs"] == ["original"] and row["metric"] == "exact_match"
+    assert row["answer_kind"] == "ids" and not row["writes"]
+    assert TOY_TEST in row["tests"]
+    report = {"apis": [], "soql": [], "sosl": [], "task_types": rows, "summary": SUMMARY}
+    assert "| `case_owner` | Service Agent | original | read | exact_match (ids) |" in (
+        render_markdown(report)
+    )
+
+
+TOY_TEST = (
+    "tests/tasks/test_registry.py::test_a_type_declared_in_one_module_is_used_everywhere_types_are"
+)
+SUMMARY = dict.fromkeys(
+    ("routes", "routes_supported", "soql", "soql_supported", "sosl", "sosl_supported"), 0
+)
 
 
 def test_a_registered_type_leaves_with_its_block() -> None:
