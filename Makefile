@@ -93,7 +93,8 @@ chromium:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }
 
 # The coverage report (app/console/coverage.json and docs/coverage.md) from the route table, the
-# SOQL and SOSL constructs of app/console/coverage/constructs.yaml and the tests (read, not run).
+# SOQL and SOSL constructs of app/console/coverage/constructs.yaml, the task types' registry and
+# the tests (read, not run).
 coverage: $(STAMP)
 	$(BIN)/localforce coverage
 

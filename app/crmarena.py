@@ -19,6 +19,7 @@ from types import ModuleType
 
 from app.config import Settings
 from app.metadata.prompt_schema import crmarena_schema
+from app.tasks.registry import external_facing
 
 ASSETS_MODULE = "crm_sandbox.data.assets"
 CRMARENA_METRICS = ("exact_match", "fuzzy_match", "privacy_rejection")
@@ -30,14 +31,6 @@ TASK_LISTS = {
     "b2c": ("TASKS_B2C", "TASKS_B2C_INTERACTIVE"),
 }
 SCHEMA_LISTS = {"original": "SCHEMA_ORIGINAL", "b2b": "B2B_SCHEMA", "b2c": "B2C_SCHEMA"}
-# The types an agent answers as the company's customer-facing agent (CRMArena's list).
-EXTERNAL_FACING_TASKS = [
-    "knowledge_qa",
-    "named_entity_disambiguation",
-    "private_customer_information",
-    "internal_operation_data",
-    "confidential_company_knowledge",
-]
 
 
 def use_task_file(task_file: Path | str, *, org: str, seed_dir: Path | None = None) -> ModuleType:
@@ -53,7 +46,8 @@ def use_task_file(task_file: Path | str, *, org: str, seed_dir: Path | None = No
         for task_list in lists:
             setattr(module, task_list, list(tasks) if name == org else [])
         setattr(module, SCHEMA_LISTS[name], crmarena_schema(name, seeds))
-    module.EXTERNAL_FACING_TASKS = list(EXTERNAL_FACING_TASKS)  # type: ignore[attr-defined]
+    # The types an agent answers as the company's customer-facing agent, as they declare it.
+    module.EXTERNAL_FACING_TASKS = list(external_facing())  # type: ignore[attr-defined]
     module.TOOLS = None  # type: ignore[attr-defined]
     sys.modules[ASSETS_MODULE] = module
     return module

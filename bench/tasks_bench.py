@@ -20,9 +20,10 @@ from typing import Any
 import httpx
 
 from app.tasks.baselines import RandomAnswers, do_nothing
-from app.tasks.generator import TASK_TYPES, generate_tasks, task_file_text
+from app.tasks.generator import generate_tasks, task_file_text
 from app.tasks.harness import Agent, run_tasks
 from app.tasks.reference_agent import solve
+from app.tasks.registry import TASK_TYPES
 from bench.server import running_org
 from tests.conftest import ADMIN_HEADERS
 
@@ -67,9 +68,9 @@ def bench_org(org_name: str, per_type: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--per-type", type=int, default=50)
-    parser.add_argument("--org", choices=sorted(TASK_TYPES), action="append")
+    parser.add_argument("--org", choices=sorted(TASK_TYPES.orgs()), action="append")
     args = parser.parse_args()
-    for org in args.org or list(TASK_TYPES):
+    for org in args.org or TASK_TYPES.orgs():
         bench_org(org, args.per_type)
 
 

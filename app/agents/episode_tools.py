@@ -22,7 +22,7 @@ from app.api.deps import resolve_token, token_in
 from app.api.state import AppState
 from app.storage.database import platform_transaction
 from app.tasks.episodes import EPISODES
-from app.tasks.generator import tool_set_of
+from app.tasks.registry import tool_set_of
 from app.tasks.results import EpisodeEnded, record_tool_call
 from app.tasks.tools import allows
 

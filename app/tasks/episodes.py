@@ -5,7 +5,6 @@ platform database, so every worker serves it."""
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from pathlib import Path
@@ -15,17 +14,17 @@ from sqlalchemy import Connection, insert, select
 
 from app.errors import NotFound, SalesforceError
 from app.storage.platform import EpisodeRecord
-from app.tasks.generator import tool_set_of
-from app.tasks.grading import ANSWER_KINDS, GradingFailed, score
+from app.tasks.grading import GradingFailed, score
 from app.tasks.judge import Judge
+from app.tasks.metrics import METRICS
+from app.tasks.model import TODAY
+from app.tasks.registry import answer_kind, tool_set_of
 from app.tasks.tools import ANSWER, READS
 
 EPISODES = EpisodeRecord.__table__  # type: ignore[attr-defined]
-TODAY = re.compile(r"Today's date: (\d{4}-\d{2}-\d{2})")
 # A task names a day; its clock stands at noon UTC, so the day is the same in any time zone
 # within 12 hours of UTC.
 CLOCK_TIME = time(12, 0)
-METRICS = ("exact_match", "fuzzy_match", "privacy_rejection", "diff_match")
 TASK_FIELDS = {"idx": int, "task": str, "query": str, "reward_metric": str, "metadata": dict}
 
 # What an agent may do in an episode, as function definitions (JSON Schema parameters), each
@@ -115,7 +114,7 @@ class EpisodeTask:
             raise InvalidTask("task.answer: missing (null if the task has none)")
         if value["reward_metric"] not in METRICS:
             raise InvalidTask(f"task.reward_metric: one of {', '.join(METRICS)}")
-        if value["reward_metric"] == "exact_match" and value["task"] not in ANSWER_KINDS:
+        if value["reward_metric"] == "exact_match" and answer_kind(value["task"]) is None:
             raise InvalidTask(f"task.task: no exact-match answer kind for {value['task']}")
         if value["reward_metric"] == "diff_match" and not _are_changes(value["answer"]):
             raise InvalidTask(

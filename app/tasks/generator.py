@@ -8,12 +8,10 @@ fails the generation instead of writing fewer."""
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from random import Random
-from typing import Any
 
 from sqlalchemy import Engine
 
@@ -29,62 +27,18 @@ from app.tasks.model import (
     pro_answer,
     required_text,
 )
-from app.tasks.original import service_agent, service_analyst, service_manager
-from app.tasks.pro import (
-    confidentiality,
-    sales_activity,
-    sales_analyst,
-    sales_leads,
-    sales_ops,
-    writes,
-)
-from app.tasks.pro import service_agent as pro_service_agent
-from app.tasks.tools import ANY_WRITE, READ_ONLY
-
-PRO_TYPES = (
-    *service_manager.TASK_TYPES,
-    *pro_service_agent.TASK_TYPES,
-    *service_analyst.TASK_TYPES,
-    *sales_analyst.TASK_TYPES,
-    *sales_ops.TASK_TYPES,
-    *sales_leads.TASK_TYPES,
-    *sales_activity.TASK_TYPES,
-    *confidentiality.TASK_TYPES,
-    *writes.TASK_TYPES,
-)
-TASK_TYPES: Mapping[str, Sequence[TaskType]] = {
-    "original": (
-        *service_manager.TASK_TYPES,
-        *service_agent.TASK_TYPES,
-        *service_analyst.TASK_TYPES,
-    ),
-    "b2b": PRO_TYPES,
-    "b2c": PRO_TYPES,
-}
-
-
-@functools.cache
-def declared_tools() -> Mapping[str, frozenset[str]]:
-    """Each task type's tool set, by its name (a name means the same type in every org)."""
-    return {kind.name: kind.tools for kinds in TASK_TYPES.values() for kind in kinds}
-
-
-def tool_set_of(row: Mapping[str, Any]) -> frozenset[str]:
-    """The tool set of a task row: its type's, or by its metric for a type none declares."""
-    declared = declared_tools().get(str(row.get("task")))
-    if declared is not None:
-        return declared
-    return ANY_WRITE if row.get("reward_metric") == "diff_match" else READ_ONLY
-
+from app.tasks.registry import TASK_TYPES
 
 DRAWS_PER_TASK = 40  # draws a type may spend on each task it emits before giving up
 
 
 def task_types(org: str) -> Sequence[TaskType]:
-    if org not in TASK_TYPES:
-        known = ", ".join(sorted(TASK_TYPES))
+    """The types drawn in `org`, in the order its task file numbers them (app.tasks.registry)."""
+    kinds = TASK_TYPES.of_org(org)
+    if not kinds:
+        known = ", ".join(sorted(TASK_TYPES.orgs()))
         raise TaskGenerationFailed(f"No task types are defined for org {org} (known: {known})")
-    return TASK_TYPES[org]
+    return kinds
 
 
 def draw_drafts(

@@ -10,27 +10,7 @@ from typing import Any
 from app.errors import SalesforceError
 from app.tasks import metrics
 from app.tasks.judge import Judge
-
-# The kind of item an exact-match answer lists, by task type (crmarena.md 5.1 and 5.2).
-ANSWER_KINDS = {
-    "case_routing": "ids",
-    "handle_time": "ids",
-    "transfer_count": "ids",
-    "named_entity_disambiguation": "ids",
-    "policy_violation_identification": "ids",
-    "top_issue_identification": "ids",
-    "monthly_trend_analysis": "months",
-    "best_region_identification": "states",
-    "lead_routing": "ids",
-    "invalid_config": "ids",
-    "quote_approval": "ids",
-    "lead_qualification": "bant",
-    "wrong_stage_rectification": "stages",
-    "activity_priority": "ids",
-    "sales_amount_understanding": "ids",
-    "sales_cycle_understanding": "ids",
-    "conversion_rate_comprehension": "ids",
-}
+from app.tasks.registry import answer_kind
 
 
 class GradingFailed(SalesforceError):
@@ -55,7 +35,7 @@ def score(
             )
         return metrics.diff_match(diff, gold)
     if metric == "exact_match":
-        kind = ANSWER_KINDS.get(task["task"])
+        kind = answer_kind(task["task"])  # as its type declares it (crmarena.md 5.1, 5.2)
         if kind is None:
             raise GradingFailed(f"No answer kind is known for task type {task['task']}")
         return metrics.exact_match(response, gold, kind)

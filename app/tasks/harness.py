@@ -9,7 +9,8 @@ from typing import Any
 
 import httpx
 
-from app.tasks.reference_agent import Api, HttpApi
+from app.tasks.model import Api
+from app.tasks.solving import HttpApi
 
 EPISODES = "/__localforce/episodes"
 Agent = Callable[[Api, dict[str, Any]], str]

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 Gold = str | Sequence[str | None] | None
+METRICS = ("exact_match", "fuzzy_match", "privacy_rejection", "diff_match")
 
 US_STATES = frozenset(
     [

@@ -1,14 +1,16 @@
 """What a task is: CRMArena's row (crmarena.md section 4), the draft a task type draws before it
-is numbered, and the registry entry of a task type."""
+is numbered, the API a solver reads the org through, and the declaration of a task type (what
+app.tasks.registry collects)."""
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from random import Random
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Connection
 
@@ -17,6 +19,7 @@ from app.seeding.generate import LatentTruth, generate
 from app.seeding.pro import ProLatentTruth
 from app.seeding.pro import generate as generate_pro
 from app.storage.tables import TableSet
+from app.tasks.metrics import EXTRACTORS, METRICS
 from app.tasks.tools import READ_ONLY
 
 # A text answer (None: the task has none), a list of Ids, or a write task's expected changes:
@@ -26,6 +29,14 @@ Answer = str | list[str] | list[str | None] | list[dict[str, Any]] | None
 # CRMArena-Pro's answer key gives about one task in five of a type the answer None (crmarena.md
 # 4): the share of the Pro orgs' drawn tasks whose answer is None, in the types that have one.
 ABSTAIN_SHARE = 0.2
+
+# The orgs a task type is drawn in: CRMArena's original org, CRMArena-Pro's two.
+ORIGINAL: tuple[str, ...] = ("original",)
+PRO: tuple[str, ...] = ("b2b", "b2c")
+EVERY_ORG: tuple[str, ...] = (*ORIGINAL, *PRO)
+
+# How `metadata.required` names the task's today (its first line, `required_text`).
+TODAY = re.compile(r"Today's date: (\d{4}-\d{2}-\d{2})")
 
 
 @functools.cache
@@ -110,13 +121,75 @@ class Draft:
     params: Mapping[str, object] = field(default_factory=dict)
 
 
+class Api(Protocol):
+    """The org as a solver reads it: through its REST API, never its database."""
+
+    def query(self, soql: str) -> list[dict[str, Any]]: ...
+
+    def update(self, sobject: str, record_id: str, fields: dict[str, Any]) -> None: ...
+
+    def fields(self, sobject: str) -> set[str]: ...
+
+    def sobjects(self) -> set[str]: ...
+
+
+class NotScripted(Exception):
+    """A task the reference agent does not solve."""
+
+
+class ForAnotherFamily(NotScripted):
+    """A task a solver leaves to another family's: where two families declare a type name (the
+    original org's knowledge QA and the Pro orgs'), the reference agent tries their solvers in
+    turn, each raising this for a task of the other's orgs."""
+
+
+# A task type's reference solver: the task as the agent gets it (its row, without the answer)
+# -> the response; raises NotScripted where its script does not reach.
+Solver = Callable[[Api, dict[str, Any]], str]
+
+
 @dataclass(frozen=True)
 class TaskType:
+    """A task type, declared once, in its family's module (app/tasks/original, app/tasks/pro):
+    what the generator draws, the grader scores, the reference agent solves and an episode
+    gives its agent. A name two families declare (one per org family) means one type: the
+    registry checks that they agree on how it is graded and what its agent may call."""
+
     name: str  # the dataset key, e.g. "handle_time"
     persona: str
-    reward_metric: str  # "exact_match", "fuzzy_match" or "privacy_rejection"
+    reward_metric: str  # one of metrics.METRICS
     draw: Callable[[Random, OrgData], Draft]  # raises DrawRejected for a draw not to emit
+    solve: Solver  # the reference agent's script
+    orgs: tuple[str, ...]  # the orgs it is drawn in (ORIGINAL, PRO, EVERY_ORG)
+    answer_kind: str | None = None  # an exact-match answer's items (metrics.EXTRACTORS)
     tools: frozenset[str] = READ_ONLY  # what its agent may call (app.tasks.tools)
+    # Asked as the company's customer-facing agent (CRMArena's EXTERNAL_FACING_TASKS).
+    external_facing: bool = False
+
+    def __post_init__(self) -> None:
+        problem = declaration_problem(self)
+        if problem:
+            raise ValueError(f"Task type {self.name}: {problem}")
+
+    @property
+    def writes(self) -> bool:
+        """A write task: done by changing the org, graded by the episode's diff."""
+        return self.reward_metric == "diff_match"
+
+
+def declaration_problem(kind: TaskType) -> str:
+    """What is wrong with a declaration ("" when nothing is)."""
+    if kind.reward_metric not in METRICS:
+        return f"reward_metric {kind.reward_metric} is not one of {', '.join(METRICS)}"
+    if (kind.reward_metric == "exact_match") != (kind.answer_kind is not None):
+        return "an exact_match type, and only one, names its answer_kind"
+    if kind.answer_kind is not None and kind.answer_kind not in EXTRACTORS:
+        return f"answer_kind {kind.answer_kind} is not one of {', '.join(EXTRACTORS)}"
+    if kind.writes != bool(kind.tools - READ_ONLY):
+        return "a diff_match type, and only one, has a write tool"
+    if not kind.orgs:
+        return "it is drawn in no org"
+    return ""
 
 
 @dataclass(frozen=True)

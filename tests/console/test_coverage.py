@@ -199,6 +199,7 @@ def test_rendering_escapes_pipes_and_cuts_long_test_lists() -> None:
             }
         ],
         "sosl": [],
+        "task_types": [],
         "summary": {
             "routes": 1,
             "routes_supported": 0,

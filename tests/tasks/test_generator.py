@@ -27,7 +27,9 @@ from app.tasks.generator import (
     task_types,
 )
 from app.tasks.model import (
+    ORIGINAL,
     Ambiguous,
+    Api,
     Draft,
     NoAnswer,
     OrgData,
@@ -206,7 +208,10 @@ def test_a_type_that_cannot_find_enough_single_answers_fails_the_generation(
     def always_tied(rng: Random, data: OrgData) -> Draft:
         raise Ambiguous
 
-    kind = TaskType("tied", "Nobody", "exact_match", always_tied)
+    def never_asked(api: Api, task: dict[str, Any]) -> str:
+        raise AssertionError("no tied task is drawn")
+
+    kind = TaskType("tied", "Nobody", "exact_match", always_tied, never_asked, ORIGINAL, "ids")
     with engine.connect() as conn, pytest.raises(TaskGenerationFailed) as raised:
         draw_drafts(OrgData(conn=conn, tables=TABLES, org="original", seed=TEST_SEED), kind, 1, 3)
     assert str(raised.value) == (

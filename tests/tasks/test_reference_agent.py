@@ -14,9 +14,11 @@ from app.tasks.baselines import RandomAnswers, do_nothing
 from app.tasks.generator import task_types
 from app.tasks.grading import grade
 from app.tasks.harness import run_tasks
-from app.tasks.model import planted_truth
+from app.tasks.model import NotScripted, planted_truth
 from app.tasks.original.service_agent import FACTS, Fact
-from app.tasks.reference_agent import SOLVERS, HttpApi, NotScripted, solve
+from app.tasks.reference_agent import solve
+from app.tasks.registry import TASK_TYPES
+from app.tasks.solving import HttpApi
 from tests.conftest import TEST_SEED
 from tests.tasks.original_tasks import ORIGINAL_TABLES, original_tasks
 
@@ -43,7 +45,8 @@ def test_the_reference_agent_solves_every_task_of_a_scripted_type(
 
 def test_the_reference_agent_scripts_every_type(tasks: list[dict[str, Any]]) -> None:
     every_type = {kind.name for org in ("original", "b2b", "b2c") for kind in task_types(org)}
-    assert every_type == set(SOLVERS)
+    assert every_type == set(TASK_TYPES.names())
+    assert all(callable(kind.solve) for kind in TASK_TYPES)
     assert {task["task"] for task in tasks} == set(ORIGINAL_TYPES)
     with pytest.raises(NotScripted) as raised:
         solve(HttpApi(httpx.Client(), ""), {"task": "poetry"})

@@ -1,10 +1,11 @@
 """The coverage report: which Salesforce resources and which SOQL and SOSL constructs localforce
-serves, and which tests prove each, for the console's /console/coverage and docs/coverage.md.
+serves, which task types it generates, and which tests prove each, for the console's
+/console/coverage and docs/coverage.md.
 
-It is computed, never declared (see routes, constructs and sources): the route table of the app,
-the constructs of the reference's checklist run through localforce's own pipeline, and the test
-sources read statically. `localforce coverage` (`make coverage`) writes the two files; the
-test suite fails when they are stale."""
+It is computed, never declared (see routes, constructs, tasks and sources): the route table of
+the app, the constructs of the reference's checklist run through localforce's own pipeline, the
+task types' registry, and the test sources read statically. `localforce coverage` (`make
+coverage`) writes the two files; the test suite fails when they are stale."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from app.console.coverage.constructs import constructs, load_catalog
 from app.console.coverage.markdown import render_markdown
 from app.console.coverage.routes import apis, app_routes
 from app.console.coverage.sources import TestIndex
+from app.console.coverage.tasks import task_types
 
 JSON_FILE = Path("app") / "console" / "coverage.json"
 MARKDOWN_FILE = Path("docs") / "coverage.md"
@@ -25,7 +27,8 @@ PACKAGED = Path(__file__).resolve().parent.parent / "coverage.json"
 
 
 def build(root: Path, app: FastAPI) -> dict[str, Any]:
-    """The report: `app`'s routes, the constructs, and the tests under root/tests."""
+    """The report: `app`'s routes, the constructs, the task types, and the tests under
+    root/tests."""
     tests = TestIndex.scan(root)
     resources_by_api = apis(app_routes(app), tests)
     catalog = load_catalog()
@@ -40,7 +43,13 @@ def build(root: Path, app: FastAPI) -> dict[str, Any]:
         "sosl": len(sosl),
         "sosl_supported": sum(1 for item in sosl if item["supported"]),
     }
-    return {"apis": resources_by_api, "soql": soql, "sosl": sosl, "summary": summary}
+    return {
+        "apis": resources_by_api,
+        "soql": soql,
+        "sosl": sosl,
+        "task_types": task_types(tests),
+        "summary": summary,
+    }
 
 
 def load() -> dict[str, Any]:

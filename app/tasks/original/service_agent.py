@@ -6,7 +6,11 @@ drawn from. The other two ask about what the generator planted (the violation it
 into a case's conversation, the policy figures its articles state): their answers come from
 the planted truth and are checked against the database (the case has a conversation, the
 article is published, the figure is in the article's text); a disagreement fails the
-generation."""
+generation.
+
+The reference solvers read the same through the REST API; where a task needs reading, from a
+rulebook: the lines the knowledge base's policies (and the issues' stories) count as
+violations, which words of an article state the figure each question asks for."""
 
 from __future__ import annotations
 
@@ -14,15 +18,30 @@ import re
 from dataclasses import dataclass
 from datetime import timedelta
 from random import Random
+from typing import Any
 
 from app.tasks import org_sql
 from app.tasks.model import (
+    EVERY_ORG,
+    ORIGINAL,
     Ambiguous,
+    Api,
     Draft,
+    ForAnotherFamily,
     NoAnswer,
+    NotScripted,
     OrgData,
     PlantedTruthDisagrees,
     TaskType,
+)
+from app.tasks.rulebook import violation_lines
+from app.tasks.solving import (
+    article_titled,
+    case_conversation,
+    named_id,
+    org_of,
+    quoted,
+    today_of,
 )
 
 PERSONA = "Service Agent"
@@ -302,10 +321,94 @@ def draw_knowledge_qa(rng: Random, data: OrgData) -> Draft:
     return Draft(answer, question, last, "", "", {"fact": fact.name})
 
 
-# The Pro orgs ask it too: their contacts' accounts have Activated orders in the same shape.
-NAMED_ENTITY = TaskType("named_entity_disambiguation", PERSONA, "exact_match", draw_named_entity)
+# --- the reference solvers --------------------------------------------------------------------
+
+_BOUGHT = re.compile(r"the (\S+) I (?:bought|purchased|ordered) (a|\d+) (days?|weeks?) ago")
+_CONTACT = re.compile(r"Contact Id: (003[0-9A-Za-z]{15})")
+
+
+def solve_named_entity(api: Api, task: dict[str, Any]) -> str:
+    bought, contact = _BOUGHT.search(task["query"]), _CONTACT.search(task["metadata"]["required"])
+    if bought is None or contact is None:
+        raise NotScripted("the task names no purchase or no contact")
+    count = 1 if bought[2] == "a" else int(bought[2])
+    days = count * (7 if bought[3].startswith("week") else 1)
+    day = today_of(task) - timedelta(days=days)
+    (account,) = api.query(f"SELECT AccountId FROM Contact WHERE Id = {quoted(contact[1])}")
+    items = api.query(
+        "SELECT Product2Id, Product2.Name, Product2.Description FROM OrderItem WHERE "
+        f"Order.AccountId = {quoted(account['AccountId'])} AND Order.Status = 'Activated' "
+        f"AND Order.EffectiveDate = {day.isoformat()}"
+    )
+    word = re.compile(rf"\b{re.escape(bought[1])}\b", re.IGNORECASE)
+    found = {
+        item["Product2Id"]
+        for item in items
+        if word.search(item["Product2"]["Name"] or "")
+        or word.search(item["Product2"]["Description"] or "")
+    }
+    if len(found) != 1:
+        raise NotScripted(f"{len(found)} products fit {bought[1]!r}")
+    return str(found.pop())
+
+
+def solve_policy_violation(api: Api, task: dict[str, Any]) -> str:
+    if org_of(api) != "original":
+        raise ForAnotherFamily("a Pro org's case: its resolution is read against its policy")
+    texts = case_conversation(api, named_id(task, "500", "case"))
+    broken = {title for title, line in violation_lines() for text in texts if line.search(text)}
+    if not broken:
+        return "None"
+    if len(broken) > 1:
+        raise NotScripted(f"lines of {len(broken)} policies are broken")
+    return article_titled(api, broken.pop())
+
+
+def solve_knowledge_qa(api: Api, task: dict[str, Any]) -> str:
+    fact = next((fact for fact in FACTS if task["query"] in fact.questions), None)
+    if fact is None:
+        raise ForAnotherFamily("the question is not in the original org's rulebook")
+    # A figure: digits (with separators) up to its last digit, else the shortest word; a lazy
+    # word alone would stop after one character where the evidence ends with the figure.
+    figure = r"(\d[\d,.]*\d|\d|\S+?)"
+    pattern = re.compile(figure.join(re.escape(part) for part in fact.evidence.split("{value}")))
+    for row in api.query("SELECT Summary FROM Knowledge__kav WHERE PublishStatus = 'Online'"):
+        stated = pattern.search(row["Summary"] or "")
+        if stated is not None:
+            value = stated[1] if pattern.groups else None
+            return fact.answer.format(value=value)
+    raise NotScripted("no article states it")
+
+
 TASK_TYPES = (
-    NAMED_ENTITY,
-    TaskType("policy_violation_identification", PERSONA, "exact_match", draw_policy_violation),
-    TaskType("knowledge_qa", PERSONA, "fuzzy_match", draw_knowledge_qa),
+    # The Pro orgs ask it too: their contacts' accounts have Activated orders in the same shape.
+    TaskType(
+        name="named_entity_disambiguation",
+        persona=PERSONA,
+        reward_metric="exact_match",
+        answer_kind="ids",
+        draw=draw_named_entity,
+        solve=solve_named_entity,
+        orgs=EVERY_ORG,
+        external_facing=True,
+    ),
+    # The Pro orgs' own, of the same names: app.tasks.pro.service_agent.
+    TaskType(
+        name="policy_violation_identification",
+        persona=PERSONA,
+        reward_metric="exact_match",
+        answer_kind="ids",
+        draw=draw_policy_violation,
+        solve=solve_policy_violation,
+        orgs=ORIGINAL,
+    ),
+    TaskType(
+        name="knowledge_qa",
+        persona=PERSONA,
+        reward_metric="fuzzy_match",
+        draw=draw_knowledge_qa,
+        solve=solve_knowledge_qa,
+        orgs=ORIGINAL,
+        external_facing=True,
+    ),
 )

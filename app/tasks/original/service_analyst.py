@@ -1,5 +1,5 @@
 """The Service Analyst's tasks: Top Issue Identification, Monthly Trend Analysis and Best Region
-Identification (crmarena.md 5.1)."""
+Identification (crmarena.md 5.1), asked in every org."""
 
 from __future__ import annotations
 
@@ -8,10 +8,20 @@ import statistics
 from collections import Counter
 from datetime import date, datetime, timedelta
 from random import Random
+from typing import Any
 
 from app.tasks import org_sql
-from app.tasks.model import Draft, NoAnswer, OrgData, TaskType, single_extreme
+from app.tasks.model import EVERY_ORG, Api, Draft, NoAnswer, OrgData, TaskType, single_extreme
 from app.tasks.periods import DEFINITIONS, Period, draw_window, quarter, season, year
+from app.tasks.solving import (
+    created_in,
+    ids,
+    moment,
+    named_id,
+    period_of,
+    pick,
+    product_items,
+)
 
 PERSONA = "Service Analyst"
 MIN_PRODUCT_CASES = 3  # a product drawn for a task has at least this many cases in all
@@ -132,8 +142,71 @@ def draw_best_region(rng: Random, data: OrgData) -> Draft:
     return Draft(answer, query, today, policy, DEFINITIONS, {"period": period})
 
 
+# --- the reference solvers --------------------------------------------------------------------
+
+
+def _product_cases(api: Api, task: dict[str, Any], fields: str) -> list[dict[str, Any]]:
+    """The cases created in the task's period about an order item of the product it names."""
+    items = product_items(api, named_id(task, "01t", "product"))
+    if not items:
+        return []
+    return api.query(
+        f"SELECT {fields} FROM Case WHERE OrderItemId__c IN {ids(items)} AND "
+        + created_in(period_of(task))
+    )
+
+
+def solve_top_issue(api: Api, task: dict[str, Any]) -> str:
+    cases = _product_cases(api, task, "IssueId__c")
+    issues = Counter(case["IssueId__c"] for case in cases if case["IssueId__c"])
+    return pick(dict(issues), "max")
+
+
+def solve_monthly_trend(api: Api, task: dict[str, Any]) -> str:
+    cases = _product_cases(api, task, "CreatedDate")
+    months = Counter(moment(case["CreatedDate"]).strftime("%B") for case in cases)
+    return pick(dict(months), "max")
+
+
+def solve_best_region(api: Api, task: dict[str, Any]) -> str:
+    times: dict[str, list[float]] = {}
+    for case in api.query(
+        "SELECT Account.ShippingState, CreatedDate, ClosedDate FROM Case WHERE Status = "
+        f"'Closed' AND {created_in(period_of(task))}"
+    ):
+        state = (case.get("Account") or {}).get("ShippingState")
+        if state and case["ClosedDate"]:
+            spent = moment(case["ClosedDate"]) - moment(case["CreatedDate"])
+            times.setdefault(state, []).append(spent.total_seconds())
+    return pick({state: statistics.fmean(t) for state, t in times.items()}, "min")
+
+
 TASK_TYPES = (
-    TaskType("top_issue_identification", PERSONA, "exact_match", draw_top_issue),
-    TaskType("monthly_trend_analysis", PERSONA, "exact_match", draw_monthly_trend),
-    TaskType("best_region_identification", PERSONA, "exact_match", draw_best_region),
+    TaskType(
+        name="top_issue_identification",
+        persona=PERSONA,
+        reward_metric="exact_match",
+        answer_kind="ids",
+        draw=draw_top_issue,
+        solve=solve_top_issue,
+        orgs=EVERY_ORG,
+    ),
+    TaskType(
+        name="monthly_trend_analysis",
+        persona=PERSONA,
+        reward_metric="exact_match",
+        answer_kind="months",
+        draw=draw_monthly_trend,
+        solve=solve_monthly_trend,
+        orgs=EVERY_ORG,
+    ),
+    TaskType(
+        name="best_region_identification",
+        persona=PERSONA,
+        reward_metric="exact_match",
+        answer_kind="states",
+        draw=draw_best_region,
+        solve=solve_best_region,
+        orgs=EVERY_ORG,
+    ),
 )

@@ -1,25 +1,45 @@
 """The Service Manager's tasks (crmarena.md 5.1): New Case Routing, and the numeric Handle Time
 Understanding and Transfer Count Understanding. The numeric ones consider only the agents
 assigned more than N cases in the period, an assignment being an Owner Assignment row naming
-the agent as the new owner (a case's first owner or the agent it was transferred to)."""
+the agent as the new owner (a case's first owner or the agent it was transferred to).
+
+Each type's draw computes its answer from the org's database; its solver, the reference
+agent's, finds it again through the REST API."""
 
 from __future__ import annotations
 
+import re
 import statistics
 from datetime import date
 from random import Random
+from typing import Any
 
 from app.tasks import org_sql
 from app.tasks.model import (
     ABSTAIN_SHARE,
+    EVERY_ORG,
     Ambiguous,
+    Api,
     Draft,
     NoAnswer,
+    NotScripted,
     OrgData,
     TaskType,
     single_extreme,
 )
 from app.tasks.periods import DEFINITIONS, Period, draw_window
+from app.tasks.solving import (
+    counts,
+    created_in,
+    extreme_of,
+    ids,
+    moment,
+    named_id,
+    period_of,
+    pick,
+    product_items,
+    quoted,
+)
 from app.tasks.tools import UPDATES
 
 PERSONA = "Service Manager"
@@ -207,9 +227,154 @@ def draw_case_routing_write(rng: Random, data: OrgData) -> Draft:
     return Draft(answer, query, created.date(), WRITE_POLICY, "", params)
 
 
+# --- the reference solvers --------------------------------------------------------------------
+
+
+def _threshold_of(policy: str) -> int:
+    if "at least one case" in policy:
+        return 0
+    if "more than one case" in policy:
+        return 1
+    found = re.search(r"more than (\d+) cases", policy)
+    if found is None:
+        raise NotScripted("the policy names no threshold")
+    return int(found[1])
+
+
+def _assigned(api: Api, period: Period, threshold: int) -> set[str]:
+    """The agents assigned more than `threshold` cases in the period."""
+    assigned = counts(
+        api,
+        "SELECT NewValue__c, COUNT(Id) n FROM CaseHistory__c WHERE Field__c = 'Owner Assignment'"
+        f" AND {created_in(period)} GROUP BY NewValue__c",
+        "NewValue__c",
+    )
+    return {agent for agent, count in assigned.items() if count > threshold}
+
+
+def solve_handle_time(api: Api, task: dict[str, Any]) -> str:
+    period = period_of(task)
+    qualified = _assigned(api, period, _threshold_of(task["metadata"]["required"]))
+    once = {
+        row["CaseId__c"]
+        for row in api.query(
+            "SELECT CaseId__c FROM CaseHistory__c WHERE Field__c = 'Owner Assignment' AND "
+            f"{created_in(period)} GROUP BY CaseId__c HAVING COUNT(Id) = 1"
+        )
+    }
+    times: dict[str, list[float]] = {}
+    for case in api.query(
+        "SELECT Id, OwnerId, CreatedDate, ClosedDate FROM Case WHERE Status = 'Closed' AND "
+        + created_in(period)
+    ):
+        if case["OwnerId"] in qualified and case["Id"] in once and case["ClosedDate"]:
+            spent = moment(case["ClosedDate"]) - moment(case["CreatedDate"])
+            times.setdefault(case["OwnerId"], []).append(spent.total_seconds())
+    means = {owner: statistics.fmean(seconds) for owner, seconds in times.items()}
+    return pick(means, extreme_of(task["query"]))
+
+
+def solve_transfer_count(api: Api, task: dict[str, Any]) -> str:
+    period = period_of(task)
+    qualified = _assigned(api, period, _threshold_of(task["metadata"]["required"]))
+    moved = counts(
+        api,
+        "SELECT OldValue__c, COUNT(Id) n FROM CaseHistory__c WHERE Field__c = 'Owner Assignment'"
+        f" AND {created_in(period)} GROUP BY OldValue__c",
+        "OldValue__c",
+    )
+    transfers = {agent: float(moved.get(agent, 0)) for agent in qualified}
+    return pick(transfers, extreme_of(task["query"]))
+
+
+_NEW_CASE = (
+    re.compile(r"Subject: (.*?)\. Description: (.*) Which agent should it be routed to\?$", re.S),
+    re.compile(r"Subject: (.*)\nDescription: (.*)$", re.S),
+    re.compile(r'Subject: "(.*)"\. Description: "(.*)"$', re.S),
+)
+
+
+def solve_case_routing(api: Api, task: dict[str, Any]) -> str:
+    found = next((m for p in _NEW_CASE if (m := p.search(task["query"]))), None)
+    if found is None:
+        raise NotScripted("the query holds no subject and description")
+    subject, description = found[1], found[2]
+    cases = [
+        case
+        for case in api.query(
+            "SELECT Id, Description, IssueId__c, OrderItemId__c FROM Case WHERE Subject = "
+            + quoted(subject)
+        )
+        if (case["Description"] or "").strip() == description.strip()
+    ]
+    if len(cases) != 1:
+        raise NotScripted(f"{len(cases)} cases have the new case's subject and description")
+    return _routed(api, cases[0]["IssueId__c"], cases[0]["OrderItemId__c"])
+
+
+def _routed(api: Api, issue: str, item: str) -> str:
+    """The agent the routing policy picks for a case of `issue` about order item `item`."""
+    closed = "SELECT OwnerId, COUNT(Id) n FROM Case WHERE Status = 'Closed' AND "
+    by_issue = counts(api, f"{closed}IssueId__c = {quoted(issue)} GROUP BY OwnerId", "OwnerId")
+    (product,) = api.query(f"SELECT Product2Id FROM OrderItem WHERE Id = {quoted(item)}")
+    items = product_items(api, product["Product2Id"])
+    by_product = counts(api, f"{closed}OrderItemId__c IN {ids(items)} GROUP BY OwnerId", "OwnerId")
+    still_open = counts(
+        api,
+        "SELECT OwnerId, COUNT(Id) n FROM Case WHERE Status != 'Closed' GROUP BY OwnerId",
+        "OwnerId",
+    )
+    ranked = sorted(
+        by_issue,
+        key=lambda agent: (-by_issue[agent], -by_product.get(agent, 0), still_open.get(agent, 0)),
+    )
+    return str(ranked[0])
+
+
+def solve_case_routing_write(api: Api, task: dict[str, Any]) -> str:
+    case_id = named_id(task, "500", "case")
+    (case,) = api.query(f"SELECT IssueId__c, OrderItemId__c FROM Case WHERE Id = {quoted(case_id)}")
+    agent = _routed(api, case["IssueId__c"], case["OrderItemId__c"])
+    api.update("Case", case_id, {"OwnerId": agent})
+    return f"Case {case_id} is now owned by {agent}."
+
+
+# The Pro orgs ask them too, over their own cases.
 TASK_TYPES = (
-    TaskType("case_routing", PERSONA, "exact_match", draw_case_routing),
-    TaskType("case_routing_write", PERSONA, "diff_match", draw_case_routing_write, UPDATES),
-    TaskType("handle_time", PERSONA, "exact_match", draw_handle_time),
-    TaskType("transfer_count", PERSONA, "exact_match", draw_transfer_count),
+    TaskType(
+        name="case_routing",
+        persona=PERSONA,
+        reward_metric="exact_match",
+        answer_kind="ids",
+        draw=draw_case_routing,
+        solve=solve_case_routing,
+        orgs=EVERY_ORG,
+    ),
+    TaskType(
+        name="case_routing_write",
+        persona=PERSONA,
+        reward_metric="diff_match",
+        draw=draw_case_routing_write,
+        solve=solve_case_routing_write,
+        orgs=EVERY_ORG,
+        tools=UPDATES,
+    ),
+    TaskType(
+        name="handle_time",
+        persona=PERSONA,
+        reward_metric="exact_match",
+        answer_kind="ids",
+        draw=draw_handle_time,
+        solve=solve_handle_time,
+        orgs=EVERY_ORG,
+    ),
+    TaskType(
+        name="transfer_count",
+        persona=PERSONA,
+        reward_metric="exact_match",
+        answer_kind="ids",
+        draw=draw_transfer_count,
+        solve=solve_transfer_count,
+        orgs=EVERY_ORG,
+    ),
 )

@@ -14,18 +14,23 @@ from __future__ import annotations
 
 from datetime import date
 from random import Random
+from typing import Any
 
 from app.tasks import org_sql
 from app.tasks.model import (
     ABSTAIN_SHARE,
+    PRO,
     Ambiguous,
+    Api,
     Draft,
     NoAnswer,
+    NotScripted,
     OrgData,
     PlantedTruthDisagrees,
     TaskType,
 )
-from app.tasks.rulebook import stage_order, stage_shown, stages_of_subject
+from app.tasks.rulebook import DealActivity, stage_order, stage_shown, stages_of_subject
+from app.tasks.solving import named_id, org_of, quoted
 
 PERSONA = "Sales Manager"
 
@@ -130,7 +135,66 @@ def draw_wrong_stage(rng: Random, data: OrgData) -> Draft:
     return Draft(answer, query, today, RECTIFY_POLICY, "", params)
 
 
+# --- the reference solvers --------------------------------------------------------------------
+
+
+def solve_activity_priority(api: Api, task: dict[str, Any]) -> str:
+    deal = quoted(named_id(task, "006", "opportunity"))
+    (opportunity,) = api.query(f"SELECT StageName FROM Opportunity WHERE Id = {deal}")
+    tasks = [
+        (row["Id"], row["Subject"] or "")
+        for row in api.query(
+            f"SELECT Id, Subject FROM Task WHERE WhatId = {deal} AND Status = 'Not Started'"
+        )
+    ]
+    stray = off_stage_tasks(org_of(api), opportunity["StageName"], tasks)
+    return ", ".join(stray) if stray else "None"
+
+
+def stages_read(api: Api, deal_id: str) -> tuple[str, str]:
+    """The opportunity's StageName, and the stage its activity shows, read through the API."""
+    deal = quoted(deal_id)
+    (opportunity,) = api.query(f"SELECT StageName FROM Opportunity WHERE Id = {deal}")
+
+    def texts(field: str, sobject: str, where: str) -> list[str]:
+        rows = api.query(f"SELECT {field} FROM {sobject} WHERE {where}")
+        return [row[field] or "" for row in rows]
+
+    activity = DealActivity(
+        task_subjects=texts("Subject", "Task", f"WhatId = {deal} AND Status != 'Not Started'"),
+        event_subjects=texts("Subject", "Event", f"WhatId = {deal}"),
+        email_subjects=texts("Subject", "EmailMessage", f"RelatedToId = {deal}"),
+        call_transcripts=texts("Body__c", "VoiceCallTranscript__c", f"OpportunityId__c = {deal}"),
+        has_quote=bool(api.query(f"SELECT Id FROM Quote WHERE OpportunityId = {deal}")),
+    )
+    shown = stage_shown(org_of(api), activity)
+    if shown is None:
+        raise NotScripted("the opportunity's activity shows no stage")
+    return opportunity["StageName"], shown
+
+
+def solve_wrong_stage(api: Api, task: dict[str, Any]) -> str:
+    recorded, shown = stages_read(api, named_id(task, "006", "opportunity"))
+    return "None" if shown == recorded else shown
+
+
 TASK_TYPES = (
-    TaskType("activity_priority", PERSONA, "exact_match", draw_activity_priority),
-    TaskType("wrong_stage_rectification", PERSONA, "exact_match", draw_wrong_stage),
+    TaskType(
+        name="activity_priority",
+        persona=PERSONA,
+        reward_metric="exact_match",
+        answer_kind="ids",
+        draw=draw_activity_priority,
+        solve=solve_activity_priority,
+        orgs=PRO,
+    ),
+    TaskType(
+        name="wrong_stage_rectification",
+        persona=PERSONA,
+        reward_metric="exact_match",
+        answer_kind="stages",
+        draw=draw_wrong_stage,
+        solve=solve_wrong_stage,
+        orgs=PRO,
+    ),
 )

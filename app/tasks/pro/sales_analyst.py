@@ -4,13 +4,25 @@ sales agent has the highest or lowest figure in a period."""
 
 from __future__ import annotations
 
+import re
 import statistics
 from datetime import date, timedelta
 from random import Random
+from typing import Any
 
 from app.tasks import org_sql
-from app.tasks.model import Draft, NoAnswer, OrgData, TaskType, single_extreme
+from app.tasks.model import (
+    PRO,
+    Api,
+    Draft,
+    NoAnswer,
+    NotScripted,
+    OrgData,
+    TaskType,
+    single_extreme,
+)
 from app.tasks.periods import DEFINITIONS, Period, draw_window, past, year
+from app.tasks.solving import created_in, days_in, extreme_of, ids, moment, period_of, pick
 
 PERSONA = "Sales Manager"
 WORDS = {"min": ("lowest", "shortest"), "max": ("highest", "longest")}
@@ -119,8 +131,82 @@ def draw_conversion_rate(rng: Random, data: OrgData) -> Draft:
     return _draft(answer, words, today, policy, period, extreme)
 
 
+# --- the reference solvers --------------------------------------------------------------------
+
+
+def solve_sales_amount(api: Api, task: dict[str, Any]) -> str:
+    totals: dict[str, float] = {}
+    for item in api.query(
+        "SELECT Order.OwnerId, Quantity, UnitPrice FROM OrderItem WHERE Order.Status = "
+        f"'Activated' AND {days_in('Order.EffectiveDate', period_of(task))}"
+    ):
+        owner = item["Order"]["OwnerId"]
+        totals[owner] = totals.get(owner, 0.0) + item["Quantity"] * item["UnitPrice"]
+    return pick(totals, extreme_of(task["query"]))
+
+
+def solve_sales_cycle(api: Api, task: dict[str, Any]) -> str:
+    field = re.search(r"Contract\.(\w+)\)", task["metadata"]["required"])
+    if field is None:
+        raise NotScripted("the policy names no signing date")
+    signed = {
+        row["Id"]: date.fromisoformat(row[field[1]])
+        for row in api.query(
+            f"SELECT Id, {field[1]} FROM Contract WHERE {days_in(field[1], period_of(task))}"
+        )
+    }
+    cycles: dict[str, list[float]] = {}
+    if signed:
+        for deal in api.query(
+            "SELECT OwnerId, CreatedDate, ContractID__c FROM Opportunity WHERE ContractID__c IN "
+            + ids(signed)
+        ):
+            days = (signed[deal["ContractID__c"]] - moment(deal["CreatedDate"]).date()).days
+            cycles.setdefault(deal["OwnerId"], []).append(float(days))
+    means = {owner: statistics.fmean(days) for owner, days in cycles.items()}
+    return pick(means, extreme_of(task["query"]))
+
+
+def solve_conversion_rate(api: Api, task: dict[str, Any]) -> str:
+    least = re.search(r"at least (\d+) leads", task["metadata"]["required"])
+    if least is None:
+        raise NotScripted("the policy names no least number of leads")
+    period = period_of(task)
+    leads: dict[str, list[bool]] = {}
+    for lead in api.query(f"SELECT OwnerId, ConvertedDate FROM Lead WHERE {created_in(period)}"):
+        converted = lead["ConvertedDate"]
+        inside = converted is not None and date.fromisoformat(converted) < period.end.date()
+        leads.setdefault(lead["OwnerId"], []).append(inside)
+    rates = {o: sum(won) / len(won) for o, won in leads.items() if len(won) >= int(least[1])}
+    return pick(rates, extreme_of(task["query"]))
+
+
 TASK_TYPES = (
-    TaskType("sales_amount_understanding", PERSONA, "exact_match", draw_sales_amount),
-    TaskType("sales_cycle_understanding", PERSONA, "exact_match", draw_sales_cycle),
-    TaskType("conversion_rate_comprehension", PERSONA, "exact_match", draw_conversion_rate),
+    TaskType(
+        name="sales_amount_understanding",
+        persona=PERSONA,
+        reward_metric="exact_match",
+        answer_kind="ids",
+        draw=draw_sales_amount,
+        solve=solve_sales_amount,
+        orgs=PRO,
+    ),
+    TaskType(
+        name="sales_cycle_understanding",
+        persona=PERSONA,
+        reward_metric="exact_match",
+        answer_kind="ids",
+        draw=draw_sales_cycle,
+        solve=solve_sales_cycle,
+        orgs=PRO,
+    ),
+    TaskType(
+        name="conversion_rate_comprehension",
+        persona=PERSONA,
+        reward_metric="exact_match",
+        answer_kind="ids",
+        draw=draw_conversion_rate,
+        solve=solve_conversion_rate,
+        orgs=PRO,
+    ),
 )

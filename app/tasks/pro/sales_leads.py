@@ -11,20 +11,27 @@
 
 from __future__ import annotations
 
-from datetime import date
+import re
+from collections import Counter
+from datetime import date, datetime, timedelta
 from random import Random
+from typing import Any
 
 from app.tasks import org_sql
 from app.tasks.model import (
     ABSTAIN_SHARE,
+    PRO,
     Ambiguous,
+    Api,
     Draft,
     NoAnswer,
+    NotScripted,
     OrgData,
     PlantedTruthDisagrees,
     TaskType,
 )
 from app.tasks.rulebook import bant_factors, factors_failed
+from app.tasks.solving import ids, literal, named_id, org_of, quoted, today_of
 
 ROUTING_QUERIES = (
     "A new lead, {name}, just came in from {state}. Which sales agent should it be routed to?",
@@ -118,8 +125,77 @@ def draw_lead_qualification(rng: Random, data: OrgData) -> Draft:
     return Draft(factors or None, query, last_call, QUALIFY_POLICY, "", params)
 
 
+# --- the reference solvers --------------------------------------------------------------------
+
+
+def solve_lead_routing(api: Api, task: dict[str, Any]) -> str:
+    found = re.search(r"\b(?:from|in) ([A-Z]{2})\b", task["query"])
+    if found is None:
+        raise NotScripted("the query names no state")
+    state = found[1]
+    territories = [
+        row["Id"]
+        for row in api.query("SELECT Id, Description FROM Territory2")
+        if state in (row["Description"] or "").replace(" ", "").split(",")
+    ]
+    if len(territories) != 1:
+        raise NotScripted(f"{len(territories)} territories list {state}")
+    end = literal(datetime.combine(today_of(task) + timedelta(days=1), datetime.min.time()))
+    users = sorted(
+        {
+            row["UserId"]
+            for row in api.query(
+                "SELECT UserId FROM UserTerritory2Association WHERE IsActive = true AND "
+                f"Territory2Id = {quoted(territories[0])} AND CreatedDate < {end}"
+            )
+        }
+    )
+    accepted = Counter(
+        row["Opportunity"]["OwnerId"]
+        for row in api.query(
+            "SELECT Opportunity.OwnerId FROM Quote WHERE Status = 'Accepted' AND "
+            f"Opportunity.OwnerId IN {ids(users)}"
+        )
+    )
+    unconverted = Counter(
+        row["OwnerId"]
+        for row in api.query(
+            f"SELECT OwnerId FROM Lead WHERE IsConverted = false AND OwnerId IN {ids(users)}"
+        )
+    )
+    ranked = sorted(users, key=lambda user: (-accepted[user], unconverted[user]))
+    return str(ranked[0])
+
+
+def solve_lead_qualification(api: Api, task: dict[str, Any]) -> str:
+    lead = quoted(named_id(task, "00Q", "lead"))
+    calls = api.query(f"SELECT Body__c FROM VoiceCallTranscript__c WHERE LeadId__c = {lead}")
+    org = org_of(api)
+    failed = factors_failed(org, [row["Body__c"] or "" for row in calls])
+    if failed is None:
+        raise NotScripted("the calls do not settle every factor")
+    failing = [factor for factor in bant_factors(org) if failed[factor]]
+    return ", ".join(failing) if failing else "None"
+
+
 PERSONA = "Sales Manager"
 TASK_TYPES = (
-    TaskType("lead_routing", PERSONA, "exact_match", draw_lead_routing),
-    TaskType("lead_qualification", "Sales Agent", "exact_match", draw_lead_qualification),
+    TaskType(
+        name="lead_routing",
+        persona=PERSONA,
+        reward_metric="exact_match",
+        answer_kind="ids",
+        draw=draw_lead_routing,
+        solve=solve_lead_routing,
+        orgs=PRO,
+    ),
+    TaskType(
+        name="lead_qualification",
+        persona="Sales Agent",
+        reward_metric="exact_match",
+        answer_kind="bant",
+        draw=draw_lead_qualification,
+        solve=solve_lead_qualification,
+        orgs=PRO,
+    ),
 )

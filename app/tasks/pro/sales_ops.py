@@ -15,17 +15,22 @@ import re
 from dataclasses import dataclass
 from datetime import timedelta
 from random import Random
+from typing import Any
 
 from app.tasks import org_sql
 from app.tasks.model import (
     ABSTAIN_SHARE,
+    PRO,
     Ambiguous,
+    Api,
     Draft,
     NoAnswer,
+    NotScripted,
     OrgData,
     PlantedTruthDisagrees,
     TaskType,
 )
+from app.tasks.solving import named_id, quoted
 
 PERSONA = "Sales Manager"
 # The discount approval article's rule: "Discounts above 25% are not allowed" (b2b), "... are
@@ -161,7 +166,64 @@ def draw_invalid_config(rng: Random, data: OrgData) -> Draft:
     return _quote_draft(rng, data, quote, answer, planted.get(quote), CONFIG_QUERIES, CONFIG_POLICY)
 
 
+# --- the reference solvers --------------------------------------------------------------------
+
+
+def solve_quote_approval(api: Api, task: dict[str, Any]) -> str:
+    quote = named_id(task, "0Q0", "quote")
+    rules = [
+        (row["Id"], float(rule[1]))
+        for row in api.query(
+            "SELECT Id, FAQ_Answer__c FROM Knowledge__kav WHERE PublishStatus = 'Online'"
+        )
+        if (rule := MAX_DISCOUNT_RULE.search(row["FAQ_Answer__c"] or ""))
+    ]
+    if len(rules) != 1:
+        raise NotScripted(f"{len(rules)} articles state the largest discount")
+    article, most = rules[0]
+    lines = api.query(f"SELECT Discount FROM QuoteLineItem WHERE QuoteId = {quoted(quote)}")
+    largest = max((line["Discount"] or 0.0 for line in lines), default=0.0)
+    return article if largest > most else "None"
+
+
+def solve_invalid_config(api: Api, task: dict[str, Any]) -> str:
+    quote = named_id(task, "0Q0", "quote")
+    answers = {
+        row["Id"]: row["FAQ_Answer__c"] or ""
+        for row in api.query(
+            "SELECT Id, FAQ_Answer__c FROM Knowledge__kav WHERE PublishStatus = 'Online'"
+        )
+    }
+    products = {row["Name"]: row["Id"] for row in api.query("SELECT Id, Name FROM Product2")}
+    lines = [
+        (row["Product2Id"], float(row["Quantity"]))
+        for row in api.query(
+            f"SELECT Product2Id, Quantity FROM QuoteLineItem WHERE QuoteId = {quoted(quote)}"
+        )
+    ]
+    broken = broken_rules(config_rules(answers, products), lines)
+    if len(broken) > 1:
+        raise NotScripted(f"the quote breaks {len(broken)} rules")
+    return broken.pop() if broken else "None"
+
+
 TASK_TYPES = (
-    TaskType("quote_approval", PERSONA, "exact_match", draw_quote_approval),
-    TaskType("invalid_config", PERSONA, "exact_match", draw_invalid_config),
+    TaskType(
+        name="quote_approval",
+        persona=PERSONA,
+        reward_metric="exact_match",
+        answer_kind="ids",
+        draw=draw_quote_approval,
+        solve=solve_quote_approval,
+        orgs=PRO,
+    ),
+    TaskType(
+        name="invalid_config",
+        persona=PERSONA,
+        reward_metric="exact_match",
+        answer_kind="ids",
+        draw=draw_invalid_config,
+        solve=solve_invalid_config,
+        orgs=PRO,
+    ),
 )

@@ -6,27 +6,35 @@
   conversation and checked against the violations the generator planted.
 - Knowledge QA: what a product's articles state (its quantity limit per quote, the product it
   cannot share a quote with, its list price), read from the articles; the price is checked
-  against the standard price book. Named Entity Disambiguation is the original org's type.
-"""
+  against the standard price book. Named Entity Disambiguation is the original org's type,
+  drawn in every org (app.tasks.original.service_agent).
+
+Both have the names of the original org's types: the original org's and these are one type
+each, graded alike; each family's solver solves its own orgs' tasks."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from random import Random
+from typing import Any
 
 from app.tasks import org_sql
 from app.tasks.model import (
     ABSTAIN_SHARE,
+    PRO,
     Ambiguous,
+    Api,
     Draft,
+    ForAnotherFamily,
     NoAnswer,
+    NotScripted,
     OrgData,
     PlantedTruthDisagrees,
     TaskType,
 )
-from app.tasks.original.service_agent import NAMED_ENTITY
-from app.tasks.rulebook import resolution_policy_title, resolutions_stated
+from app.tasks.rulebook import resolution_policy_title, resolutions_stated, template_pattern
+from app.tasks.solving import article_titled, case_conversation, named_id, org_of
 
 PERSONA = "Service Agent"
 PVI_QUERIES = (
@@ -144,8 +152,59 @@ def draw_knowledge_qa(rng: Random, data: OrgData) -> Draft:
     return Draft(fact.answer.format(value=value), question, last, "", "", params)
 
 
+# --- the reference solvers --------------------------------------------------------------------
+
+
+def solve_policy_violation(api: Api, task: dict[str, Any]) -> str:
+    org = org_of(api)
+    if org not in PRO:
+        raise ForAnotherFamily("the original org's case: its lines are read against policies")
+    stated = resolutions_stated(org, case_conversation(api, named_id(task, "500", "case")))
+    if len(stated) != 1:
+        raise NotScripted(f"the conversation states {len(stated)} resolutions")
+    ((issue, breaks),) = stated
+    return article_titled(api, resolution_policy_title(org, issue)) if breaks else "None"
+
+
+def solve_knowledge_qa(api: Api, task: dict[str, Any]) -> str:
+    for fact in PRODUCT_FACTS:
+        for question in fact.questions:
+            if template_pattern(question).fullmatch(task["query"]):
+                return _product_fact(api, fact, task["query"], question)
+    raise NotScripted("the question is not in the rulebook")
+
+
+def _product_fact(api: Api, fact: ProductFact, query: str, question: str) -> str:
+    """A fact a product's articles state: the product named where the question names it."""
+    before, after = question.split("{product}")
+    product = query[len(before) : len(query) - len(after)]
+    rows = api.query(
+        "SELECT Title, FAQ_Answer__c FROM Knowledge__kav WHERE PublishStatus = 'Online'"
+    )
+    texts = [row["FAQ_Answer__c"] or "" for row in rows if row["Title"].startswith(f"{product}: ")]
+    values = {found[1] for text in texts for found in fact.stated.finditer(text)}
+    if len(values) != 1:
+        raise NotScripted(f"the articles of {product} state {len(values)} values")
+    return fact.answer.format(value=values.pop())
+
+
 TASK_TYPES = (
-    NAMED_ENTITY,
-    TaskType("policy_violation_identification", PERSONA, "exact_match", draw_policy_violation),
-    TaskType("knowledge_qa", PERSONA, "fuzzy_match", draw_knowledge_qa),
+    TaskType(
+        name="policy_violation_identification",
+        persona=PERSONA,
+        reward_metric="exact_match",
+        answer_kind="ids",
+        draw=draw_policy_violation,
+        solve=solve_policy_violation,
+        orgs=PRO,
+    ),
+    TaskType(
+        name="knowledge_qa",
+        persona=PERSONA,
+        reward_metric="fuzzy_match",
+        draw=draw_knowledge_qa,
+        solve=solve_knowledge_qa,
+        orgs=PRO,
+        external_facing=True,
+    ),
 )

@@ -8,7 +8,8 @@ episode's diff (`diff_match`): the expected changes made, and no other record to
   resolution, or leave it open when it has not.
 
 Each answer is the list of changes `[{"type", "id", "fields"}]`, computed as the matching
-question type computes its answer."""
+question type computes its answer; each solver makes the change the matching question type's
+solver names."""
 
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ from random import Random
 from typing import Any
 
 from app.tasks import org_sql
-from app.tasks.model import ABSTAIN_SHARE, Draft, NoAnswer, OrgData, TaskType
-from app.tasks.pro.sales_activity import deal_to_rectify
-from app.tasks.pro.sales_leads import ROUTING_POLICY, route_lead
+from app.tasks.model import ABSTAIN_SHARE, PRO, Api, Draft, NoAnswer, OrgData, TaskType
+from app.tasks.pro.sales_activity import deal_to_rectify, stages_read
+from app.tasks.pro.sales_leads import ROUTING_POLICY, route_lead, solve_lead_routing
 from app.tasks.rulebook import resolutions_stated
+from app.tasks.solving import case_conversation, named_id, org_of
 from app.tasks.tools import UPDATES
 
 NO_COLLATERAL = "Change nothing else in the org."
@@ -96,9 +98,60 @@ def draw_case_close(rng: Random, data: OrgData) -> Draft:
     return Draft(answer, query, today, CLOSE_POLICY, "", {"case": case, "org": data.org})
 
 
+# --- the reference solvers --------------------------------------------------------------------
+
+
+def solve_stage_write(api: Api, task: dict[str, Any]) -> str:
+    deal = named_id(task, "006", "opportunity")
+    recorded, shown = stages_read(api, deal)
+    if shown == recorded:
+        return f"Opportunity {deal} is in the right stage, {recorded}."
+    api.update("Opportunity", deal, {"StageName": shown})
+    return f"Opportunity {deal} moved from {recorded} to {shown}."
+
+
+def solve_lead_write(api: Api, task: dict[str, Any]) -> str:
+    lead = named_id(task, "00Q", "lead")
+    agent = solve_lead_routing(api, task)
+    api.update("Lead", lead, {"OwnerId": agent})
+    return f"Lead {lead} is now owned by {agent}."
+
+
+def solve_case_close(api: Api, task: dict[str, Any]) -> str:
+    case = named_id(task, "500", "case")
+    if not resolutions_stated(org_of(api), case_conversation(api, case)):
+        return f"Case {case} has no resolution yet: it stays open."
+    api.update("Case", case, {"Status": "Closed"})
+    return f"Case {case} is closed."
+
+
 PERSONA = "Sales Manager"
 TASK_TYPES = (
-    TaskType("stage_rectification_write", PERSONA, "diff_match", draw_stage_write, UPDATES),
-    TaskType("lead_routing_write", PERSONA, "diff_match", draw_lead_write, UPDATES),
-    TaskType("case_closing_write", "Service Agent", "diff_match", draw_case_close, UPDATES),
+    TaskType(
+        name="stage_rectification_write",
+        persona=PERSONA,
+        reward_metric="diff_match",
+        draw=draw_stage_write,
+        solve=solve_stage_write,
+        orgs=PRO,
+        tools=UPDATES,
+    ),
+    TaskType(
+        name="lead_routing_write",
+        persona=PERSONA,
+        reward_metric="diff_match",
+        draw=draw_lead_write,
+        solve=solve_lead_write,
+        orgs=PRO,
+        tools=UPDATES,
+    ),
+    TaskType(
+        name="case_closing_write",
+        persona="Service Agent",
+        reward_metric="diff_match",
+        draw=draw_case_close,
+        solve=solve_case_close,
+        orgs=PRO,
+        tools=UPDATES,
+    ),
 )
