@@ -34,7 +34,7 @@ def _routes_naming_an_object(app: Any) -> list[tuple[str, str]]:
         (method, route.path)
         for context in iter_route_contexts(app.routes)
         if isinstance(route := context.original_route, APIRoute) and "{sobject}" in route.path
-        for method in route.methods - {"HEAD"}
+        for method in (route.methods or set()) - {"HEAD"}
     )
 
 
