@@ -288,8 +288,9 @@ class _StatementParser:
             raise self.unexpected(closing)
         return self.returning_query(name, inner, closing)
 
-    def returning_query(self, name: Token, inner: list[Token], closing: Token) -> Returning:
-        """`Name(fields [clauses])` as the SOQL `SELECT fields FROM Name clauses`."""
+    def clauses_start(self, inner: list[Token], closing: Token) -> int:
+        """Where the clauses of `Name(fields [clauses])` start among its tokens (their count
+        when there are none); a SOQL clause SOSL does not have, or USING LISTVIEW, refused."""
         split = len(inner)
         depth = 0
         for position, token in enumerate(inner):
@@ -306,6 +307,11 @@ class _StatementParser:
                     raise self.unexpected(token)
                 if token.value == "USING" and following.value == "LISTVIEW":
                     raise UnsupportedQueryFeature("SOSL USING LISTVIEW")
+        return split
+
+    def returning_query(self, name: Token, inner: list[Token], closing: Token) -> Returning:
+        """`Name(fields [clauses])` as the SOQL `SELECT fields FROM Name clauses`."""
+        split = self.clauses_start(inner, closing)
         if split == 0:
             raise self.unexpected(inner[0])
         after_fields = inner[split] if split < len(inner) else closing
