@@ -40,7 +40,9 @@ from app.config import Settings
 from app.main import Schemas
 from app.services.query import prepare
 from app.soql.compiler import USER_PARAM, ChildQuery, CompiledQuery
+from app.soql.date_literals import UTC_EPOCH_CALENDAR
 from app.soql.execute import ResultRows, execute
+from app.soql.function_registry import FUNCTIONS
 from app.storage.database import create_db_engine
 from app.storage.tables import TableSet
 from tests.servers import serve_in_thread
@@ -147,7 +149,9 @@ class Floor:
     def statement(self, soql: str) -> tuple[CompiledQuery, Shape, str | None]:
         found = self.compiled.get(soql)
         if found is None:
-            compiled = prepare(self.registry, self.tables, soql, False)
+            compiled = prepare(
+                self.registry, self.tables, soql, False, UTC_EPOCH_CALENDAR, FUNCTIONS
+            )
             found = (compiled, shape_of(compiled), driver_sql(compiled, self.engine.dialect))
             self.compiled[soql] = found
         return found

@@ -30,6 +30,7 @@ from app.api.state import AppState
 from app.seeding.pipeline import build_rows
 from app.services.query import prepare
 from app.soql.compiler import USER_PARAM, CompiledQuery
+from app.soql.date_literals import UTC_EPOCH_CALENDAR
 from app.soql.execute import ResultRows, execute
 from app.storage.database import write_transaction
 from app.storage.overlay import ensure_local
@@ -177,7 +178,9 @@ def bench_direct(client: HttpClient, state: AppState, queries: dict[str, str], r
     ratios = []
     print(f"{'query':40} {'rows':>6} {'http ms':>9} {'sql ms':>9} {'ratio':>7}")
     for name, soql in queries.items():
-        compiled = prepare(state.registry, state.tables, soql, False)
+        compiled = prepare(
+            state.registry, state.tables, soql, False, UTC_EPOCH_CALENDAR, state.functions
+        )
 
         def direct(compiled: CompiledQuery = compiled) -> object:
             return run_direct(state.engine, compiled)

@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 from sqlalchemy import Select
 
 from app.services.search import prepare
+from app.soql.date_literals import UTC_EPOCH_CALENDAR
 from bench.server import HttpClient, median_ms, report_http_floor, running_org
 
 # crmarena.md 6.2: the two search tools, with the kind of terms agents send them.
@@ -55,7 +56,9 @@ def main() -> None:
             def over_http(sosl: str = sosl) -> object:
                 return client.get("/services/data/v59.0/search?" + urlencode({"q": sosl}))
 
-            compiled = prepare(state.registry, state.tables, state.engine.dialect.name, sosl)
+            dialect = state.engine.dialect.name
+            calendar, functions = UTC_EPOCH_CALENDAR, state.functions
+            compiled = prepare(state.registry, state.tables, dialect, sosl, calendar, functions)
             statements = [
                 target.compiled.statement.limit(target.target.limit)
                 for target in compiled.targets

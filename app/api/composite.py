@@ -8,11 +8,11 @@ from fastapi import Request
 from sqlalchemy import Connection
 
 from app.api import request_bodies as bodies
-from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep
+from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep, SObjectDep
 from app.api.openapi import CREATED, TREE_FAILURE, json_body, parameter, query_parameters
 from app.api.routing import SalesforceJSONResponse, SalesforceRouter
 from app.api.subrequests import SubrequestsDep
-from app.services import composite, records
+from app.services import composite
 from app.services.composite import Dispatch
 from app.services.json_body import parse_object
 
@@ -58,9 +58,8 @@ def _batch(raw: bytes, conn: Connection, dispatch: Dispatch) -> SalesforceJSONRe
     openapi_extra=json_body(bodies.TREE),
 )
 def post_tree(
-    sobject: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
+    raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep, definition: SObjectDep
 ) -> SalesforceJSONResponse:
-    definition = records.resolve_sobject(ctx, sobject)
     data = parse_object(raw, "SObjectTreeRequest").data
     status, body = composite.run_tree(conn, ctx, definition, data)
     return SalesforceJSONResponse(body, status_code=status)
@@ -103,9 +102,8 @@ def collection_delete(
     ),
 )
 def collection_retrieve(
-    sobject: str, request: Request, ctx: OrgContextDep, conn: ConnectionDep
+    request: Request, ctx: OrgContextDep, conn: ConnectionDep, definition: SObjectDep
 ) -> SalesforceJSONResponse:
-    definition = records.resolve_sobject(ctx, sobject)
     fields = [f.strip() for f in request.query_params.get("fields", "").split(",") if f.strip()]
     found = composite.collection_retrieve(conn, ctx, definition, _ids(request), fields)
     return SalesforceJSONResponse(found)
@@ -113,9 +111,8 @@ def collection_retrieve(
 
 @router.post("/sobjects/{sobject}", openapi_extra=json_body(bodies.COLLECTION_RETRIEVE))
 def collection_retrieve_post(
-    sobject: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
+    raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep, definition: SObjectDep
 ) -> SalesforceJSONResponse:
-    definition = records.resolve_sobject(ctx, sobject)
     data = parse_object(raw, "SObjectCollectionRetrieveRequest").data
     ids = data.get("ids")
     fields = data.get("fields")
@@ -134,8 +131,7 @@ def collection_retrieve_post(
 
 @router.patch("/sobjects/{sobject}/{field}", openapi_extra=json_body(bodies.COLLECTION))
 def collection_upsert(
-    sobject: str, field: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
+    field: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep, definition: SObjectDep
 ) -> SalesforceJSONResponse:
-    definition = records.resolve_sobject(ctx, sobject)
     data = parse_object(raw, "SObjectCollectionRequest").data
     return SalesforceJSONResponse(composite.collection_upsert(conn, ctx, definition, field, data))

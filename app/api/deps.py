@@ -1,5 +1,6 @@
-"""Dependencies: the request's session, sandbox and transaction, and the context services take
-(a composite subrequest borrows those of its composite request: see Parent)."""
+"""Dependencies: the request's session, sandbox and transaction, the context services take, and
+the sObject a route's path names (a composite subrequest borrows those of its composite request:
+see Parent)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ from app.api.state import AppState, Resolved
 from app.api.threads import run_in_request_thread
 from app.api.transactions import PendingTransaction, Transaction
 from app.errors import BodyTooLarge, InvalidSession, SalesforceError, UnsupportedMediaType
+from app.metadata.model import SObjectDef
 from app.sandbox.manager import Sandbox
 from app.sandbox.registry import find_sandbox
 from app.services.auth import Session, find_session, revoke_session, touch_session
 from app.services.context import OrgContext
 from app.services.org import parse_version
+from app.services.records import resolve_sobject
 from app.soql.date_literals import OrgCalendar
 from app.storage.database import platform_transaction
 
@@ -210,6 +213,18 @@ async def org_context_at(request: Request, api_version: str) -> OrgContext:
 OrgContextDep = Annotated[OrgContext, Depends(get_org_context)]
 
 
+async def get_sobject(request: Request, sobject: str) -> SObjectDef:
+    """The object a route's path names (`{sobject}`, case-insensitively) in the request's org:
+    NOT_FOUND when the org has none. It reads the session first (a bad token is a 401 whatever
+    the type); a route names it after its other dependencies, so that their errors (the API
+    version, a JSON body's media type and size) come before the type's."""
+    sandbox = await sandbox_of(request)
+    return resolve_sobject(sandbox.schema.registry, sobject)
+
+
+SObjectDep = Annotated[SObjectDef, Depends(get_sobject)]
+
+
 async def read_body(request: Request) -> bytes:
     """The raw body, read here so that routes can stay synchronous (run in the thread pool):
     at most LOCALFORCE_MAX_BODY_BYTES of it, refused by its Content-Length when that says more
@@ -253,5 +268,5 @@ JsonBodyDep = Annotated[bytes, Depends(read_json_body)]
 
 # The dependencies that authenticate the request (the OpenAPI document marks their routes).
 AUTHENTICATED = frozenset(
-    {get_session, get_sandbox, get_connection, get_org_context, read_json_body}
+    {get_session, get_sandbox, get_connection, get_org_context, get_sobject, read_json_body}
 )

@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import Request, Response
 
-from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep, app_state
+from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep, SObjectDep, app_state
 from app.api.openapi import (
     CREATED,
     MULTIPLE_MATCHES,
@@ -35,14 +35,14 @@ def get_describe_global(ctx: OrgContextDep) -> dict[str, Any]:
 
 
 @router.get("/{sobject}")
-def get_basic_info(sobject: str, ctx: OrgContextDep) -> dict[str, Any]:
-    definition = records.resolve_sobject(ctx, sobject)
+def get_basic_info(ctx: OrgContextDep, definition: SObjectDep) -> dict[str, Any]:
     return {"objectDescribe": global_entry(definition, ctx.base_path), "recentItems": []}
 
 
 @router.post("/{sobject}", status_code=201, responses={201: CREATED})
-def create(sobject: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep) -> Any:
-    definition = records.resolve_sobject(ctx, sobject)
+def create(
+    raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep, definition: SObjectDep
+) -> Any:
     body = parse_object(raw, definition.name.lower())
     record_id = records.create_record(conn, ctx, definition, body)
     return SalesforceJSONResponse(
@@ -53,45 +53,44 @@ def create(sobject: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionD
 
 
 @router.get("/{sobject}/describe")
-def get_describe(sobject: str, ctx: OrgContextDep) -> dict[str, Any]:
-    return describe_sobject(records.resolve_sobject(ctx, sobject), ctx.base_path)
+def get_describe(ctx: OrgContextDep, definition: SObjectDep) -> dict[str, Any]:
+    return describe_sobject(definition, ctx.base_path)
 
 
 @router.get("/{sobject}/updated", openapi_extra=SINCE)
 def get_updated(
-    sobject: str, request: Request, ctx: OrgContextDep, conn: ConnectionDep
+    request: Request, ctx: OrgContextDep, conn: ConnectionDep, definition: SObjectDep
 ) -> dict[str, Any]:
-    definition = records.resolve_sobject(ctx, sobject)
     params = request.query_params
     return records.updated_ids(conn, ctx, definition, params.get("start"), params.get("end"))
 
 
 @router.get("/{sobject}/deleted", openapi_extra=SINCE)
 def get_deleted(
-    sobject: str, request: Request, ctx: OrgContextDep, conn: ConnectionDep
+    request: Request, ctx: OrgContextDep, conn: ConnectionDep, definition: SObjectDep
 ) -> dict[str, Any]:
-    definition = records.resolve_sobject(ctx, sobject)
     params = request.query_params
     return records.deleted_records(conn, ctx, definition, params.get("start"), params.get("end"))
 
 
 @router.post("/{sobject}/Id", status_code=201, responses={201: CREATED})
-def create_via_id(sobject: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep) -> Any:
-    return create(sobject, raw, ctx, conn)
+def create_via_id(
+    raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep, definition: SObjectDep
+) -> Any:
+    return create(raw, ctx, conn, definition)
 
 
 @router.get(
     "/{sobject}/{field:field}/{value}", responses={300: MULTIPLE_MATCHES}, openapi_extra=FIELDS
 )
 def retrieve_by_external_id(
-    sobject: str,
     field: str,
     value: str,
     request: Request,
     ctx: OrgContextDep,
     conn: ConnectionDep,
+    definition: SObjectDep,
 ) -> dict[str, Any]:
-    definition = records.resolve_sobject(ctx, sobject)
     fields = records.field_list(request.query_params.get("fields"))
     if names_a_record(definition, field):  # /sobjects/Account/001.../Contacts
         cursors = app_state(request).cursors
@@ -105,15 +104,14 @@ def retrieve_by_external_id(
     openapi_extra=query_parameters(parameter("updateOnly", "true: update only, never create")),
 )
 def upsert(
-    sobject: str,
     field: str,
     value: str,
     request: Request,
     raw: JsonBodyDep,
     ctx: OrgContextDep,
     conn: ConnectionDep,
+    definition: SObjectDep,
 ) -> Response:
-    definition = records.resolve_sobject(ctx, sobject)
     body = parse_object(raw, definition.name.lower())
     record_id, created = records.upsert_record(
         conn,
@@ -137,18 +135,20 @@ def upsert(
     responses={204: NO_CONTENT, 300: MULTIPLE_MATCHES},
 )
 def delete_by_external_id(
-    sobject: str, field: str, value: str, ctx: OrgContextDep, conn: ConnectionDep
+    field: str, value: str, ctx: OrgContextDep, conn: ConnectionDep, definition: SObjectDep
 ) -> Response:
-    definition = records.resolve_sobject(ctx, sobject)
     records.delete_by_external_id(conn, ctx, definition, field, value)
     return Response(status_code=204)
 
 
 @router.get("/{sobject}/{record_id:record}", openapi_extra=FIELDS)
 def retrieve(
-    sobject: str, record_id: str, request: Request, ctx: OrgContextDep, conn: ConnectionDep
+    record_id: str,
+    request: Request,
+    ctx: OrgContextDep,
+    conn: ConnectionDep,
+    definition: SObjectDep,
 ) -> dict[str, Any]:
-    definition = records.resolve_sobject(ctx, sobject)
     return records.get_record(
         conn, ctx, definition, record_id, records.field_list(request.query_params.get("fields"))
     )
@@ -156,16 +156,20 @@ def retrieve(
 
 @router.patch("/{sobject}/{record_id:record}", status_code=204, responses={204: NO_CONTENT})
 def update(
-    sobject: str, record_id: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
+    record_id: str,
+    raw: JsonBodyDep,
+    ctx: OrgContextDep,
+    conn: ConnectionDep,
+    definition: SObjectDep,
 ) -> Response:
-    definition = records.resolve_sobject(ctx, sobject)
     body = parse_object(raw, definition.name.lower())
     records.update_record(conn, ctx, definition, record_id, body)
     return Response(status_code=204)
 
 
 @router.delete("/{sobject}/{record_id:record}", status_code=204, responses={204: NO_CONTENT})
-def delete(sobject: str, record_id: str, ctx: OrgContextDep, conn: ConnectionDep) -> Response:
-    definition = records.resolve_sobject(ctx, sobject)
+def delete(
+    record_id: str, ctx: OrgContextDep, conn: ConnectionDep, definition: SObjectDep
+) -> Response:
     records.delete_record(conn, ctx, definition, record_id)
     return Response(status_code=204)

@@ -8,12 +8,11 @@ from typing import Any
 
 from fastapi import Request
 
-from app.api.deps import ConnectionDep, OrgContextDep, app_state
+from app.api.deps import ConnectionDep, OrgContextDep, SObjectDep, app_state
 from app.api.openapi import POSITIVE_COUNT, parameter, query_parameters
 from app.api.routing import SalesforceRouter, public_base_url
 from app.services import layouts, list_views
 from app.services.recent import recent_items, recent_limit
-from app.services.records import resolve_sobject
 
 router = SalesforceRouter(prefix="/services/data/{version}")
 OBJECT = "/sobjects/{sobject}"
@@ -24,48 +23,52 @@ PAGE = query_parameters(
 
 
 @router.get(f"{OBJECT}/describe/layouts")
-def get_layouts(sobject: str, ctx: OrgContextDep) -> dict[str, Any]:
-    return layouts.layouts(resolve_sobject(ctx, sobject), ctx.registry, ctx.base_path)
+def get_layouts(ctx: OrgContextDep, definition: SObjectDep) -> dict[str, Any]:
+    return layouts.layouts(definition, ctx.registry, ctx.base_path)
 
 
 @router.get(f"{OBJECT}/describe/layouts/{{record_type_id}}")
-def get_layout(sobject: str, record_type_id: str, ctx: OrgContextDep) -> dict[str, Any]:
-    definition = resolve_sobject(ctx, sobject)
+def get_layout(record_type_id: str, ctx: OrgContextDep, definition: SObjectDep) -> dict[str, Any]:
     return layouts.layout_for_record_type(definition, ctx.registry, record_type_id)
 
 
 @router.get(f"{OBJECT}/describe/compactLayouts")
-def get_compact_layouts(sobject: str, ctx: OrgContextDep) -> dict[str, Any]:
-    return layouts.compact_layouts(resolve_sobject(ctx, sobject), ctx.base_path)
+def get_compact_layouts(ctx: OrgContextDep, definition: SObjectDep) -> dict[str, Any]:
+    return layouts.compact_layouts(definition, ctx.base_path)
 
 
 @router.get(f"{OBJECT}/describe/approvalLayouts")
-def get_approval_layouts(sobject: str, ctx: OrgContextDep) -> dict[str, Any]:
-    resolve_sobject(ctx, sobject)
+def get_approval_layouts(ctx: OrgContextDep, definition: SObjectDep) -> dict[str, Any]:
+    del ctx, definition  # the version and the object, checked: nothing else to read
     return {"approvalLayouts": []}  # no approval process, so no approval layout
 
 
 @router.get(f"{OBJECT}/listviews")
-def get_list_views(sobject: str, ctx: OrgContextDep) -> dict[str, Any]:
-    return list_views.list_views(resolve_sobject(ctx, sobject), ctx.base_path)
+def get_list_views(ctx: OrgContextDep, definition: SObjectDep) -> dict[str, Any]:
+    return list_views.list_views(definition, ctx.base_path)
 
 
 @router.get(f"{OBJECT}/listviews/{{view_id}}")
-def get_list_view(sobject: str, view_id: str, ctx: OrgContextDep) -> dict[str, Any]:
-    view = list_views.find_view(resolve_sobject(ctx, sobject), view_id)
+def get_list_view(view_id: str, ctx: OrgContextDep, definition: SObjectDep) -> dict[str, Any]:
+    view = list_views.find_view(definition, view_id)
     return list_views.view_entry(view, ctx.base_path)
 
 
 @router.get(f"{OBJECT}/listviews/{{view_id}}/describe")
-def describe_list_view(sobject: str, view_id: str, ctx: OrgContextDep) -> dict[str, Any]:
-    return list_views.describe_view(list_views.find_view(resolve_sobject(ctx, sobject), view_id))
+def describe_list_view(view_id: str, ctx: OrgContextDep, definition: SObjectDep) -> dict[str, Any]:
+    del ctx  # the version, checked before the object
+    return list_views.describe_view(list_views.find_view(definition, view_id))
 
 
 @router.get(f"{OBJECT}/listviews/{{view_id}}/results", openapi_extra=PAGE)
 def list_view_results(
-    sobject: str, view_id: str, request: Request, ctx: OrgContextDep, conn: ConnectionDep
+    view_id: str,
+    request: Request,
+    ctx: OrgContextDep,
+    conn: ConnectionDep,
+    definition: SObjectDep,
 ) -> dict[str, Any]:
-    view = list_views.find_view(resolve_sobject(ctx, sobject), view_id)
+    view = list_views.find_view(definition, view_id)
     params = request.query_params
     return list_views.view_results(
         conn,
@@ -78,8 +81,8 @@ def list_view_results(
 
 
 @router.get(f"{OBJECT}/quickActions")
-def get_object_quick_actions(sobject: str, ctx: OrgContextDep) -> list[Any]:
-    resolve_sobject(ctx, sobject)
+def get_object_quick_actions(ctx: OrgContextDep, definition: SObjectDep) -> list[Any]:
+    del ctx, definition  # the version and the object, checked: nothing else to read
     return []  # the org defines no quick actions
 
 

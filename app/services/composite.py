@@ -392,7 +392,7 @@ def _tree_records(run: _TreeRun, sobject: SObjectDef, items: Any, depth: int) ->
                 None,
             )
             if relationship is not None and isinstance(value, dict):
-                child = records.resolve_sobject(run.ctx, relationship.child_sobject)
+                child = records.resolve_sobject(run.ctx.registry, relationship.child_sobject)
                 nested = _tree_records(run, child, value.get("records"), depth + 1)
                 children.append((child, relationship.field, nested))
             else:

@@ -8,7 +8,7 @@ from datetime import datetime
 from app.metadata.model import SObjectDef
 from app.metadata.registry import SchemaRegistry
 from app.soql.date_literals import OrgCalendar
-from app.soql.function_registry import FUNCTIONS, FunctionRegistry
+from app.soql.function_registry import FunctionRegistry
 from app.storage.tables import TableSet
 
 
@@ -20,12 +20,12 @@ class OrgContext:
     now: datetime
     # e.g. "/services/data/v59.0": the versioned root that URLs in responses are built on.
     base_path: str
+    # The SOQL functions queries and searches may call: the app's (create_app's `functions`).
+    functions: FunctionRegistry
     # The sandbox the request runs in: cursors opened here may only be read from here.
     sandbox_id: str = "default"
     # The org's day, time zone and fiscal year start (date literals); None: UTC, January.
     calendar: OrgCalendar | None = None
-    # The SOQL functions queries may call: the built-in ones unless the app was given more.
-    functions: FunctionRegistry = FUNCTIONS
     # Whose query locators the queries open, when not the user's (the web console's never
     # count against the ten a user may hold, so looking never closes an agent's locator).
     locator_owner: str | None = None

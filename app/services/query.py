@@ -19,13 +19,14 @@ from app.services.compiled_cache import keep_compiled
 from app.services.context import OrgContext
 from app.services.cursors import CursorStore, OpenQuery
 from app.services.numbers import parse_count
-from app.soql.binder import UTC_EPOCH_CALENDAR, bind
+from app.soql.bind_context import LIMITS
+from app.soql.binder import bind
 from app.soql.columns import column_metadata
 from app.soql.compiler import USER_PARAM, CompiledQuery, compile_query
 from app.soql.date_literals import OrgCalendar
 from app.soql.errors import malformed
 from app.soql.execute import Fetch, execute
-from app.soql.function_registry import FUNCTIONS, FunctionRegistry
+from app.soql.function_registry import FunctionRegistry
 from app.soql.parser import parse
 from app.soql.results import shape_rows, wire_datetime_columns
 from app.storage.backends import WireDatetimes, backend_for
@@ -44,13 +45,13 @@ def prepare(
     tables: TableSet,
     text: str,
     include_deleted: bool,
-    calendar: OrgCalendar = UTC_EPOCH_CALENDAR,
-    functions: FunctionRegistry = FUNCTIONS,
+    calendar: OrgCalendar,
+    functions: FunctionRegistry,
 ) -> CompiledQuery:
     """Parse, bind and compile once per distinct query text, calendar (date literals resolve
     against the org's day, zone and fiscal year) and function registry; a repeat costs only
     execution."""
-    bound = bind(registry, text, parse(text), calendar, functions)
+    bound = bind(registry, text, parse(text), calendar=calendar, functions=functions, limits=LIMITS)
     return compile_query(bound, tables, include_deleted=include_deleted)
 
 

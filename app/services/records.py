@@ -10,6 +10,7 @@ from sqlalchemy import Connection, and_, select
 
 from app.errors import EntityIsDeleted, FieldError, NotFound, SalesforceError
 from app.metadata.model import FieldDef, SObjectDef
+from app.metadata.registry import SchemaRegistry
 from app.metadata.values import format_datetime, parse_datetime, to_json
 from app.services.context import OrgContext
 from app.services.json_body import JsonBody
@@ -35,8 +36,10 @@ from app.storage.tables import is_key_indexed
 from app.storage.text import keys_equal
 
 
-def resolve_sobject(ctx: OrgContext, name: str) -> SObjectDef:
-    sobject = ctx.registry.get(name)
+def resolve_sobject(registry: SchemaRegistry, name: str) -> SObjectDef:
+    """The object `name` names (case-insensitively), or the NOT_FOUND a URL naming an object
+    the org does not have answers (routes take theirs through deps.SObjectDep)."""
+    sobject = registry.get(name)
     if sobject is None:
         raise NotFound()
     return sobject

@@ -1,5 +1,7 @@
 """Runs SOSL for /search and /parameterizedSearch: parse, bind and compile (cached per dialect),
 execute each object's statement in RETURNING order within the overall LIMIT, shape the records.
+A search binds as the org's queries do: its date literals against the org's calendar (a
+sandbox's pinned clock included), its functions from the app's registry.
 
 Salesforce's LIMIT semantics: an object's own LIMIT caps its records, and the overall LIMIT
 (default and maximum 2000) is used up object by object in RETURNING order, so objects late in
@@ -18,8 +20,11 @@ from app.services.compiled_cache import keep_compiled
 from app.services.context import OrgContext
 from app.services.json_body import JsonBody, parse_object
 from app.soql.ast import DataCategoryFilter
+from app.soql.bind_context import LIMITS
+from app.soql.date_literals import OrgCalendar
+from app.soql.function_registry import FunctionRegistry
 from app.sosl.ast import SearchGroup, SoslQuery, WithOptions
-from app.sosl.binder import MAX_SEARCH_ROWS, bind_search
+from app.sosl.binder import MAX_SEARCH_ROWS, SearchContext, bind_search
 from app.sosl.compiler import CompiledSearch, compile_search
 from app.sosl.errors import malformed_search, no_search_term
 from app.sosl.parser import parse, returning_from_parts
@@ -32,17 +37,41 @@ SEARCH_RECORDS_SINCE = 36
 
 
 @keep_compiled(lambda compiled: len(compiled.targets))
-def prepare(registry: SchemaRegistry, tables: TableSet, dialect: str, text: str) -> CompiledSearch:
-    """Parse, bind and compile a SOSL statement once per text and dialect."""
-    return compile_search(bind_search(registry, parse(text)), tables, dialect)
+def prepare(
+    registry: SchemaRegistry,
+    tables: TableSet,
+    dialect: str,
+    text: str,
+    calendar: OrgCalendar,
+    functions: FunctionRegistry,
+) -> CompiledSearch:
+    """Parse, bind and compile a SOSL statement once per text, dialect, calendar (date
+    literals resolve against the org's day, zone and fiscal year) and function registry."""
+    search = SearchContext(registry, calendar, functions, LIMITS)
+    return compile_search(bind_search(search, parse(text, functions)), tables, dialect)
 
 
 @keep_compiled(lambda compiled: len(compiled.targets))
 def prepare_query(
-    registry: SchemaRegistry, tables: TableSet, dialect: str, query: SoslQuery
+    registry: SchemaRegistry,
+    tables: TableSet,
+    dialect: str,
+    query: SoslQuery,
+    calendar: OrgCalendar,
+    functions: FunctionRegistry,
 ) -> CompiledSearch:
     """Bind and compile a search built from parameters (its tree is the cache key)."""
-    return compile_search(bind_search(registry, query), tables, dialect)
+    search = SearchContext(registry, calendar, functions, LIMITS)
+    return compile_search(bind_search(search, query), tables, dialect)
+
+
+def _prepared(conn: Connection, ctx: OrgContext, query: str | SoslQuery) -> CompiledSearch:
+    """`query` prepared for the org `ctx` is."""
+    calendar, functions = ctx.org_calendar, ctx.functions
+    dialect = conn.dialect.name
+    if isinstance(query, str):
+        return prepare(ctx.registry, ctx.tables, dialect, query, calendar, functions)
+    return prepare_query(ctx.registry, ctx.tables, dialect, query, calendar, functions)
 
 
 def api_version(ctx: OrgContext) -> int:
@@ -51,7 +80,7 @@ def api_version(ctx: OrgContext) -> int:
 
 
 def execute(
-    conn: Connection, compiled: CompiledSearch, base_path: str, zone: str = "UTC"
+    conn: Connection, compiled: CompiledSearch, base_path: str, zone: str
 ) -> list[dict[str, Any]]:
     """The records of every object, in RETURNING order, within the overall LIMIT; FORMAT()
     writes datetimes in `zone`."""
@@ -81,7 +110,7 @@ def run_search(conn: Connection, ctx: OrgContext, text: str | None) -> Any:
     """`GET /search?q=<SOSL>`: the records, shaped for the request's API version."""
     if text is None or not text.strip():
         raise no_search_term()
-    compiled = prepare(ctx.registry, ctx.tables, conn.dialect.name, text)
+    compiled = _prepared(conn, ctx, text)
     return respond(ctx, compiled, execute(conn, compiled, ctx.base_path, ctx.org_calendar.zone))
 
 
@@ -170,8 +199,10 @@ def _search_query(
     params: dict[str, Any],
     sobjects: list[dict[str, Any]],
     categories: tuple[DataCategoryFilter, ...],
+    functions: FunctionRegistry,
 ) -> SoslQuery:
-    """The search a parameterized request describes: its term, objects, limits and options."""
+    """The search a parameterized request describes: its term, objects, limits and options
+    (`functions`: the app's, which tell what a field list may not call)."""
     q = params.get("q")
     if not isinstance(q, str) or not q.strip():
         raise malformed_search("Missing or empty search term: the 'q' parameter is required")
@@ -189,6 +220,7 @@ def _search_query(
             returning_from_parts(
                 name.strip(),
                 _names(f"{name}.fields", spec.get("fields")) or default_fields,
+                functions=functions,
                 where=_string(f"{name}.where", spec.get("where")),
                 order_by=_string(f"{name}.orderBy", spec.get("orderBy")),
                 limit=default_limit if limit is None else limit,
@@ -219,7 +251,7 @@ def _search_query(
 def _run_parameterized(conn: Connection, ctx: OrgContext, query: SoslQuery) -> Any:
     if api_version(ctx) < SEARCH_RECORDS_SINCE:
         raise NotFound()  # parameterized search arrived in API 36.0
-    compiled = prepare_query(ctx.registry, ctx.tables, conn.dialect.name, query)
+    compiled = _prepared(conn, ctx, query)
     return respond(ctx, compiled, execute(conn, compiled, ctx.base_path, ctx.org_calendar.zone))
 
 
@@ -241,7 +273,7 @@ def run_parameterized_get(conn: Connection, ctx: OrgContext, params: list[tuple[
         sobjects.append(spec)
     category = single.get("dataCategory")
     categories = (_data_category(category),) if category else ()
-    return _run_parameterized(conn, ctx, _search_query(single, sobjects, categories))
+    return _run_parameterized(conn, ctx, _search_query(single, sobjects, categories, ctx.functions))
 
 
 def run_parameterized_post(conn: Connection, ctx: OrgContext, raw: bytes) -> Any:
@@ -254,4 +286,4 @@ def run_parameterized_post(conn: Connection, ctx: OrgContext, raw: bytes) -> Any
     if not isinstance(sobjects, list) or not all(isinstance(s, dict) for s in sobjects):
         raise malformed_search(f"Invalid value for parameter 'sobjects': {sobjects}")
     categories = _data_categories(data.get("dataCategories"))
-    return _run_parameterized(conn, ctx, _search_query(data, sobjects, categories))
+    return _run_parameterized(conn, ctx, _search_query(data, sobjects, categories, ctx.functions))

@@ -35,6 +35,7 @@ class Limits:
     alternations: int = 12
 
 
+# Salesforce's bounds: what the API's queries and searches bind within.
 LIMITS = Limits()
 
 
@@ -54,11 +55,13 @@ class BindContext:
         registry: SchemaRegistry,
         text: str,
         query: ast.Query,
+        *,
         calendar: OrgCalendar,
         functions: FunctionRegistry,
+        limits: Limits,
     ) -> BindContext:
         order = {id(node): index for index, node in enumerate(_semi_joins(query))}
-        return cls(registry, text, calendar, functions, LIMITS, order)
+        return cls(registry, text, calendar, functions, limits, order)
 
     def error(self, code: str, reason: str, pos: ast.Position | None) -> SoqlError:
         return SoqlError(code, reason, query=self.text, pos=pos)

@@ -11,14 +11,13 @@ aggregate queries allow once the passes are done.
 from __future__ import annotations
 
 import functools
-from datetime import datetime
 
 from app.metadata.model import SObjectDef
 from app.metadata.registry import SchemaRegistry
 from app.soql import ast
 from app.soql.bind_children import bind_child_query
 from app.soql.bind_conditions import bind_condition
-from app.soql.bind_context import BAD_TYPE, BindContext
+from app.soql.bind_context import BAD_TYPE, BindContext, Limits
 from app.soql.bind_expression import bind_expression
 from app.soql.bind_functions import AggregateMap
 from app.soql.bind_paths import refuse_unless
@@ -48,24 +47,27 @@ from app.soql.bound import (
 from app.soql.data_categories import bind_categories
 from app.soql.date_literals import OrgCalendar
 from app.soql.errors import SoqlError, malformed
-from app.soql.function_registry import FUNCTIONS, FunctionRegistry
+from app.soql.function_registry import FunctionRegistry
 from app.soql.function_spec import Clause
 from app.soql.select_list import MAX_FIELDS_LIMIT, SelectList, SelectListBinder, bind_group_by
-
-# What date literals resolve against when the caller names no calendar.
-UTC_EPOCH_CALENDAR = OrgCalendar.at(datetime(1970, 1, 1), "UTC", 1)
 
 
 def bind(
     registry: SchemaRegistry,
     text: str,
     query: ast.Query,
-    calendar: OrgCalendar = UTC_EPOCH_CALENDAR,
-    functions: FunctionRegistry = FUNCTIONS,
+    *,
+    calendar: OrgCalendar,
+    functions: FunctionRegistry,
+    limits: Limits,
 ) -> BoundQuery:
     """Resolve and type-check `query` (parsed from `text`) against the org's schema and
-    `functions`; date literals resolve against `calendar`."""
-    ctx = BindContext.of(registry, text, query, calendar, functions)
+    `functions`, within `limits`; date literals resolve against `calendar`. None of these has
+    a default: a query binds against its org's calendar and the app's functions, which only
+    the caller knows."""
+    ctx = BindContext.of(
+        registry, text, query, calendar=calendar, functions=functions, limits=limits
+    )
     if "." in query.sobject:
         raise ctx.error("INVALID_TYPE", BAD_TYPE.format(name=query.sobject), query.sobject_pos)
     root = ctx.sobject_named(query.sobject, query.sobject_pos)

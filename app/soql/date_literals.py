@@ -146,3 +146,9 @@ class OrgCalendar:
 
     def range(self, name: str, count: int | None) -> DateRange:
         return resolve(name, count, today=self.today, fiscal_start_month=self.fiscal_start_month)
+
+
+# A calendar that belongs to no org: 1970-01-01 in UTC, the fiscal year starting in January. For
+# what binds queries outside any org (tests, benchmarks, the coverage check), which name it;
+# a request's queries bind against its org's calendar (OrgContext), never this.
+UTC_EPOCH_CALENDAR = OrgCalendar.at(datetime(1970, 1, 1), "UTC", 1)

@@ -1,5 +1,7 @@
 """Binds a parsed search to the schema: each RETURNING object must exist and be searchable, and
-its field list, WHERE and ORDER BY bind as SOQL does (same errors, positioned in the search).
+its field list, WHERE and ORDER BY bind as SOQL does (same errors, positioned in the search),
+against what the caller names in a SearchContext: the org's calendar (date literals), the app's
+functions and the limits, none of them defaulted.
 """
 
 from __future__ import annotations
@@ -8,10 +10,13 @@ from dataclasses import dataclass, replace
 
 from app.metadata.model import SObjectDef
 from app.metadata.registry import SchemaRegistry
+from app.soql.bind_context import Limits
 from app.soql.binder import bind as bind_soql
 from app.soql.bound import BoundQuery
 from app.soql.data_categories import bind_categories, is_article
+from app.soql.date_literals import OrgCalendar
 from app.soql.errors import SoqlError
+from app.soql.function_registry import FunctionRegistry
 from app.sosl.ast import Returning, SearchGroup, SearchTerm, SoslQuery, WithOptions
 from app.sosl.errors import SoslError, from_soql, malformed_search
 from app.sosl.parser import returning_from_parts
@@ -28,6 +33,17 @@ GROUP_FIELDS: dict[SearchGroup, frozenset[FieldGroup] | None] = {
     # The fields sidebar search shows: names, e-mail addresses and phone numbers.
     SearchGroup.SIDEBAR: frozenset({FieldGroup.NAME, FieldGroup.EMAIL, FieldGroup.PHONE}),
 }
+
+
+@dataclass(frozen=True)
+class SearchContext:
+    """What a search binds against: the org's schema, the calendar its date literals resolve
+    against (the org's, as its queries'), the app's SOQL functions and the limits."""
+
+    registry: SchemaRegistry
+    calendar: OrgCalendar
+    functions: FunctionRegistry
+    limits: Limits
 
 
 @dataclass(frozen=True)
@@ -69,9 +85,16 @@ def _error_at(returning: Returning, code: str, reason: str) -> SoslError:
     return SoslError(code, reason)
 
 
-def _target(registry: SchemaRegistry, returning: Returning, options: WithOptions) -> BoundTarget:
+def _target(ctx: SearchContext, returning: Returning, options: WithOptions) -> BoundTarget:
     try:
-        bound = bind_soql(registry, returning.source.text, returning.query)
+        bound = bind_soql(
+            ctx.registry,
+            returning.source.text,
+            returning.query,
+            calendar=ctx.calendar,
+            functions=ctx.functions,
+            limits=ctx.limits,
+        )
     except SoqlError as error:
         raise from_soql(error, returning.source) from None
     spec = search_spec(bound.sobject)
@@ -81,24 +104,24 @@ def _target(registry: SchemaRegistry, returning: Returning, options: WithOptions
     if options.data_categories and is_article(bound.sobject):
         # WITH DATA CATEGORY filters the articles among the objects searched, not the others.
         try:
-            categories = bind_categories(registry, bound.sobject, options.data_categories, "")
+            categories = bind_categories(ctx.registry, bound.sobject, options.data_categories, "")
         except SoqlError as error:
             raise malformed_search(error.reason) from None
         bound = replace(bound, data_categories=categories)
     return BoundTarget(sobject=bound.sobject, spec=spec, query=bound)
 
 
-def bind_search(registry: SchemaRegistry, query: SoslQuery) -> BoundSearch:
+def bind_search(ctx: SearchContext, query: SoslQuery) -> BoundSearch:
     """Resolve every RETURNING object (every searchable object when there is no RETURNING)."""
     returning = query.returning or tuple(
-        returning_from_parts(sobject.name, [])
-        for sobject in registry
+        returning_from_parts(sobject.name, [], functions=ctx.functions)
+        for sobject in ctx.registry
         if search_spec(sobject) is not None
     )
     targets: list[BoundTarget] = []
     seen: set[str] = set()
     for item in returning:
-        target = _target(registry, item, query.options)
+        target = _target(ctx, item, query.options)
         if target.sobject.name in seen:
             reason = f"duplicate entity: {target.sobject.name}"
             raise _error_at(item, "MALFORMED_SEARCH", reason)

@@ -19,7 +19,7 @@ from app.errors import UnsupportedQueryFeature
 from app.soql import ast as soql_ast
 from app.soql.ast import DataCategoryFilter, Position
 from app.soql.errors import SoqlError
-from app.soql.function_registry import FUNCTIONS
+from app.soql.function_registry import FunctionRegistry
 from app.soql.function_spec import FunctionKind
 from app.soql.parser import parse as parse_soql
 from app.soql.tokens import Token, TokenType, scan
@@ -81,8 +81,9 @@ def _blank(text: str) -> str:
     return "".join(char if char in "\r\n" else " " for char in text)
 
 
-def parse(statement: str) -> SoslQuery:
-    """The syntax tree of one SOSL statement; raises MALFORMED_SEARCH or INVALID_SEARCH."""
+def parse(statement: str, functions: FunctionRegistry) -> SoslQuery:
+    """The syntax tree of one SOSL statement; raises MALFORMED_SEARCH or INVALID_SEARCH.
+    `functions` (the app's) tells an aggregate, which a field list may not call, from the rest."""
     if len(statement) > MAX_STATEMENT_LENGTH:
         raise malformed_search(
             f"Search is too long: maximum length is {MAX_STATEMENT_LENGTH} characters"
@@ -93,7 +94,7 @@ def parse(statement: str) -> SoslQuery:
     masked = statement[:opening] + _blank(statement[opening : closing + 1])
     masked += statement[closing + 1 :]
     term = parse_term(statement[opening + 1 : closing])
-    return _StatementParser(statement, masked).parse(term)
+    return _StatementParser(statement, masked, functions).parse(term)
 
 
 def _soql_query(text: str, source: SoqlSource) -> soql_ast.Query:
@@ -103,14 +104,14 @@ def _soql_query(text: str, source: SoqlSource) -> soql_ast.Query:
         raise from_soql(error, source) from None
 
 
-def _check_select(query: soql_ast.Query, source: SoqlSource) -> None:
+def _check_select(query: soql_ast.Query, source: SoqlSource, functions: FunctionRegistry) -> None:
     """SOSL field lists name fields: no aggregates, no subqueries, no SOQL-only clauses."""
     for item in query.select:
         if isinstance(item, soql_ast.SelectSubquery):
             raise _positioned("unexpected token: '('", source, item.pos)
         if isinstance(item, soql_ast.SelectTypeOf):
             raise _positioned("unexpected token: 'TYPEOF'", source, item.pos)
-        if isinstance(item.expr, soql_ast.FunctionCall) and _is_aggregate(item.expr):
+        if isinstance(item.expr, soql_ast.FunctionCall) and _is_aggregate(item.expr, functions):
             raise _positioned(f"unexpected token: '{item.expr.name}'", source, item.pos)
     if query.group_by or query.having:
         raise malformed_search("GROUP BY and HAVING are not allowed in a search")
@@ -118,8 +119,8 @@ def _check_select(query: soql_ast.Query, source: SoqlSource) -> None:
         raise malformed_search("USING SCOPE is not allowed in a search")
 
 
-def _is_aggregate(call: soql_ast.FunctionCall) -> bool:
-    return FUNCTIONS.kind_of(call.name) is FunctionKind.AGGREGATE
+def _is_aggregate(call: soql_ast.FunctionCall, functions: FunctionRegistry) -> bool:
+    return functions.kind_of(call.name) is FunctionKind.AGGREGATE
 
 
 def _positioned(reason: str, source: SoqlSource, pos: Position) -> SoslError:
@@ -135,6 +136,7 @@ def returning_from_parts(
     sobject: str,
     fields: list[str],
     *,
+    functions: FunctionRegistry,
     where: str | None = None,
     order_by: str | None = None,
     limit: int | None = None,
@@ -152,14 +154,15 @@ def returning_from_parts(
         text += f" OFFSET {offset}"
     source = SoqlSource(text)
     query = _soql_query(text, source)
-    _check_select(query, source)
+    _check_select(query, source, functions)
     return Returning(sobject=query.sobject, pos=None, query=query, source=source)
 
 
 class _StatementParser:
-    def __init__(self, statement: str, masked: str) -> None:
+    def __init__(self, statement: str, masked: str, functions: FunctionRegistry) -> None:
         self.statement = statement
         self.masked = masked
+        self.functions = functions
         self.tokens = scan(masked)
         self.index = 1  # tokens[0] is FIND
 
@@ -285,8 +288,9 @@ class _StatementParser:
             raise self.unexpected(closing)
         return self.returning_query(name, inner, closing)
 
-    def returning_query(self, name: Token, inner: list[Token], closing: Token) -> Returning:
-        """`Name(fields [clauses])` as the SOQL `SELECT fields FROM Name clauses`."""
+    def clauses_start(self, inner: list[Token], closing: Token) -> int:
+        """Where the clauses of `Name(fields [clauses])` start among its tokens (their count
+        when there are none); a SOQL clause SOSL does not have, or USING LISTVIEW, refused."""
         split = len(inner)
         depth = 0
         for position, token in enumerate(inner):
@@ -303,6 +307,11 @@ class _StatementParser:
                     raise self.unexpected(token)
                 if token.value == "USING" and following.value == "LISTVIEW":
                     raise UnsupportedQueryFeature("SOSL USING LISTVIEW")
+        return split
+
+    def returning_query(self, name: Token, inner: list[Token], closing: Token) -> Returning:
+        """`Name(fields [clauses])` as the SOQL `SELECT fields FROM Name clauses`."""
+        split = self.clauses_start(inner, closing)
         if split == 0:
             raise self.unexpected(inner[0])
         after_fields = inner[split] if split < len(inner) else closing
@@ -321,7 +330,7 @@ class _StatementParser:
         )
         source = SoqlSource(text, self.statement, segments, fields_end, after_fields.text)
         query = _soql_query(text, source)
-        _check_select(query, source)
+        _check_select(query, source, self.functions)
         return Returning(name.text, name.pos, query, source)
 
     # -- WITH ------------------------------------------------------------------------------

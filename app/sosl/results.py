@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from app.metadata.model import FieldType
 from app.soql.bound import BoundColumn
 from app.soql.execute import ResultRows
 from app.soql.results import shape_rows
+from app.sosl.ast import WithOptions
 from app.sosl.compiler import CompiledSearch, CompiledTarget
 from app.sosl.terms import leaves
 
@@ -83,39 +85,59 @@ def _text_fields(target: CompiledTarget) -> list[str]:
     ]
 
 
+@dataclass(frozen=True)
+class _Marking:
+    """What WITH SNIPPET and WITH HIGHLIGHT add to one object's records."""
+
+    options: WithOptions
+    stems: frozenset[str]
+    fields: list[str]  # the record's own text fields, in RETURNING order
+    name_field: str | None
+    length: int  # of a snippet
+
+    def add_to(self, record: dict[str, Any]) -> None:
+        options = self.options
+        highlights: dict[str, str] = {}
+        snippet: str | None = None
+        for name in self.fields:
+            value = record.get(name)
+            if not isinstance(value, str):
+                continue
+            marked, found = mark(value, self.stems)
+            if found and (options.highlight or name == self.name_field):
+                highlights[name] = marked
+            if options.snippet and snippet is None and name != self.name_field and found:
+                snippet = _snippet(value, self.stems, self.length)
+        if options.snippet:
+            record["snippet"] = {"text": snippet or ""}
+        if highlights:
+            record["highlight"] = highlights
+
+
 def shape_target(
     search: CompiledSearch,
     target: CompiledTarget,
     rows: Sequence[Sequence[Any]],
     base_path: str,
-    zone: str = "UTC",
+    zone: str,
 ) -> list[dict[str, Any]]:
+    """An object's records, datetimes of FORMAT() written in `zone`, with the snippets and
+    highlights the search asks for."""
     assert target.compiled is not None
     # A search returns no child subqueries: its rows are the whole result.
     records = shape_rows(target.compiled, ResultRows(rows), base_path, zone)
     options = search.bound.options
     if not (options.snippet or options.highlight):
         return records
-    stems = highlight_stems(search)
-    fields = _text_fields(target)
-    name_field = target.target.sobject.name_field
-    length = options.snippet_length or DEFAULT_SNIPPET_LENGTH
+    marking = _Marking(
+        options=options,
+        stems=highlight_stems(search),
+        fields=_text_fields(target),
+        name_field=target.target.sobject.name_field,
+        length=options.snippet_length or DEFAULT_SNIPPET_LENGTH,
+    )
     for record in records[:MAX_HIGHLIGHTED_RECORDS]:
-        highlights: dict[str, str] = {}
-        snippet: str | None = None
-        for name in fields:
-            value = record.get(name)
-            if not isinstance(value, str):
-                continue
-            marked, found = mark(value, stems)
-            if found and (options.highlight or name == name_field):
-                highlights[name] = marked
-            if options.snippet and snippet is None and name != name_field and found:
-                snippet = _snippet(value, stems, length)
-        if options.snippet:
-            record["snippet"] = {"text": snippet or ""}
-        if highlights:
-            record["highlight"] = highlights
+        marking.add_to(record)
     return records
 
 

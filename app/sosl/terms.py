@@ -223,17 +223,21 @@ def leaves(expr: TermExpr | None) -> list[Term]:
     return [leaf for child in children for leaf in leaves(child)]
 
 
+def _term_without_stop_words(term: Term) -> Term | None:
+    if term.has_wildcard:
+        return term
+    words = list(term.words)
+    # Inside a phrase a stop word still holds a place; at its ends it is dropped.
+    while words and words[0] in STOP_WORDS:
+        words.pop(0)
+    while words and words[-1] in STOP_WORDS:
+        words.pop()
+    return Term(tuple(words), term.quoted) if words else None
+
+
 def _without_stop_words(expr: TermExpr) -> TermExpr | None:
     if isinstance(expr, Term):
-        if expr.has_wildcard:
-            return expr
-        words = list(expr.words)
-        # Inside a phrase a stop word still holds a place; at its ends it is dropped.
-        while words and words[0] in STOP_WORDS:
-            words.pop(0)
-        while words and words[-1] in STOP_WORDS:
-            words.pop()
-        return Term(tuple(words), expr.quoted) if words else None
+        return _term_without_stop_words(expr)
     if isinstance(expr, AndNot):
         left = _without_stop_words(expr.left)
         right = _without_stop_words(expr.right)
@@ -248,12 +252,9 @@ def _without_stop_words(expr: TermExpr) -> TermExpr | None:
     return And(tuple(kept)) if isinstance(expr, And) else Or(tuple(kept))
 
 
-def parse_term(text: str) -> SearchTerm:
-    """The expression of a search term (the text inside the braces, escapes still in)."""
-    if len(text) > NOTHING_FOUND_AFTER:
-        return SearchTerm(text, None)
-    tokens = _Lexer(text).run()
-    terms = [token.term for token in tokens if token.term is not None]
+def _check_terms(text: str, terms: list[Term]) -> None:
+    """Salesforce's refusals of a term: too few characters besides wildcards, a word with
+    wildcards too long, too many such words."""
     literal = sum(1 for term in terms for word in term.words for c in word if c not in WILDCARDS)
     if literal < MIN_TERM_CHARACTERS:
         raise term_too_short(text.strip())
@@ -267,6 +268,15 @@ def parse_term(text: str) -> SearchTerm:
         raise malformed_search(
             f"too many wildcard words (at most {MAX_WILDCARD_WORDS}) in search term: {text.strip()}"
         )
+
+
+def parse_term(text: str) -> SearchTerm:
+    """The expression of a search term (the text inside the braces, escapes still in)."""
+    if len(text) > NOTHING_FOUND_AFTER:
+        return SearchTerm(text, None)
+    tokens = _Lexer(text).run()
+    terms = [token.term for token in tokens if token.term is not None]
+    _check_terms(text, terms)
     if len(text) > OPERATORS_DROPPED_AFTER:
         expr: TermExpr | None = Or(tuple(terms)) if len(terms) > 1 else terms[0]
     else:

@@ -31,7 +31,7 @@ def create_widget(
     """A widget is stored as an Account of its name. One named `bad...` is written, then
     refused: only its subrequest's SAVEPOINT can undo the write."""
     body = parse_object(raw, "widget")
-    account = records.resolve_sobject(ctx, "Account")
+    account = records.resolve_sobject(ctx.registry, "Account")
     record_id = records.create_record(conn, ctx, account, body)
     if str(body.data.get("Name", "")).startswith("bad"):
         raise SalesforceError("Widgets may not be bad", error_code="INVALID_WIDGET")
@@ -46,7 +46,7 @@ def create_widget(
 def get_widget(
     widget_id: str, request: Request, ctx: OrgContextDep, conn: ConnectionDep
 ) -> dict[str, Any]:
-    account = records.resolve_sobject(ctx, "Account")
+    account = records.resolve_sobject(ctx.registry, "Account")
     record = records.get_record(conn, ctx, account, widget_id, ["Name"])
     return {
         "name": record["Name"],

@@ -20,7 +20,7 @@ from app.api.state import AppState
 from app.errors import SalesforceError
 from app.services import cursors
 from app.services.cursors import CURSOR_ROWS, CURSORS, CursorStore, OpenQuery
-from app.soql.binder import UTC_EPOCH_CALENDAR
+from app.soql.date_literals import UTC_EPOCH_CALENDAR
 from app.soql.execute import ResultRows
 from app.storage.database import platform_transaction
 from app.storage.ids import record_number

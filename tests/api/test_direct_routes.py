@@ -1,6 +1,7 @@
 """Routes whose dependencies take only the request and `str` path parameters are answered
 without FastAPI's dependency solver, with the same results; any other route, and every request
-while the app overrides a dependency, goes through the solver."""
+while the app overrides a dependency, goes through the solver. What a route takes is read from
+its declaration, never from FastAPI's solved model."""
 
 from __future__ import annotations
 
@@ -8,14 +9,19 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Annotated, Any
 
+import fastapi
 import fastapi.routing
 import pytest
 from fastapi import Depends, FastAPI, Request
+from fastapi import Path as PathParameter
+from fastapi.routing import iter_route_contexts
 from fastapi.testclient import TestClient
 
-from app.api.direct_routes import _direct
+from app.api.direct_routes import DirectRoute
 from app.api.routing import SalesforceJSONResponse, SalesforceRouter
 from app.errors import SalesforceError
+from app.main import create_app
+from tests.conftest import make_settings
 
 CALLS: list[str] = []
 
@@ -52,6 +58,38 @@ async def search(name: str, q: str, shout: NameDep) -> SalesforceJSONResponse:
     return SalesforceJSONResponse({"q": q, "shout": shout})
 
 
+@router.get("/{name}/default")
+async def by_default(name: str, shout: str = Depends(get_name)) -> dict[str, Any]:
+    return {"shout": shout}
+
+
+@router.get("/{name}/marked")
+async def marked(name: Annotated[str, PathParameter()]) -> dict[str, Any]:
+    return {"name": name}
+
+
+async def get_loud(shout: NameDep) -> str:
+    return shout + "!"
+
+
+@router.get("/{name}/nested")
+async def nested(loud: Annotated[str, Depends(get_loud)]) -> dict[str, Any]:
+    return {"loud": loud}
+
+
+@router.get("/{name}/uncached")
+async def uncached(shout: Annotated[str, Depends(get_name, use_cache=False)]) -> dict[str, Any]:
+    return {"shout": shout}
+
+
+guarded = SalesforceRouter(prefix="/guarded", dependencies=[Depends(get_name)])
+
+
+@guarded.get("/{name}")
+async def read_guarded(name: str) -> dict[str, Any]:
+    return {"name": name}
+
+
 def salesforce_error(request: Request, error: Exception) -> SalesforceJSONResponse:
     assert isinstance(error, SalesforceError)
     return SalesforceJSONResponse(error.to_body(), status_code=error.status_code)
@@ -61,6 +99,7 @@ def salesforce_error(request: Request, error: Exception) -> SalesforceJSONRespon
 def client() -> Iterator[TestClient]:
     app = FastAPI()
     app.include_router(router)
+    app.include_router(guarded)
     app.add_exception_handler(SalesforceError, salesforce_error)
     CALLS.clear()
     with TestClient(app) as client:
@@ -71,7 +110,11 @@ def client() -> Iterator[TestClient]:
 def no_solver(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """FastAPI's solver, counting its calls."""
     solved: list[str] = []
-    original = fastapi.routing.solve_dependencies  # type: ignore[attr-defined]
+    original = getattr(fastapi.routing, "solve_dependencies", None)
+    assert original is not None, (
+        f"FastAPI {fastapi.__version__} has no fastapi.routing.solve_dependencies: these tests "
+        "count the solver's calls through it (FastAPI 0.165.0 had it)"
+    )
 
     async def counting(**kwargs: Any) -> Any:
         solved.append(kwargs["request"].url.path)
@@ -117,7 +160,44 @@ def test_a_route_with_a_query_parameter_goes_through_the_solver(
     response = client.get("/things/widget/search", params={"q": "x"})
     assert response.json() == {"q": "x", "shout": "WIDGET"}
     assert no_solver == ["/things/widget/search"]
-    assert _direct(_route("/things/{name}/search").dependant, with_dependencies=True) is None
+    assert _route("/things/{name}/search").direct_call() is None
+
+
+@pytest.mark.parametrize(
+    ("path", "answer"),
+    [
+        ("/things/widget/default", {"shout": "WIDGET"}),  # Depends as a default value
+        ("/things/widget/marked", {"name": "widget"}),  # a marker other than Depends
+        ("/things/widget/nested", {"loud": "WIDGET!"}),  # a dependency with its own
+        ("/things/widget/uncached", {"shout": "WIDGET"}),  # use_cache=False
+        ("/guarded/widget", {"name": "widget"}),  # the router's own dependencies
+    ],
+)
+def test_what_only_the_solver_knows_goes_through_it(
+    client: TestClient, no_solver: list[str], path: str, answer: dict[str, Any]
+) -> None:
+    response = client.get(path)
+    assert (response.status_code, response.json()) == (200, answer)
+    assert no_solver == [path]
+
+
+def test_the_app_adds_no_dependencies_where_a_direct_route_would_not_see_them(
+    tmp_path: Any,
+) -> None:
+    """A direct route reads the dependencies its own declaration names, its router's among
+    them: none may come from where it was included (`include_router(dependencies=...)`)."""
+    app = create_app(make_settings("", tmp_path, bulk_runner=False))
+    try:
+        direct = 0
+        for context in iter_route_contexts(app.routes):
+            route = context.original_route
+            if isinstance(route, DirectRoute):
+                assert list(context.dependencies) == list(route.dependencies), route.path
+                direct += route.direct_call() is not None
+        assert direct >= 90
+    finally:
+        app.state.localforce.engine.dispose()
+        app.state.localforce.platform.dispose()
 
 
 def test_an_overridden_dependency_is_honoured(client: TestClient, no_solver: list[str]) -> None:
@@ -131,5 +211,7 @@ def test_an_overridden_dependency_is_honoured(client: TestClient, no_solver: lis
     assert no_solver == ["/things/widget"]
 
 
-def _route(path: str) -> Any:
-    return next(route for route in router.routes if getattr(route, "path", None) == path)
+def _route(path: str) -> DirectRoute:
+    found = next(route for route in router.routes if getattr(route, "path", None) == path)
+    assert isinstance(found, DirectRoute)
+    return found

@@ -17,8 +17,11 @@ from sqlalchemy import event
 from app.api.state import AppState
 from app.metadata.loader import load_object
 from app.metadata.registry import SchemaRegistry
+from app.soql.bind_context import LIMITS
 from app.soql.binder import bind
+from app.soql.date_literals import UTC_EPOCH_CALENDAR
 from app.soql.errors import SoqlError
+from app.soql.function_registry import FUNCTIONS
 from app.soql.parser import parse
 from tests.conftest import API
 
@@ -150,10 +153,19 @@ def _nested(levels: int) -> str:
 def test_five_levels_of_parent_to_child_queries_bind_and_six_do_not() -> None:
     five = _nested(5)
     assert five.count("SELECT") == 5
-    bind(REPLIES, five, parse(five))
+    bind(
+        REPLIES, five, parse(five), calendar=UTC_EPOCH_CALENDAR, functions=FUNCTIONS, limits=LIMITS
+    )
     six = _nested(6)
     with pytest.raises(SoqlError) as raised:
-        bind(REPLIES, six, parse(six))
+        bind(
+            REPLIES,
+            six,
+            parse(six),
+            calendar=UTC_EPOCH_CALENDAR,
+            functions=FUNCTIONS,
+            limits=LIMITS,
+        )
     assert raised.value.error_code == "MALFORMED_QUERY"
     assert raised.value.reason == (
         "Parent-to-child queries reach at most 5 levels: the outer query and 4 nested subqueries"

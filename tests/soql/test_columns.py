@@ -12,8 +12,11 @@ from fastapi.testclient import TestClient
 
 from app.config import REPO_ROOT
 from app.metadata.registry import SchemaRegistry
+from app.soql.bind_context import LIMITS
 from app.soql.binder import bind
 from app.soql.columns import column_metadata
+from app.soql.date_literals import UTC_EPOCH_CALENDAR
+from app.soql.function_registry import FUNCTIONS
 from app.soql.parser import parse
 from tests.conftest import API, login
 
@@ -42,7 +45,16 @@ def expected(column: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
 def test_columns_table(case: dict[str, Any]) -> None:
-    answer = column_metadata(bind(REGISTRY, case["q"], parse(case["q"])))
+    answer = column_metadata(
+        bind(
+            REGISTRY,
+            case["q"],
+            parse(case["q"]),
+            calendar=UTC_EPOCH_CALENDAR,
+            functions=FUNCTIONS,
+            limits=LIMITS,
+        )
+    )
     assert [short(column) for column in answer["columnMetadata"]] == [
         expected(column) for column in case["columns"]
     ]

@@ -20,6 +20,7 @@ from fastapi.testclient import TestClient
 
 from app.services.context import OrgContext
 from app.soql.date_literals import OrgCalendar
+from app.soql.function_registry import FUNCTIONS
 from tests.conftest import API, login, open_client
 from tests.databases import DatabaseFactory
 
@@ -223,6 +224,7 @@ def test_a_context_without_calendar_uses_utc() -> None:
         user_id="u",
         now=datetime(2024, 4, 1, 3, 30),
         base_path=f"{API}",
+        functions=FUNCTIONS,
     )
     assert ctx.org_calendar == OrgCalendar(today=date(2024, 4, 1), zone="UTC", fiscal_start_month=1)
 

@@ -8,8 +8,11 @@ import pytest
 from app.metadata.describe import describe_field
 from app.metadata.loader import load_object
 from app.metadata.registry import SchemaRegistry
+from app.soql.bind_context import LIMITS
 from app.soql.binder import bind
+from app.soql.date_literals import UTC_EPOCH_CALENDAR
 from app.soql.errors import SoqlError
+from app.soql.function_registry import FUNCTIONS
 from app.soql.parser import parse
 
 SURVEYS = SchemaRegistry(
@@ -57,7 +60,14 @@ SURVEY = SURVEYS.get("Zq_Survey__c")
 )
 def test_the_binder_refuses_what_describe_refuses(query: str, reason: str) -> None:
     with pytest.raises(SoqlError) as caught:
-        bind(SURVEYS, query, parse(query))
+        bind(
+            SURVEYS,
+            query,
+            parse(query),
+            calendar=UTC_EPOCH_CALENDAR,
+            functions=FUNCTIONS,
+            limits=LIMITS,
+        )
     assert caught.value.error_code == "INVALID_FIELD"
     assert caught.value.reason == reason
 
@@ -72,7 +82,14 @@ def test_the_binder_refuses_what_describe_refuses(query: str, reason: str) -> No
 )
 def test_no_aggregate_takes_a_time_or_a_checkbox(query: str, field: str, function: str) -> None:
     with pytest.raises(SoqlError) as caught:
-        bind(SURVEYS, query, parse(query))
+        bind(
+            SURVEYS,
+            query,
+            parse(query),
+            calendar=UTC_EPOCH_CALENDAR,
+            functions=FUNCTIONS,
+            limits=LIMITS,
+        )
     assert caught.value.error_code == "MALFORMED_QUERY"
     assert caught.value.reason == f"field {field} does not support aggregate operator {function}"
 
@@ -86,7 +103,14 @@ def test_no_aggregate_takes_a_time_or_a_checkbox(query: str, field: str, functio
     ],
 )
 def test_the_binder_allows_what_describe_allows(query: str) -> None:
-    bind(SURVEYS, query, parse(query))
+    bind(
+        SURVEYS,
+        query,
+        parse(query),
+        calendar=UTC_EPOCH_CALENDAR,
+        functions=FUNCTIONS,
+        limits=LIMITS,
+    )
 
 
 def test_describe_and_the_binder_read_the_same_flags() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from app.errors import SalesforceError
+from app.soql.function_registry import FUNCTIONS
 from app.sosl.ast import And, AndNot, Or, SearchGroup, Term, TermExpr
 from app.sosl.parser import parse
 from app.sosl.terms import NOTHING_FOUND_AFTER, OPERATORS_DROPPED_AFTER, parse_term
@@ -73,7 +74,8 @@ def test_statement_structure() -> None:
         "with snippet(target_length=120) with metadata='LABELS' with highlight "
         "with spell_correction=false with division='Global' with PricebookId='01s' "
         "with network in ('0DB1') with data category Geo__c above_or_below (usa__c, uk__c) "
-        "limit 7 update viewstat"
+        "limit 7 update viewstat",
+        FUNCTIONS,
     )
     assert query.group is SearchGroup.EMAIL
     assert [r.sobject for r in query.returning] == ["Account", "Contact"]
@@ -93,15 +95,15 @@ def test_statement_structure() -> None:
 
 
 def test_braces_inside_the_term_are_escaped() -> None:
-    query = parse(r"FIND {a\}b\{c rope} RETURNING Product2")
+    query = parse(r"FIND {a\}b\{c rope} RETURNING Product2", FUNCTIONS)
     assert render(query.term.expr) == '("b c" AND rope)'
     assert query.term.text == r"a\}b\{c rope"
 
 
 def test_statements_past_100000_characters_are_refused() -> None:
     with pytest.raises(SalesforceError) as long:
-        parse("FIND {rope} " + " " * 100_000)
+        parse("FIND {rope} " + " " * 100_000, FUNCTIONS)
     assert long.value.error_code == "MALFORMED_SEARCH"
     with pytest.raises(SalesforceError) as nul:
-        parse("FIND {rope} RETURNING Product2(Name WHERE Name = 'a\x00')")
+        parse("FIND {rope} RETURNING Product2(Name WHERE Name = 'a\x00')", FUNCTIONS)
     assert nul.value.error_code == "MALFORMED_SEARCH"

@@ -18,6 +18,8 @@ from app.metadata.registry import SchemaRegistry
 from app.metadata.values import format_datetime
 from app.services.query import prepare
 from app.soql.bound import BoundColumn
+from app.soql.date_literals import UTC_EPOCH_CALENDAR
+from app.soql.function_registry import FUNCTIONS
 from app.soql.results import wire_datetime_columns
 from app.storage.backends import Backend, WireDatetimes, backend_for, registered_backends
 from app.storage.tables import TableSet
@@ -43,7 +45,14 @@ def test_text_in_another_form_is_read_as_sqlalchemy_reads_it() -> None:
 
 
 def test_postgresql_writes_the_text_in_its_sql_and_leaves_other_statements_alone() -> None:
-    compiled = prepare(REGISTRY, TABLES, "SELECT Id, CreatedDate, Subject FROM Case", False)
+    compiled = prepare(
+        REGISTRY,
+        TABLES,
+        "SELECT Id, CreatedDate, Subject FROM Case",
+        False,
+        UTC_EPOCH_CALENDAR,
+        FUNCTIONS,
+    )
     columns = wire_datetime_columns(compiled)
     backend = backend_for("postgresql")
     wire = backend.wire_datetimes(compiled.statement, columns)
@@ -69,7 +78,7 @@ def test_what_a_backend_makes_lets_the_statement_go(backend: Backend) -> None:
 
 def _columns(query: str) -> list[str]:
     """The selected fields whose values a back end may read straight to wire text."""
-    compiled = prepare(REGISTRY, TABLES, query, False)
+    compiled = prepare(REGISTRY, TABLES, query, False, UTC_EPOCH_CALENDAR, FUNCTIONS)
     indexes = wire_datetime_columns(compiled)
     return [
         item.path.field.name

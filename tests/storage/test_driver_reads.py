@@ -27,7 +27,9 @@ from app.metadata.registry import SchemaRegistry
 from app.metadata.values import format_datetime
 from app.services.query import prepare
 from app.soql.compiler import USER_PARAM
+from app.soql.date_literals import UTC_EPOCH_CALENDAR
 from app.soql.execute import ResultRows
+from app.soql.function_registry import FUNCTIONS
 from app.soql.results import shape_rows, wire_datetime_columns
 from app.storage.backends import backend_for
 from app.storage.database import create_db_engine, migrate_platform
@@ -93,7 +95,14 @@ QUERIES = [
 
 
 def _soql(query: str) -> Select[Any]:
-    return prepare(REGISTRY, TABLES, query.replace(":user", "'" + USER + "'"), False).statement
+    return prepare(
+        REGISTRY,
+        TABLES,
+        query.replace(":user", "'" + USER + "'"),
+        False,
+        UTC_EPOCH_CALENDAR,
+        FUNCTIONS,
+    ).statement
 
 
 @pytest.mark.parametrize("query", QUERIES)
@@ -167,7 +176,12 @@ def test_a_per_execution_value_is_bound_each_time(engine: Engine) -> None:
 
 def test_readers_replace_the_processing_of_the_columns_they_name(engine: Engine) -> None:
     compiled = prepare(
-        REGISTRY, TABLES, "SELECT Name, CreatedDate FROM Account ORDER BY Name", False
+        REGISTRY,
+        TABLES,
+        "SELECT Name, CreatedDate FROM Account ORDER BY Name",
+        False,
+        UTC_EPOCH_CALENDAR,
+        FUNCTIONS,
     )
     name, created = compiled.value_index
     assert isinstance(name, int) and isinstance(created, int)
@@ -198,7 +212,7 @@ def test_datetimes_read_as_wire_text_are_what_formatting_gives(
         for n, (value, _) in enumerate(WIRE_DATETIMES)
     ]
     query = "SELECT Id, CreatedDate, Name FROM Account ORDER BY Name"
-    compiled = prepare(REGISTRY, TABLES, query, False)
+    compiled = prepare(REGISTRY, TABLES, query, False, UTC_EPOCH_CALENDAR, FUNCTIONS)
     wire = backend_for(engine.dialect.name).wire_datetimes(
         compiled.statement, wire_datetime_columns(compiled)
     )

@@ -15,6 +15,8 @@ from app.config import REPO_ROOT
 from app.metadata.registry import SchemaRegistry
 from app.services.query import prepare
 from app.soql.compiler import USER_PARAM
+from app.soql.date_literals import UTC_EPOCH_CALENDAR
+from app.soql.function_registry import FUNCTIONS
 from app.storage.backends.postgresql import _key_body
 from app.storage.backends.text_key import LAST_CASED_CODE_POINT, text_key
 from app.storage.database import create_db_engine, migrate_platform
@@ -54,7 +56,9 @@ def test_the_database_computes_the_same_key(engine: Engine) -> None:
 
 
 def _plan(conn: Connection, soql: str) -> str:
-    compiled = prepare(REGISTRY, TableSet(REGISTRY), soql, False).statement.compile(conn)
+    compiled = prepare(
+        REGISTRY, TableSet(REGISTRY), soql, False, UTC_EPOCH_CALENDAR, FUNCTIONS
+    ).statement.compile(conn)
     params: dict[str, Any] = {USER_PARAM: "", **compiled.params}
     if conn.dialect.name == "sqlite":
         positional = tuple(params[name] for name in compiled.positiontup or ())

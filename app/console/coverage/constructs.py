@@ -17,6 +17,8 @@ from app.console.coverage.sources import QUOTED, SOQL_TEXT, SOSL_TEXT, TestIndex
 from app.errors import SalesforceError
 from app.metadata.registry import SchemaRegistry
 from app.services import query, search
+from app.soql.date_literals import UTC_EPOCH_CALENDAR
+from app.soql.function_registry import FUNCTIONS
 from app.storage.backends import registered_backends
 from app.storage.tables import TableSet
 
@@ -71,13 +73,15 @@ class Schemas:
 
 def _prepare(language: str, example: str, schema: tuple[SchemaRegistry, TableSet]) -> None:
     """Prepare the example as a request would (a SOSL search on every back end: its index
-    differs between them)."""
+    differs between them), with the built-in functions, on a calendar of no org's."""
     registry, tables = schema
+    calendar, functions = UTC_EPOCH_CALENDAR, FUNCTIONS
     if language == "soql":
-        query.prepare(registry, tables, query.checked_text(example), include_deleted=False)
+        text = query.checked_text(example)
+        query.prepare(registry, tables, text, False, calendar, functions)
         return
     for backend in registered_backends():
-        search.prepare(registry, tables, backend.name, example)
+        search.prepare(registry, tables, backend.name, example, calendar, functions)
 
 
 # The last IN list of an example (the list a `pad_to` entry grows).
