@@ -68,14 +68,7 @@ from app.services import org
 from app.services.bulk.runner import BulkRunner, RunnerSettings
 from app.services.cursors import CursorStore
 from app.services.usage import ApiUsage
-from app.serving import (
-    fix_mmap_threshold,
-    limit_malloc_arenas,
-    open_files_up_to_hard_limit,
-    release_free_memory_forever,
-    set_read_timeouts,
-    space_out_garbage_collection,
-)
+from app.serving import set_read_timeouts
 from app.soql.function_registry import FUNCTIONS, FunctionRegistry
 from app.storage.backends import Copies, backend_for_url
 from app.storage.database import (
@@ -86,6 +79,7 @@ from app.storage.database import (
 )
 from app.storage.tables import TableSet
 from app.storage.text_keys import upgrade_keys
+from app.tuning import release_free_memory_forever, tune_process
 
 logger = logging.getLogger("localforce")
 
@@ -319,10 +313,7 @@ def create_app(
     """The application; `functions` are the SOQL functions its queries may call."""
     settings = settings or get_settings()
     check_control_plane(settings)
-    limit_malloc_arenas(settings.malloc_arenas)  # before the request threads start
-    fix_mmap_threshold(settings.malloc_mmap_threshold)
-    space_out_garbage_collection(settings.gc_threshold)
-    open_files_up_to_hard_limit()
+    tune_process(settings)  # before the request threads start
     set_read_timeouts(settings.header_timeout_seconds, settings.body_timeout_seconds)
     state = build_state(settings)
     state.functions = functions
