@@ -34,7 +34,6 @@ from typing import Any
 from sqlalchemy import Engine, select
 
 from app.errors import NotFound, SalesforceError
-from app.metadata.registry import SchemaRegistry
 from app.metadata.values import to_json
 from app.sandbox.calllog import Call, CallBuffer, TrimSchedule, add_calls, call_time, calls
 from app.sandbox.clock import SandboxClock, utc_now
@@ -67,6 +66,7 @@ from app.sandbox.registry import (
     touch_sandbox,
     use_template,
 )
+from app.sandbox.schemas import Schema
 from app.storage.backends import Copies, copy_age
 from app.storage.bulk_jobs import delete_sandbox_jobs
 from app.storage.database import platform_transaction, write_transaction
@@ -74,7 +74,6 @@ from app.storage.journal import touched_records, undo_all
 from app.storage.platform import IMPORTED_SOURCE_PREFIX, PLATFORM_REVISION, OrgInfo
 from app.storage.records import fetch_row
 from app.storage.snapshots import restore_snapshot, snapshot_names, take_snapshot
-from app.storage.tables import TableSet
 
 DEFAULT_ID = "default"
 # What the default sandbox's row names as its storage: the server's own database, wherever
@@ -122,12 +121,6 @@ class SandboxLimitReached(SalesforceError):
 class SandboxBusy(SalesforceError):
     error_code = "UNABLE_TO_LOCK_ROW"
     status_code = 409
-
-
-@dataclass
-class Schema:
-    registry: SchemaRegistry
-    tables: TableSet
 
 
 @dataclass(frozen=True)
