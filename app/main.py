@@ -161,7 +161,7 @@ def prepare_databases(
 
 def flush_state(state: AppState) -> None:
     state.cursors.spill()
-    state.sandboxes.flush_calls()
+    state.calls.flush()
     if state.usage.due():
         state.usage.flush()
 
@@ -171,7 +171,7 @@ async def flush_forever(state: AppState) -> None:
     locators opened, every FLUSH_SECONDS."""
     while True:
         await asyncio.sleep(FLUSH_SECONDS)
-        if state.sandboxes.calls_pending() or state.usage.due() or state.cursors.spills_due():
+        if state.calls.pending() or state.usage.due() or state.cursors.spills_due():
             try:
                 await run_in_threadpool(flush_state, state)
             except Exception:  # a failed batch must not stop the flusher; the next one retries
@@ -213,6 +213,7 @@ def create_app(
             await run_in_threadpool(state.bulk.stop)
         state.cursors.spill(everything=True)
         state.usage.flush()
+        state.calls.flush()
         state.sandboxes.close()
         state.engine.dispose()
         state.platform.dispose()

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from app.api.state import AppState
 from app.config import Settings
+from app.sandbox.calllog import CallQueue
 from app.sandbox.clock import SandboxClock, to_naive_utc
 from app.sandbox.manager import (
     DEFAULT_ID,
@@ -69,12 +70,14 @@ def build_state(settings: Settings) -> AppState:
         clock=server_clock(settings),
         schema=schema,
     )
+    calls = CallQueue(platform, settings.call_log_retention)
     sandboxes = SandboxManager(
         platform=platform,
         default=default,
         copies=copies,
         schema_for=schemas,
         build_template=build_template,
+        calls=calls,
         settings=SandboxSettings(
             max_sandboxes=settings.max_sandboxes,
             idle_seconds=settings.sandbox_idle_seconds,
@@ -92,6 +95,7 @@ def build_state(settings: Settings) -> AppState:
         registry=schema.registry,
         tables=schema.tables,
         sandboxes=sandboxes,
+        calls=calls,
         cursors=CursorStore(
             platform,
             per_user=settings.max_cursors_per_user,

@@ -13,6 +13,7 @@ from sqlalchemy import Engine
 
 from app.config import Settings
 from app.metadata.registry import SchemaRegistry
+from app.sandbox.calllog import CallQueue
 from app.sandbox.manager import Sandbox, SandboxManager
 from app.services.auth import Credentials, Session, SessionPolicy, fingerprint_of
 from app.services.bulk.runner import BulkRunner
@@ -74,6 +75,8 @@ class AppState:
     registry: SchemaRegistry
     tables: TableSet
     sandboxes: SandboxManager
+    # This process's calls on their way to the sandboxes' logs.
+    calls: CallQueue
     cursors: CursorStore
     usage: ApiUsage
     sessions: SessionCache = field(default_factory=SessionCache)

@@ -35,7 +35,7 @@ from sqlalchemy import Engine, select
 
 from app.errors import NotFound, SalesforceError
 from app.metadata.values import to_json
-from app.sandbox.calllog import Call, CallBuffer, TrimSchedule, add_calls, call_time, calls
+from app.sandbox.calllog import CallQueue, call_time, calls
 from app.sandbox.clock import SandboxClock, utc_now
 from app.sandbox.registry import (
     SandboxRow,
@@ -225,6 +225,7 @@ class SandboxManager:
         copies: Copies,
         schema_for: Callable[[str], Schema],
         build_template: Callable[[str, TemplateSpec], None],
+        calls: CallQueue,
         settings: SandboxSettings,
     ) -> None:
         self.platform = platform
@@ -232,6 +233,7 @@ class SandboxManager:
         self.copies = copies
         self.schema_for = schema_for
         self.build_template = build_template
+        self.calls = calls
         self.settings = settings
         # Guards the dictionaries only; never held across I/O, so lookups never wait on a build.
         self._lock = threading.Lock()
@@ -245,11 +247,6 @@ class SandboxManager:
         self._sweeper: threading.Thread | None = None
         self._stopped = threading.Event()
         self._last_reclaim = 0.0
-        self._calls = CallBuffer()
-        self._trims = TrimSchedule(settings.call_log_retention)
-        # Held from taking calls to committing them, so that a log read that flushes first
-        # waits for a flush already under way instead of reading before its commit.
-        self._flushing = threading.Lock()
         self._last_expiry = 0.0
         # Templates seen ready lately (monotonic time), so a create need not ask again.
         self._ready: dict[str, float] = {}
@@ -708,7 +705,7 @@ class SandboxManager:
         with self._lock:
             self._live.pop(sandbox.instance, None)
             self._pooled.pop(sandbox.instance, None)
-        self._trims.forget(sandbox.id)
+        self.calls.forget(sandbox.id)
         self.copies.release(sandbox.engine)
         self.copies.drop(sandbox.url)
 
@@ -728,7 +725,7 @@ class SandboxManager:
             with self._lock:
                 live = self._live.pop(row.instance, None)
                 self._pooled.pop(row.instance, None)
-            self._trims.forget(row.id)
+            self.calls.forget(row.id)
             if live is not None:
                 self.copies.release(live.engine)
             self.copies.drop(row.url)
@@ -755,7 +752,6 @@ class SandboxManager:
     def close(self) -> None:
         """Stop the pool refills and release this process's engines. Sandboxes, the pool
         and templates stay: they belong to the platform database, not to this process."""
-        self.flush_calls()
         self._stopping = True
         self._stopped.set()
         if self._sweeper is not None:
@@ -786,7 +782,7 @@ class SandboxManager:
         with write_transaction(sandbox.engine) as conn:
             undone = undo_all(conn, sandbox.schema.tables)
         origin = sandbox.clock.restart()
-        self._calls.drop(sandbox.id)  # queued calls of the old episode go with the rest
+        self.calls.drop(sandbox.id)  # queued calls of the old episode go with the rest
         with platform_transaction(self.platform) as conn:
             begin_episode(conn, sandbox.id, origin, call_time(datetime.now(UTC)))
         return {
@@ -795,27 +791,13 @@ class SandboxManager:
             "durationMs": round((time.perf_counter() - started) * 1000, 3),
         }
 
-    def record_call(self, sandbox: Sandbox, call: Call) -> None:
-        """Queue a call for the sandbox's log (written by `flush_calls`)."""
-        self._calls.add(sandbox.id, call)
-
-    def calls_pending(self) -> bool:
-        return len(self._calls) > 0
-
-    def flush_calls(self) -> None:
-        with self._flushing:
-            pending = self._calls.take()
-            if pending:
-                with platform_transaction(self.platform) as conn:
-                    add_calls(conn, pending, self.settings.call_log_retention, self._trims)
-
     def call_log(self, sandbox_id: str) -> list[dict[str, object]]:
         sandbox = self.get(sandbox_id)
-        self.flush_calls()
+        self.calls.flush()
         with self.platform.connect() as conn:
             row = find_sandbox(conn, sandbox.id)
             since = row.log_since if row is not None else ""
-            return calls(conn, sandbox.id, self.settings.call_log_retention, since)
+            return calls(conn, sandbox.id, self.calls.retention, since)
 
     def diff(self, sandbox_id: str) -> dict[str, list[dict[str, Any]]]:
         """Records created, updated (field by field) and deleted since the last reset."""
