@@ -11,14 +11,8 @@ from app.api.state import AppState
 from app.config import Settings
 from app.sandbox.calllog import CallQueue
 from app.sandbox.clock import SandboxClock, to_naive_utc
-from app.sandbox.manager import (
-    DEFAULT_ID,
-    SERVER_DATABASE,
-    Sandbox,
-    SandboxManager,
-    SandboxSettings,
-    TemplateSpec,
-)
+from app.sandbox.manager import SandboxManager, TemplateSpec
+from app.sandbox.model import DEFAULT_ID, SERVER_DATABASE, Sandbox, SandboxSettings
 from app.sandbox.schemas import Schemas
 from app.seeding.templates import fill_template_in_child
 from app.services.bulk.runner import BulkRunner, RunnerSettings

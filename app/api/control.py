@@ -26,7 +26,7 @@ from app.config import Settings
 from app.errors import SalesforceError
 from app.sandbox.calllog import json_lines
 from app.sandbox.clock import SandboxClock, to_naive_utc
-from app.sandbox.manager import Sandbox
+from app.sandbox.model import Sandbox
 from app.services.auth import (
     Session,
     fingerprint_of,

@@ -13,7 +13,7 @@ from app.api.routing import error_response, route_path, serves
 from app.api.state import AppState
 from app.errors import NotFound
 from app.sandbox.calllog import Call
-from app.sandbox.manager import Sandbox
+from app.sandbox.model import Sandbox
 
 
 class ApiCallMiddleware:

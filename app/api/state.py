@@ -14,7 +14,8 @@ from sqlalchemy import Engine
 from app.config import Settings
 from app.metadata.registry import SchemaRegistry
 from app.sandbox.calllog import CallQueue
-from app.sandbox.manager import Sandbox, SandboxManager
+from app.sandbox.manager import SandboxManager
+from app.sandbox.model import Sandbox
 from app.services.auth import Credentials, Session, SessionPolicy, fingerprint_of
 from app.services.bulk.runner import BulkRunner
 from app.services.context import OrgContext

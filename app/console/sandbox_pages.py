@@ -16,7 +16,7 @@ from app.api.state import AppState
 from app.api.write_gate import run_writing
 from app.console.pages import ConsoleRoute, back_to, render, require_admin_key
 from app.errors import NotFound, SalesforceError
-from app.sandbox.manager import Sandbox
+from app.sandbox.model import Sandbox
 from app.tasks.episodes import EpisodeSummary, episode_summaries, find_episode
 
 router = APIRouter(

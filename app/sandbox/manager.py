@@ -20,14 +20,12 @@ from __future__ import annotations
 
 import json
 import logging
-import re
-import secrets
 import threading
 import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -37,6 +35,15 @@ from app.errors import NotFound, SalesforceError
 from app.metadata.values import to_json
 from app.sandbox.calllog import CallQueue, call_time, calls
 from app.sandbox.clock import SandboxClock, utc_now
+from app.sandbox.model import (
+    DEFAULT_ID,
+    SANDBOX_ID,
+    Sandbox,
+    SandboxBusy,
+    SandboxLimitReached,
+    SandboxSettings,
+    new_sandbox_id,
+)
 from app.sandbox.registry import (
     SandboxRow,
     add_copy,
@@ -75,11 +82,6 @@ from app.storage.platform import IMPORTED_SOURCE_PREFIX, PLATFORM_REVISION, OrgI
 from app.storage.records import fetch_row
 from app.storage.snapshots import restore_snapshot, snapshot_names, take_snapshot
 
-DEFAULT_ID = "default"
-# What the default sandbox's row names as its storage: the server's own database, wherever
-# the settings put it (a path would tie the platform database to where the data sits).
-SERVER_DATABASE = "server"
-SANDBOX_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")
 # Audit fields change on every write; a diff that listed them would bury the real changes.
 AUDIT_FIELDS = frozenset({"LastModifiedDate", "LastModifiedById", "SystemModstamp"})
 ORG_INFO = OrgInfo.__table__  # type: ignore[attr-defined]
@@ -108,21 +110,6 @@ LOG = logging.getLogger(__name__)
 TEMPLATE_LAYOUT = "c"
 
 
-def new_sandbox_id() -> str:
-    """An id of the server's choosing: 96 random bits, so no one guesses another's sandbox."""
-    return f"sb{secrets.token_hex(12)}"
-
-
-class SandboxLimitReached(SalesforceError):
-    error_code = "REQUEST_LIMIT_EXCEEDED"
-    status_code = 403
-
-
-class SandboxBusy(SalesforceError):
-    error_code = "UNABLE_TO_LOCK_ROW"
-    status_code = 409
-
-
 @dataclass(frozen=True)
 class TemplateSpec:
     """What a template holds: `org` generated from `seed`, or, with `imported` (the sha256 of
@@ -138,82 +125,6 @@ class TemplateSpec:
         if self.imported is not None:
             return f"{self.org}_import_{self.imported[:12]}_p{version}{TEMPLATE_LAYOUT}"
         return f"{self.org}_{self.seed}_p{version}{TEMPLATE_LAYOUT}"
-
-
-@dataclass
-class Sandbox:
-    """A sandbox as this process serves it: its registry row made live (an engine, a clock)."""
-
-    id: str
-    instance: str
-    org: str
-    seed: int
-    url: str
-    engine: Engine
-    clock: SandboxClock
-    schema: Schema
-    # The template the sandbox was cloned from ("" for the default sandbox, which has none).
-    template: str = ""
-    # What a login into it must hash to (see SandboxRow); never described.
-    password_hash: str = field(default="", repr=False)
-    created_at: datetime = field(default_factory=utc_now)
-    snapshots: list[str] = field(default_factory=list)
-    touched: float = field(default_factory=time.monotonic, repr=False)
-    # Requests in flight here: delete waits for them, and refuses new ones once closing.
-    _in_flight: int = field(default=0, repr=False)
-    _closing: bool = field(default=False, repr=False)
-    _quiet: threading.Condition = field(default_factory=threading.Condition, repr=False)
-
-    @property
-    def is_default(self) -> bool:
-        return self.id == DEFAULT_ID
-
-    def lease(self) -> bool:
-        """Count a request in; False once the sandbox is being deleted."""
-        with self._quiet:
-            if self._closing:
-                return False
-            self._in_flight += 1
-            return True
-
-    def release(self) -> None:
-        with self._quiet:
-            self._in_flight -= 1
-            self._quiet.notify_all()
-
-    def close(self, timeout: float) -> bool:
-        """Refuse new requests and wait up to `timeout` s for those in flight to end. False
-        (and open again) if some are still running then."""
-        with self._quiet:
-            self._closing = True
-            if self._quiet.wait_for(lambda: self._in_flight == 0, timeout=timeout):
-                return True
-            self._closing = False
-            return False
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "org": self.org,
-            "seed": self.seed,
-            "clock": self.clock.describe(),
-            "createdDate": self.created_at.isoformat() + "Z",
-            "snapshots": sorted(self.snapshots),
-        }
-
-
-@dataclass
-class SandboxSettings:
-    max_sandboxes: int
-    idle_seconds: float
-    pool_size: int
-    # Templates: how many distinct ones may exist, and after how long unused one is dropped.
-    max_templates: int = 8
-    template_idle_seconds: float = 3600.0
-    # Call log entries kept per sandbox (the oldest go first).
-    call_log_retention: int = 10_000
-    # Sandboxes whose connections stay open between requests (the most recently served).
-    pooled_sandboxes: int = 256
 
 
 class SandboxManager:

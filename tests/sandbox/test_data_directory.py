@@ -22,7 +22,7 @@ from sqlalchemy import create_engine, select, text
 from app.api.state import AppState
 from app.config import REPO_ROOT
 from app.main import create_app
-from app.sandbox.manager import SERVER_DATABASE
+from app.sandbox.model import SERVER_DATABASE
 from app.sandbox.registry import (
     COPIES,
     SANDBOXES,
