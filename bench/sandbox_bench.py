@@ -25,8 +25,8 @@ from sqlalchemy import create_engine, make_url, text
 
 from app.api.state import AppState
 from app.sandbox.clock import utc_now
-from app.sandbox.manager import TemplateSpec
 from app.sandbox.registry import register_template
+from app.sandbox.templates import TemplateSpec
 from app.seeding.pipeline import build_rows
 from app.storage.backends import backend_for_url
 from app.storage.database import (

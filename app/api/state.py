@@ -16,6 +16,7 @@ from app.metadata.registry import SchemaRegistry
 from app.sandbox.calllog import CallQueue
 from app.sandbox.manager import SandboxManager
 from app.sandbox.model import Sandbox
+from app.sandbox.templates import Templates
 from app.services.auth import Credentials, Session, SessionPolicy, fingerprint_of
 from app.services.bulk.runner import BulkRunner
 from app.services.context import OrgContext
@@ -76,6 +77,8 @@ class AppState:
     registry: SchemaRegistry
     tables: TableSet
     sandboxes: SandboxManager
+    # Templates and their warm pool (the sandboxes' lifecycle uses them too).
+    templates: Templates
     # This process's calls on their way to the sandboxes' logs.
     calls: CallQueue
     cursors: CursorStore

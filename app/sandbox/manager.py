@@ -25,11 +25,11 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 
 from app.errors import NotFound, SalesforceError
 from app.metadata.values import to_json
@@ -46,54 +46,36 @@ from app.sandbox.model import (
 )
 from app.sandbox.registry import (
     SandboxRow,
-    add_copy,
     all_sandboxes,
     begin_episode,
-    claim_copy,
-    claim_template_build,
     count_sandboxes,
     find_sandbox,
-    forget_template,
-    hold_template,
     idle_sandboxes,
     insert_sandbox,
-    lock_templates,
-    mark_template,
-    pooled_copies,
     put_default,
     referenced_urls,
-    register_template,
     remove_sandbox,
-    retire_template,
     set_snapshots,
-    set_url,
-    template_ready,
-    template_rows,
-    templates_in_use,
     touch_sandbox,
     use_template,
 )
 from app.sandbox.schemas import Schema
+from app.sandbox.templates import Templates
 from app.storage.backends import Copies, copy_age
 from app.storage.bulk_jobs import delete_sandbox_jobs
 from app.storage.database import platform_transaction, write_transaction
 from app.storage.journal import touched_records, undo_all
-from app.storage.platform import IMPORTED_SOURCE_PREFIX, PLATFORM_REVISION, OrgInfo
 from app.storage.records import fetch_row
 from app.storage.snapshots import restore_snapshot, snapshot_names, take_snapshot
 
 # Audit fields change on every write; a diff that listed them would bury the real changes.
 AUDIT_FIELDS = frozenset({"LastModifiedDate", "LastModifiedById", "SystemModstamp"})
-ORG_INFO = OrgInfo.__table__  # type: ignore[attr-defined]
 # How long delete waits for a sandbox's requests in flight before it refuses.
 DRAIN_SECONDS = 30.0
 # A sandbox's last use is written at most this often per process (not on every request).
 TOUCH_SECONDS = 30.0
 # A clone no row names is left alone this long: another worker may be about to register it.
 ORPHAN_GRACE_SECONDS = 120.0
-# A template build whose worker vanished is taken over after this long.
-STALE_BUILD = timedelta(minutes=15)
-BUILD_POLL_SECONDS = 0.2
 RECLAIM_EVERY_SECONDS = 60.0
 # Creates expire idle sandboxes at most this often (listing always does).
 EXPIRE_EVERY_SECONDS = 5.0
@@ -102,29 +84,7 @@ EXPIRE_EVERY_SECONDS = 5.0
 # than the least).
 SWEEP_SECONDS = 5.0
 LEAST_SWEEP_SECONDS = 0.5
-# A template seen ready is trusted this long without asking the platform database again.
-READY_SECONDS = 5.0
 LOG = logging.getLogger(__name__)
-# How templates are stored, in their keys: "c" is read in place by copy-on-write sandboxes (on
-# SQLite a rollback-journal file, which opens read-only and immutable).
-TEMPLATE_LAYOUT = "c"
-
-
-@dataclass(frozen=True)
-class TemplateSpec:
-    """What a template holds: `org` generated from `seed`, or, with `imported` (the sha256 of
-    the dump), the data the server's own org was imported from."""
-
-    org: str
-    seed: int
-    imported: str | None = None
-
-    @property
-    def key(self) -> str:
-        version = PLATFORM_REVISION.partition("_")[0]
-        if self.imported is not None:
-            return f"{self.org}_import_{self.imported[:12]}_p{version}{TEMPLATE_LAYOUT}"
-        return f"{self.org}_{self.seed}_p{version}{TEMPLATE_LAYOUT}"
 
 
 class SandboxManager:
@@ -135,7 +95,7 @@ class SandboxManager:
         default: Sandbox,
         copies: Copies,
         schema_for: Callable[[str], Schema],
-        build_template: Callable[[str, TemplateSpec], None],
+        templates: Templates,
         calls: CallQueue,
         settings: SandboxSettings,
     ) -> None:
@@ -143,25 +103,17 @@ class SandboxManager:
         self.default = default
         self.copies = copies
         self.schema_for = schema_for
-        self.build_template = build_template
+        self.templates = templates
         self.calls = calls
         self.settings = settings
         # Guards the dictionaries only; never held across I/O, so lookups never wait on a build.
         self._lock = threading.Lock()
         self._live: dict[str, Sandbox] = {default.instance: default}
         self._pooled: OrderedDict[str, Sandbox] = OrderedDict()
-        self._template_locks: dict[str, threading.Lock] = {}
-        self._refiller: threading.Thread | None = None
-        self._refill_asked = threading.Event()
-        self._refill_wanted: set[str] = set()
-        self._stopping = False
         self._sweeper: threading.Thread | None = None
         self._stopped = threading.Event()
         self._last_reclaim = 0.0
         self._last_expiry = 0.0
-        # Templates seen ready lately (monotonic time), so a create need not ask again.
-        self._ready: dict[str, float] = {}
-        self._imported: dict[str, tuple[float, str | None]] = {}
 
     def start(self) -> None:
         """Once the databases are ready: register the default sandbox, the templates earlier
@@ -173,9 +125,7 @@ class SandboxManager:
             put_default(conn, self._row_of(default))
             row = find_sandbox(conn, DEFAULT_ID)
             assert row is not None
-            now = utc_now()
-            for url in self.copies.list_templates():
-                register_template(conn, url, now)
+            self.templates.register_found(conn, utc_now())
         with self._lock:
             self._live = {row.instance: default}
         default.instance = row.instance
@@ -303,220 +253,6 @@ class SandboxManager:
             rows = all_sandboxes(conn)
         return [self._materialize(row) for row in rows if row.url]
 
-    # -- templates and the warm pool -------------------------------------------------------
-
-    def imported_dump(self, org: str) -> str | None:
-        """The sha256 of the dump the server's database holds `org` from, if it was imported
-        (read at most every READY_SECONDS: an import replaces the data under a running server
-        rarely, and takes effect for new sandboxes that much later)."""
-        now = time.monotonic()
-        known = self._imported.get(org)
-        if known is not None and now - known[0] < READY_SECONDS:
-            return known[1]
-        with self.default.engine.connect() as conn:
-            source = conn.execute(
-                select(ORG_INFO.c.source).where(ORG_INFO.c.org == org)
-            ).scalar_one_or_none()
-        dump = None
-        if source is not None and source.startswith(IMPORTED_SOURCE_PREFIX):
-            dump = str(source).removeprefix(IMPORTED_SOURCE_PREFIX)
-        self._imported[org] = (now, dump)
-        return dump
-
-    def _spec(self, org: str, seed: int) -> tuple[TemplateSpec, str]:
-        spec = TemplateSpec(org=org, seed=seed, imported=self.imported_dump(org))
-        return spec, self.copies.template_url(spec.key)
-
-    def _seen_ready(self, url: str) -> bool:
-        with self._lock:
-            return time.monotonic() - self._ready.get(url, -READY_SECONDS) < READY_SECONDS
-
-    def _known_ready(self, org: str, seed: int) -> str:
-        """The template for `org` and `seed` if it was seen ready lately, else ""."""
-        url = self._spec(org, seed)[1]
-        return url if self._seen_ready(url) else ""
-
-    def _template(self, org: str, seed: int) -> str:
-        """The template for `org` and `seed`, built on first use. Only requests for this same
-        template wait for its build (in this process on a lock, in others on its row)."""
-        spec, url = self._spec(org, seed)
-        if self._seen_ready(url):
-            return url
-        with self._lock:
-            lock = self._template_locks.setdefault(url, threading.Lock())
-        with lock:
-            while True:
-                with platform_transaction(self.platform) as conn:
-                    ready = use_template(conn, url, utc_now())
-                    if ready and self.copies.exists(url):
-                        with self._lock:
-                            self._ready[url] = time.monotonic()
-                        return url
-                    if ready:  # its row outlived its storage
-                        forget_template(conn, url)
-                    doomed = self._make_room_for_template(conn, url)
-                    mine = claim_template_build(conn, url, utc_now(), STALE_BUILD)
-                self._drop_templates(doomed)
-                if mine:
-                    self._build(url, spec)
-                    return url
-                time.sleep(BUILD_POLL_SECONDS)  # another worker is building it
-
-    def _build(self, url: str, spec: TemplateSpec) -> None:
-        try:
-            if self.copies.exists(url):
-                self.copies.drop(url)  # left by a build that did not finish
-            self.build_template(url, spec)
-        except BaseException:
-            with platform_transaction(self.platform) as conn:
-                forget_template(conn, url)
-            raise
-        with platform_transaction(self.platform) as conn:
-            mark_template(conn, url, utc_now(), ready=True)
-        with self._lock:
-            self._ready[url] = time.monotonic()
-
-    def _make_room_for_template(self, conn: Any, url: str) -> dict[str, list[str]]:
-        """Inside the claim's transaction: if a new template would pass the bound, retire the
-        least recently used one no sandbox needs; refuse if every one is in use. Returns what
-        to drop once the transaction commits (`_drop_templates`)."""
-        known = template_rows(conn)
-        if url in known or len(known) < self.settings.max_templates:
-            return {}
-        doomed = self._retire_unused_templates(conn, used_before=utc_now(), at_most=1)
-        if not doomed:
-            raise SandboxLimitReached(
-                f"The limit of {self.settings.max_templates} sandbox templates (distinct orgs "
-                "and seeds) is reached and every one is in use: delete sandboxes of another seed "
-                "first, or raise LOCALFORCE_MAX_TEMPLATES."
-            )
-        return doomed
-
-    def _retire_unused_templates(
-        self, conn: Any, *, used_before: datetime, at_most: int | None = None
-    ) -> dict[str, list[str]]:
-        """Inside a platform transaction: take out of service the templates last used before
-        `used_before` that no sandbox uses (at most `at_most`, least recently used first).
-        Returns each with its pooled copies, to drop once the transaction commits.
-
-        Safe against a create using one meanwhile, in any process: a create notes its use of
-        the template (`use_template`) in the transaction that attaches its copy. The lock taken
-        here waits for such a transaction and leaves out the template it used; one that comes
-        after finds the template out of service and builds it anew."""
-        candidates = lock_templates(conn, used_before)
-        in_use = templates_in_use(conn)  # read after the locks: sees the creates waited for
-        unused = sorted((u for u in candidates if u not in in_use), key=candidates.__getitem__)
-        now = utc_now()
-        doomed: dict[str, list[str]] = {}
-        for url in unused[:at_most]:
-            self._ready.pop(url, None)
-            doomed[url] = retire_template(conn, url, now)
-        return doomed
-
-    def _drop_templates(self, doomed: dict[str, list[str]]) -> None:
-        """Drop retired templates' storage and pooled copies, then forget their rows (until
-        then they read as being built, so no create uses or rebuilds them under the drop)."""
-        for template, pooled in doomed.items():
-            for url in [*pooled, template]:
-                self.copies.drop(url)
-            with platform_transaction(self.platform) as conn:
-                forget_template(conn, template)
-
-    def _attach_clone(self, sandbox_id: str, org: str, seed: int) -> SandboxRow:
-        """Give the reserved sandbox a copy of the template of `org` and `seed`. Should the
-        template expire meanwhile (idle for its idle time since it was found), it is built
-        anew."""
-        template = self._template(org, seed)
-        while not self._attach_copy_of(sandbox_id, template):
-            self._ready.pop(template, None)
-            template = self._template(org, seed)
-        self._refill(template)
-        with self.platform.connect() as conn:
-            row = find_sandbox(conn, sandbox_id)
-        if row is None:  # deleted while it was being made
-            raise NotFound(f"No sandbox with id {sandbox_id}")
-        return row
-
-    def _attach_copy_of(self, sandbox_id: str, template: str) -> bool:
-        """Attach a pooled copy of `template` (claimed in the same transaction), else one
-        cloned now, noting the use of the template as it is attached. False if the template is
-        no longer ready: nothing is attached then."""
-        with platform_transaction(self.platform) as conn:
-            if not use_template(conn, template, utc_now()):
-                return False
-            pooled = claim_copy(conn, template)
-            if pooled is not None:
-                set_url(conn, sandbox_id, pooled, template)
-                return True
-        try:
-            clone = self.copies.clone(template)
-        except Exception:
-            if self._still_ready(template):
-                raise
-            return False  # dropped under the clone
-        with platform_transaction(self.platform) as conn:
-            if use_template(conn, template, utc_now()):
-                set_url(conn, sandbox_id, clone, template)
-                return True
-        self.copies.drop(clone)
-        return False
-
-    def _still_ready(self, template: str) -> bool:
-        with self.platform.connect() as conn:
-            return template_ready(conn, template) is True
-
-    def _refill(self, template: str) -> None:
-        """Ask the pool's thread (started on first need) to top up `template`'s ready copies."""
-        if self.settings.pool_size <= 0:
-            return
-        with self._lock:
-            self._refill_wanted.add(template)
-            if self._refiller is None:
-                self._refiller = threading.Thread(
-                    target=self._refill_forever, name="sandbox-pool", daemon=True
-                )
-                self._refiller.start()
-        self._refill_asked.set()
-
-    def _refill_forever(self) -> None:
-        while not self._stopping:
-            self._refill_asked.wait()
-            self._refill_asked.clear()
-            with self._lock:
-                wanted, self._refill_wanted = self._refill_wanted, set()
-            for template in wanted:
-                try:
-                    self._fill(template)
-                except Exception:  # e.g. its template dropped meanwhile: the next create asks again
-                    LOG.exception("Topping up the sandbox pool of %s failed", template)
-
-    def _fill(self, template: str) -> None:
-        """Clone `template` until its pool is full. The pool never counts as a use: an idle
-        template expires with its pooled copies."""
-        while not self._stopping:
-            with self.platform.connect() as conn:
-                if len(pooled_copies(conn, template)) >= self.settings.pool_size:
-                    return
-                if template_ready(conn, template) is not True:
-                    return
-            try:
-                clone = self.copies.clone(template)
-            except Exception:
-                if self._still_ready(template):
-                    raise
-                return  # expired under the clone
-            with platform_transaction(self.platform) as conn:
-                kept = hold_template(conn, template)  # not expired since
-                if kept:
-                    add_copy(conn, clone, template, utc_now())
-            if not kept:
-                self.copies.drop(clone)
-                return
-
-    def templates(self) -> list[str]:
-        with self.platform.connect() as conn:
-            return sorted(template_rows(conn))
-
     # -- lifecycle -------------------------------------------------------------------------
 
     def create(
@@ -558,7 +294,7 @@ class SandboxManager:
         )
         # The common case, a template known ready with a copy in the pool, takes one
         # transaction: reserve the id and claim the copy together.
-        ready = self._known_ready(org, seed)
+        ready = self.templates.known_ready(org, seed)
         with platform_transaction(self.platform) as conn:
             if find_sandbox(conn, sandbox_id) is not None:
                 raise SalesforceError(
@@ -572,14 +308,11 @@ class SandboxManager:
                     f"The limit of {self.settings.max_sandboxes} live sandboxes is reached: "
                     "delete one, or wait for idle ones to expire."
                 )
-            if ready and not use_template(conn, ready, now):
-                self._ready.pop(ready, None)  # expired since it was seen ready
-                ready = ""
-            pooled = claim_copy(conn, ready) if ready else None
+            pooled = self.templates.claim(conn, ready, now) if ready else None
             row = replace(reservation, url=pooled, template=ready) if pooled else reservation
             insert_sandbox(conn, row)
         if pooled is not None:
-            self._refill(ready)
+            self.templates.refill(ready)
             return self._materialize(row)
         try:
             row = self._attach_clone(sandbox_id, org, seed)
@@ -588,6 +321,15 @@ class SandboxManager:
                 remove_sandbox(conn, reservation)
             raise
         return self._materialize(row)
+
+    def _attach_clone(self, sandbox_id: str, org: str, seed: int) -> SandboxRow:
+        """The reserved sandbox's row once it has a copy of its template."""
+        self.templates.attach(sandbox_id, org, seed)
+        with self.platform.connect() as conn:
+            row = find_sandbox(conn, sandbox_id)
+        if row is None:  # deleted while it was being made
+            raise NotFound(f"No sandbox with id {sandbox_id}")
+        return row
 
     def delete(self, sandbox_id: str) -> None:
         """Remove a sandbox once this process's requests in flight on it have ended; its
@@ -630,8 +372,7 @@ class SandboxManager:
             idle = idle_sandboxes(conn, idle_since, keep=DEFAULT_ID)
             for row in idle:
                 remove_sandbox(conn, row)
-            deadline = now - timedelta(seconds=self.settings.template_idle_seconds)
-            doomed = self._retire_unused_templates(conn, used_before=deadline)
+            doomed = self.templates.retire_idle(conn, now)
         for row in idle:
             with self._lock:
                 live = self._live.pop(row.instance, None)
@@ -640,7 +381,7 @@ class SandboxManager:
             if live is not None:
                 self.copies.release(live.engine)
             self.copies.drop(row.url)
-        self._drop_templates(doomed)
+        self.templates.drop(doomed)
         if time.monotonic() - self._last_reclaim > RECLAIM_EVERY_SECONDS:
             self.reclaim_orphans()
 
@@ -661,19 +402,16 @@ class SandboxManager:
         return orphans
 
     def close(self) -> None:
-        """Stop the pool refills and release this process's engines. Sandboxes, the pool
-        and templates stay: they belong to the platform database, not to this process."""
-        self._stopping = True
-        self._stopped.set()
+        """Stop the sweeps and the pool refills, and release this process's engines.
+        Sandboxes, the pool and templates stay: they belong to the platform database, not to
+        this process."""
+        self._stopped.set()  # both threads are told to stop before either is waited for
+        self.templates.stop()
         if self._sweeper is not None:
             self._sweeper.join()
-        self._refill_asked.set()
         with self._lock:
-            refiller = self._refiller
             live = [s for s in self._live.values() if not s.is_default]
             self._live = {self.default.instance: self.default}
-        if refiller is not None:
-            refiller.join()
         for sandbox in live:
             self.copies.release(sandbox.engine)
         self.copies.close()
