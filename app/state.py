@@ -14,8 +14,9 @@ from app.api.state import AppState
 from app.config import Settings
 from app.sandbox.calllog import CallQueue
 from app.sandbox.clock import SandboxClock, to_naive_utc
-from app.sandbox.manager import SandboxManager
+from app.sandbox.lifecycle import Sandboxes
 from app.sandbox.model import DEFAULT_ID, SERVER_DATABASE, Sandbox, SandboxSettings
+from app.sandbox.record import EpisodeRecord
 from app.sandbox.schemas import Schema, Schemas
 from app.sandbox.templates import Templates, TemplateSpec
 from app.seeding.templates import fill_template_in_child
@@ -51,7 +52,7 @@ def build_state(settings: Settings) -> AppState:
         settings=limits,
     )
     calls = CallQueue(platform, settings.call_log_retention)
-    sandboxes = SandboxManager(
+    sandboxes = Sandboxes(
         platform=platform,
         default=default_sandbox(settings, engine, schema),
         copies=copies,
@@ -69,6 +70,7 @@ def build_state(settings: Settings) -> AppState:
         sandboxes=sandboxes,
         templates=templates,
         calls=calls,
+        record=EpisodeRecord(platform=platform, lookup=sandboxes.get, calls=calls),
         cursors=CursorStore(
             platform,
             per_user=settings.max_cursors_per_user,
@@ -88,7 +90,6 @@ def sandbox_settings(settings: Settings) -> SandboxSettings:
         pool_size=settings.sandbox_pool_size,
         max_templates=settings.max_templates,
         template_idle_seconds=settings.template_idle_seconds,
-        call_log_retention=settings.call_log_retention,
         pooled_sandboxes=settings.pooled_sandboxes,
     )
 

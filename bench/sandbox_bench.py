@@ -65,7 +65,7 @@ def _scaled_rows(state: AppState, factor: int) -> dict[str, list[dict[str, Any]]
 
 
 def build_template(state: AppState, url: str, factor: int) -> int:
-    """Write the (scaled) org where the sandbox manager looks for its template."""
+    """Write the (scaled) org where app.sandbox.templates looks for its template."""
     rows = _scaled_rows(state, factor)
     engine = create_db_engine(url)
     migrate_platform(engine)

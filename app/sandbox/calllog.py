@@ -184,7 +184,8 @@ class CallBuffer:
 
 class CallQueue:
     """This process's calls on their way to the platform database: queued as requests end,
-    written in batches (`flush`), each sandbox's log trimmed to `retention` entries."""
+    written in batches (`flush`), each sandbox's log trimmed to `retention` entries (the
+    oldest go first)."""
 
     def __init__(self, platform: Engine, retention: int) -> None:
         self.platform = platform

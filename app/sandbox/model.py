@@ -109,7 +109,5 @@ class SandboxSettings:
     # Templates: how many distinct ones may exist, and after how long unused one is dropped.
     max_templates: int = 8
     template_idle_seconds: float = 3600.0
-    # Call log entries kept per sandbox (the oldest go first).
-    call_log_retention: int = 10_000
     # Sandboxes whose connections stay open between requests (the most recently served).
     pooled_sandboxes: int = 256

@@ -99,7 +99,7 @@ class Templates:
         self.settings = settings
         # Guards the dictionaries and the refill thread's fields; never held across I/O, so no
         # create waits on it for a build. Lock order: a template's build lock, then this one
-        # (`_template` and `_build` note a template ready under both), never the reverse.
+        # (`_template` and `_build` note a template ready while building), never the reverse.
         self._lock = threading.Lock()
         # A build lock per template: only creates of that same template wait for its build.
         self._template_locks: dict[str, threading.Lock] = {}

@@ -1,10 +1,8 @@
-"""The sandbox manager: creates, finds, resets, snapshots and deletes sandboxes.
+"""The sandboxes' lifecycle: create, look up, reset, restore and delete sandboxes, and expire
+idle ones.
 
-A sandbox is a clone of a template, with its own clock and call log. The template holds the
-org freshly generated from the sandbox's seed, or, when the server's org was imported from a
-dump (`localforce import`), that imported data whatever the seed: an imported org has no seed
-to generate it from. The default sandbox is the server's own database and always exists.
-Clones are taken from a warm pool so creating a sandbox costs a checkout, not a copy.
+A sandbox is a clone of a template (app.sandbox.templates), with its own clock and call log
+(app.sandbox.record). The default sandbox is the server's own database and always exists.
 
 Stateless: the registry (which sandboxes exist, their clocks, snapshots and tokens), the pool
 and the templates are rows of the platform database, so every worker and replica serves every
@@ -32,8 +30,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from app.errors import NotFound, SalesforceError
-from app.metadata.values import to_json
-from app.sandbox.calllog import CallQueue, call_time, calls
+from app.sandbox.calllog import CallQueue, call_time
 from app.sandbox.clock import SandboxClock, utc_now
 from app.sandbox.model import (
     DEFAULT_ID,
@@ -55,7 +52,6 @@ from app.sandbox.registry import (
     put_default,
     referenced_urls,
     remove_sandbox,
-    set_snapshots,
     touch_sandbox,
     use_template,
 )
@@ -64,12 +60,9 @@ from app.sandbox.templates import Templates
 from app.storage.backends import Copies, copy_age
 from app.storage.bulk_jobs import delete_sandbox_jobs
 from app.storage.database import platform_transaction, write_transaction
-from app.storage.journal import touched_records, undo_all
-from app.storage.records import fetch_row
-from app.storage.snapshots import restore_snapshot, snapshot_names, take_snapshot
+from app.storage.journal import undo_all
+from app.storage.snapshots import restore_snapshot, snapshot_names
 
-# Audit fields change on every write; a diff that listed them would bury the real changes.
-AUDIT_FIELDS = frozenset({"LastModifiedDate", "LastModifiedById", "SystemModstamp"})
 # How long delete waits for a sandbox's requests in flight before it refuses.
 DRAIN_SECONDS = 30.0
 # A sandbox's last use is written at most this often per process (not on every request).
@@ -87,7 +80,10 @@ LEAST_SWEEP_SECONDS = 0.5
 LOG = logging.getLogger(__name__)
 
 
-class SandboxManager:
+class Sandboxes:
+    """The sandboxes as this process serves them: created, found, reset, restored, deleted,
+    and expired when idle (each process sweeps them on a thread of its own)."""
+
     def __init__(
         self,
         *,
@@ -106,7 +102,8 @@ class SandboxManager:
         self.templates = templates
         self.calls = calls
         self.settings = settings
-        # Guards the dictionaries only; never held across I/O, so lookups never wait on a build.
+        # Guards `_live` and `_pooled` only; never held across I/O, nor with another lock, so
+        # lookups never wait on a build.
         self._lock = threading.Lock()
         self._live: dict[str, Sandbox] = {default.instance: default}
         self._pooled: OrderedDict[str, Sandbox] = OrderedDict()
@@ -416,7 +413,7 @@ class SandboxManager:
             self.copies.release(sandbox.engine)
         self.copies.close()
 
-    # -- episodes --------------------------------------------------------------------------
+    # -- back to the episode's start, or to a snapshot ----------------------------------------
 
     def reset(self, sandbox_id: str) -> dict[str, Any]:
         """Undo every write since the last reset, restart the clock, clear the call log.
@@ -439,66 +436,6 @@ class SandboxManager:
             "undoneWrites": undone,
             "durationMs": round((time.perf_counter() - started) * 1000, 3),
         }
-
-    def call_log(self, sandbox_id: str) -> list[dict[str, object]]:
-        sandbox = self.get(sandbox_id)
-        self.calls.flush()
-        with self.platform.connect() as conn:
-            row = find_sandbox(conn, sandbox.id)
-            since = row.log_since if row is not None else ""
-            return calls(conn, sandbox.id, self.calls.retention, since)
-
-    def diff(self, sandbox_id: str) -> dict[str, list[dict[str, Any]]]:
-        """Records created, updated (field by field) and deleted since the last reset."""
-        sandbox = self.get(sandbox_id)
-        registry, tables = sandbox.schema.registry, sandbox.schema.tables
-        created: list[dict[str, Any]] = []
-        updated: list[dict[str, Any]] = []
-        deleted: list[dict[str, Any]] = []
-        with sandbox.engine.begin() as conn:  # one snapshot of journal and rows together
-            for entry in touched_records(conn):
-                sobject = registry.get(entry.sobject)
-                current = fetch_row(conn, tables[entry.sobject], entry.record_id)
-                if sobject is None or current is None:
-                    continue
-                head = {"type": sobject.name, "id": entry.record_id}
-                if entry.before is None:
-                    if not current["IsDeleted"]:
-                        fields = {
-                            f.name: to_json(f, current[f.name])
-                            for f in sobject.fields
-                            if current[f.name] is not None
-                        }
-                        created.append({**head, "fields": fields})
-                    continue
-                if current["IsDeleted"] and not entry.before["IsDeleted"]:
-                    deleted.append(head)
-                    continue
-                changes = {
-                    f.name: {
-                        "before": to_json(f, entry.before[f.name]),
-                        "after": to_json(f, current[f.name]),
-                    }
-                    for f in sobject.fields
-                    if f.name not in AUDIT_FIELDS and entry.before[f.name] != current[f.name]
-                }
-                if changes:
-                    updated.append({**head, "changes": changes})
-        return {"created": created, "updated": updated, "deleted": deleted}
-
-    def snapshot(self, sandbox_id: str, name: str) -> dict[str, Any]:
-        """Save the sandbox's state under `name` (replacing one of that name), under the write
-        lock: it holds exactly the writes committed before it."""
-        sandbox = self.get(sandbox_id)
-        if not SANDBOX_ID.match(name):
-            raise SalesforceError(f"Invalid snapshot name: {name}", error_code="INVALID_INPUT")
-        with write_transaction(sandbox.engine) as conn:
-            take_snapshot(conn, sandbox.schema.tables, name, utc_now())
-            names = snapshot_names(conn)
-        with platform_transaction(self.platform) as conn:
-            set_snapshots(conn, sandbox.id, names)
-        sandbox.snapshots = names
-        return {"id": sandbox.id, "snapshot": name}
 
     def restore(self, sandbox_id: str, name: str) -> dict[str, Any]:
         """Bring the sandbox back to snapshot `name`, in one transaction under the write lock."""
