@@ -33,7 +33,7 @@ from app.admin_key import InsecureOnPublicAddress, check_control_plane, key_path
 from app.config import REPO_ROOT, Settings
 from app.console import coverage
 from app.errors import SalesforceError
-from app.main import build_state, create_app, prepare_databases
+from app.main import create_app, prepare_databases
 from app.seeding.bootstrap import OrgInTheWay
 from app.seeding.download import check_sha256_format, download, is_url, verify_sha256
 from app.seeding.dump_reader import DumpError
@@ -47,6 +47,7 @@ from app.seeding.importer import (
 )
 from app.seeding.pipeline import ProgressCallback, SeedResult, seed_org
 from app.serving import uvicorn_options
+from app.state import build_state
 from app.storage.database import create_db_engine, migrate_platform
 from app.tasks.generator import generate_tasks, task_types, write_task_file
 from app.tasks.grading import GradingFailed, grade

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import timedelta
-from pathlib import Path
 
 from anyio import to_thread
 from fastapi import FastAPI, Request, Response
@@ -48,156 +45,24 @@ from app.api.threads import REQUEST_THREADS
 from app.config import Settings, get_settings
 from app.console import routes as console
 from app.errors import InvalidSession, MethodNotAllowed, NotFound, SalesforceError
-from app.metadata.registry import SchemaRegistry
 from app.sandbox.calllog import FLUSH_SECONDS
-from app.sandbox.clock import SandboxClock, to_naive_utc
-from app.sandbox.manager import (
-    DEFAULT_ID,
-    SERVER_DATABASE,
-    Sandbox,
-    SandboxManager,
-    SandboxSettings,
-    Schema,
-    TemplateSpec,
-)
+from app.sandbox.schemas import Schemas
 from app.seeding.bootstrap import ensure_database
 from app.seeding.loading import ProgressCallback
 from app.seeding.pipeline import SeedResult
-from app.seeding.templates import fill_template_in_child
 from app.services import org
-from app.services.bulk.runner import BulkRunner, RunnerSettings
-from app.services.cursors import CursorStore
-from app.services.usage import ApiUsage
-from app.serving import (
-    fix_mmap_threshold,
-    limit_malloc_arenas,
-    open_files_up_to_hard_limit,
-    release_free_memory_forever,
-    set_read_timeouts,
-    space_out_garbage_collection,
-)
+from app.serving import set_read_timeouts
 from app.soql.function_registry import FUNCTIONS, FunctionRegistry
-from app.storage.backends import Copies, backend_for_url
+from app.state import build_state
 from app.storage.database import (
-    create_db_engine,
     migrate_platform,
     restrict_to_owner,
     write_transaction,
 )
-from app.storage.tables import TableSet
 from app.storage.text_keys import upgrade_keys
+from app.tuning import release_free_memory_forever, tune_process
 
 logger = logging.getLogger("localforce")
-
-
-def server_clock(settings: Settings) -> SandboxClock:
-    """The default clock: real time, or pinned to LOCALFORCE_CLOCK."""
-    if settings.clock is None:
-        return SandboxClock()
-    return SandboxClock(start=to_naive_utc(settings.clock), pinned=True)
-
-
-class Schemas:
-    """Each org's registry and tables, loaded once: Table identity is the SQL cache key."""
-
-    def __init__(self, seed_dir: Path) -> None:
-        self.seed_dir = seed_dir
-        self._loaded: dict[str, Schema] = {}
-
-    def objects_dir(self, org: str) -> Path:
-        return self.seed_dir / "orgs" / org / "objects"
-
-    def known(self) -> set[str]:
-        """The orgs the seed directory defines (a name a client sends is never made a path)."""
-        orgs = self.seed_dir / "orgs"
-        return {path.parent.name for path in orgs.glob("*/objects") if path.is_dir()}
-
-    def __call__(self, org: str) -> Schema:
-        if org not in self._loaded:
-            if org not in self.known():
-                raise SalesforceError(f"Unknown org: {org}", error_code="INVALID_INPUT")
-            objects = self.objects_dir(org)
-            registry = SchemaRegistry.from_directory(objects)
-            self._loaded[org] = Schema(registry=registry, tables=TableSet(registry))
-        return self._loaded[org]
-
-
-def build_state(settings: Settings) -> AppState:
-    schemas = Schemas(settings.seed_dir)
-    schema = schemas(settings.org)
-    url = settings.effective_database_url
-    engine = create_db_engine(url)
-    platform_url = settings.platform_database_url
-    platform = engine if platform_url == url else create_db_engine(platform_url)
-    copies: Copies = backend_for_url(url).copies(url, settings.data_dir)
-
-    def build_template(template_url: str, spec: TemplateSpec) -> None:
-        """Generate the org into a new template, or copy the server's imported org into it."""
-        schemas(spec.org)  # an unknown org fails here, before anything is made
-        copies.create_empty(template_url)
-        try:
-            fill_template_in_child(
-                copies.database_url(template_url),
-                objects_dir=schemas.objects_dir(spec.org),
-                org=spec.org,
-                seed=spec.seed,
-                imported_from=url if spec.imported is not None else None,
-            )
-        except BaseException:
-            copies.drop(template_url)  # a half-built template must not be cloned later
-            raise
-
-    default = Sandbox(
-        id=DEFAULT_ID,
-        instance=uuid.uuid4().hex,  # the registry's, once it is read at start
-        org=settings.org,
-        seed=settings.seed,
-        url=SERVER_DATABASE,
-        engine=engine,
-        clock=server_clock(settings),
-        schema=schema,
-    )
-    sandboxes = SandboxManager(
-        platform=platform,
-        default=default,
-        copies=copies,
-        schema_for=schemas,
-        build_template=build_template,
-        settings=SandboxSettings(
-            max_sandboxes=settings.max_sandboxes,
-            idle_seconds=settings.sandbox_idle_seconds,
-            pool_size=settings.sandbox_pool_size,
-            max_templates=settings.max_templates,
-            template_idle_seconds=settings.template_idle_seconds,
-            call_log_retention=settings.call_log_retention,
-            pooled_sandboxes=settings.pooled_sandboxes,
-        ),
-    )
-    state = AppState(
-        settings=settings,
-        engine=engine,
-        platform=platform,
-        registry=schema.registry,
-        tables=schema.tables,
-        sandboxes=sandboxes,
-        cursors=CursorStore(
-            platform,
-            per_user=settings.max_cursors_per_user,
-            idle_seconds=settings.cursor_idle_seconds,
-        ),
-        usage=ApiUsage(platform),
-    )
-    if settings.bulk_runner:
-        state.bulk = BulkRunner(
-            platform,
-            state.cursors,
-            state.open_job,
-            RunnerSettings(
-                stale=timedelta(seconds=settings.bulk_stale_seconds),
-                poll_seconds=settings.bulk_poll_seconds,
-            ),
-        )
-    return state
 
 
 METHOD_ORDER = ("HEAD", "GET", "POST", "PATCH", "PUT", "DELETE")
@@ -296,7 +161,7 @@ def prepare_databases(
 
 def flush_state(state: AppState) -> None:
     state.cursors.spill()
-    state.sandboxes.flush_calls()
+    state.calls.flush()
     if state.usage.due():
         state.usage.flush()
 
@@ -306,7 +171,7 @@ async def flush_forever(state: AppState) -> None:
     locators opened, every FLUSH_SECONDS."""
     while True:
         await asyncio.sleep(FLUSH_SECONDS)
-        if state.sandboxes.calls_pending() or state.usage.due() or state.cursors.spills_due():
+        if state.calls.pending() or state.usage.due() or state.cursors.spills_due():
             try:
                 await run_in_threadpool(flush_state, state)
             except Exception:  # a failed batch must not stop the flusher; the next one retries
@@ -319,10 +184,7 @@ def create_app(
     """The application; `functions` are the SOQL functions its queries may call."""
     settings = settings or get_settings()
     check_control_plane(settings)
-    limit_malloc_arenas(settings.malloc_arenas)  # before the request threads start
-    fix_mmap_threshold(settings.malloc_mmap_threshold)
-    space_out_garbage_collection(settings.gc_threshold)
-    open_files_up_to_hard_limit()
+    tune_process(settings)  # before the request threads start
     set_read_timeouts(settings.header_timeout_seconds, settings.body_timeout_seconds)
     state = build_state(settings)
     state.functions = functions
@@ -351,6 +213,7 @@ def create_app(
             await run_in_threadpool(state.bulk.stop)
         state.cursors.spill(everything=True)
         state.usage.flush()
+        state.calls.flush()
         state.sandboxes.close()
         state.engine.dispose()
         state.platform.dispose()
@@ -391,11 +254,11 @@ def create_app(
     for module in modules:
         app.include_router(module.router)
     console.install(app)
-    mcp = McpEndpoint(build_mcp(app, state, sorted(Schemas(settings.seed_dir).known())))
+    orgs = sorted(Schemas(settings.seed_dir).known())
+    mcp = McpEndpoint(build_mcp(app, state, orgs))
     openenv = OpenEnvEndpoint(app, settings.openenv_max_sessions)
     # Before the catch-alls of `planned`.
     app.router.routes[0:0] = [mcp.route(), openenv.route()]
-    orgs = sorted(Schemas(settings.seed_dir).known())
     openapi.install(
         app,
         path_values={

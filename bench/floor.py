@@ -37,7 +37,7 @@ from fastapi import FastAPI, Response
 from sqlalchemy import Connection, Dialect, Engine, Select
 
 from app.config import Settings
-from app.main import Schemas
+from app.sandbox.schemas import Schemas
 from app.services.query import prepare
 from app.soql.compiler import USER_PARAM, ChildQuery, CompiledQuery
 from app.soql.date_literals import UTC_EPOCH_CALENDAR

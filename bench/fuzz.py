@@ -30,8 +30,8 @@ import httpx
 from hypothesis import given
 
 from app.config import Settings
-from app.main import Schemas
 from app.metadata.model import SObjectDef
+from app.sandbox.schemas import Schemas
 from bench.fuzz_requests import API, Call, Response, calls, run_settings, send
 from bench.server import seeded_data_dir
 from bench.soak import rss_mb

@@ -25,8 +25,8 @@ from sqlalchemy import create_engine, make_url, text
 
 from app.api.state import AppState
 from app.sandbox.clock import utc_now
-from app.sandbox.manager import TemplateSpec
 from app.sandbox.registry import register_template
+from app.sandbox.templates import TemplateSpec
 from app.seeding.pipeline import build_rows
 from app.storage.backends import backend_for_url
 from app.storage.database import (
@@ -65,7 +65,7 @@ def _scaled_rows(state: AppState, factor: int) -> dict[str, list[dict[str, Any]]
 
 
 def build_template(state: AppState, url: str, factor: int) -> int:
-    """Write the (scaled) org where the sandbox manager looks for its template."""
+    """Write the (scaled) org where app.sandbox.templates looks for its template."""
     rows = _scaled_rows(state, factor)
     engine = create_db_engine(url)
     migrate_platform(engine)

@@ -15,8 +15,9 @@ from urllib.parse import urlencode, urlsplit
 
 from app.api.state import AppState
 from app.config import Settings
-from app.main import build_state, create_app
+from app.main import create_app
 from app.seeding.bootstrap import ensure_database
+from app.state import build_state
 from tests.conftest import TEST_ADMIN_KEY
 from tests.servers import serve_in_thread
 

@@ -11,8 +11,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy import create_engine
 
 from app.config import Settings
-from app.main import Schemas, build_state, create_app
+from app.main import create_app
+from app.sandbox.schemas import Schemas
 from app.seeding.bootstrap import ensure_database
+from app.state import build_state
 from tests.databases import DatabaseFactory, require_postgres
 
 BACKENDS = ["sqlite", "postgres"]

@@ -21,7 +21,7 @@ import pytest
 from sqlalchemy import create_engine, make_url, text
 from sqlalchemy.engine import URL
 
-from app.sandbox.manager import TemplateSpec
+from app.sandbox.templates import TemplateSpec
 from app.seeding.templates import fill_template
 from app.storage.backends import backend_for_url
 from app.storage.backends.common import Copies

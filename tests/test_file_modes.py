@@ -6,7 +6,8 @@ import stat
 from pathlib import Path
 
 from app.config import Settings
-from app.main import build_state, prepare_databases
+from app.main import prepare_databases
+from app.state import build_state
 from app.tls import ensure_certificates
 
 

@@ -11,7 +11,7 @@ import resource
 import pytest
 
 from app.config import Settings
-from app.serving import (
+from app.tuning import (
     GC_OLDER_GENERATIONS,
     fix_mmap_threshold,
     limit_malloc_arenas,

@@ -16,7 +16,7 @@ from app.api.deps import RawBodyDep, StateDep
 from app.api.openapi import parameter, query_parameters
 from app.api.routing import JSON, SalesforceJSONResponse, SalesforceRouter, public_base_url
 from app.api.state import AppState
-from app.sandbox.manager import DEFAULT_ID
+from app.sandbox.model import DEFAULT_ID
 from app.services.auth import (
     ORG_ID,
     Credentials,

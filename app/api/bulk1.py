@@ -23,7 +23,7 @@ from app.api.soap_records import record_xml
 from app.api.state import AppState
 from app.api.threads import run_in_request_thread
 from app.errors import InvalidSession, NotFound, SalesforceError
-from app.sandbox.manager import Sandbox
+from app.sandbox.model import Sandbox
 from app.services.bulk.csv_data import write_rows
 from app.services.bulk.ingest import HARD_DELETE_REFUSAL, INGEST_OPERATIONS, IngestResult
 from app.services.bulk.runner import QUERY_OPERATIONS

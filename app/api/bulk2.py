@@ -20,7 +20,7 @@ from app.api.routing import SalesforceRouter
 from app.api.state import AppState
 from app.errors import NotFound, SalesforceError, UnsupportedMediaType
 from app.metadata.values import format_datetime
-from app.sandbox.manager import Sandbox
+from app.sandbox.model import Sandbox
 from app.services.bulk.csv_data import DELIMITERS, LINE_ENDINGS, write_rows
 from app.services.bulk.ingest import HARD_DELETE_REFUSAL, INGEST_OPERATIONS
 from app.services.bulk.query_job import check_bulk_query

@@ -26,7 +26,7 @@ from app.config import Settings
 from app.errors import SalesforceError
 from app.sandbox.calllog import json_lines
 from app.sandbox.clock import SandboxClock, to_naive_utc
-from app.sandbox.manager import Sandbox
+from app.sandbox.model import Sandbox
 from app.services.auth import (
     Session,
     fingerprint_of,
@@ -267,14 +267,14 @@ async def reset_sandbox(sandbox_id: str, state: StateDep) -> dict[str, Any]:
 @router.get("/sandboxes/{sandbox_id}/diff")
 def sandbox_diff(sandbox_id: str, state: StateDep) -> dict[str, Any]:
     """Records created, updated (field by field) and deleted since the last reset."""
-    return state.sandboxes.diff(sandbox_id)
+    return state.record.diff(sandbox_id)
 
 
 @router.get("/sandboxes/{sandbox_id}/log")
 async def sandbox_log(sandbox_id: str, request: Request, state: StateDep) -> Response:
     """The API calls made since the last reset; `?format=jsonl` (or Accept:
     application/x-ndjson) gives JSON Lines."""
-    entries = await run_in_threadpool(state.sandboxes.call_log, sandbox_id)
+    entries = await run_in_threadpool(state.record.call_log, sandbox_id)
     wants_lines = request.query_params.get("format") == "jsonl" or "ndjson" in request.headers.get(
         "accept", ""
     )
@@ -288,7 +288,7 @@ async def create_snapshot(
     sandbox_id: str, state: StateDep, body: Annotated[SnapshotCreate, Body()]
 ) -> dict[str, Any]:
     engine = _sandbox(state, sandbox_id).engine
-    return await run_writing(engine, state.sandboxes.snapshot, sandbox_id, body.name)
+    return await run_writing(engine, state.record.snapshot, sandbox_id, body.name)
 
 
 @router.post("/sandboxes/{sandbox_id}/snapshots/{name}/restore", responses={409: ENDED})

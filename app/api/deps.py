@@ -17,7 +17,7 @@ from app.api.threads import run_in_request_thread
 from app.api.transactions import PendingTransaction, Transaction
 from app.errors import BodyTooLarge, InvalidSession, SalesforceError, UnsupportedMediaType
 from app.metadata.model import SObjectDef
-from app.sandbox.manager import Sandbox
+from app.sandbox.model import Sandbox
 from app.sandbox.registry import find_sandbox
 from app.services.auth import Session, find_session, revoke_session, touch_session
 from app.services.context import OrgContext

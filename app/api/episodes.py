@@ -154,8 +154,8 @@ def answer(state: AppState, episode_id: str, response: str, channel: str) -> dic
     with state.platform.connect() as conn:
         task = find_episode(conn, episode_id)
         ensure_open(conn, episode_id)  # answered already: not graded again
-    diff = state.sandboxes.diff(episode_id)
-    calls = state.sandboxes.call_log(episode_id)
+    diff = state.record.diff(episode_id)
+    calls = state.record.call_log(episode_id)
     graded = task.grade(response, diff, Judge.from_settings(state.settings))
     with platform_transaction(state.platform) as conn:
         record_answer(

@@ -14,7 +14,7 @@ from app.api.openapi import parameter, query_parameters
 from app.api.routing import SalesforceJSONResponse, SalesforceRouter, public_base_url
 from app.api.threads import run_in_request_thread
 from app.errors import InvalidSession
-from app.sandbox.manager import Sandbox
+from app.sandbox.model import Sandbox
 from app.services.auth import ORG_ID, Session
 from app.services.identity import UserFacts, identity_document, read_user, userinfo_document
 

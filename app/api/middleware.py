@@ -13,7 +13,7 @@ from app.api.routing import error_response, route_path, serves
 from app.api.state import AppState
 from app.errors import NotFound
 from app.sandbox.calllog import Call
-from app.sandbox.manager import Sandbox
+from app.sandbox.model import Sandbox
 
 
 class ApiCallMiddleware:
@@ -54,7 +54,7 @@ class ApiCallMiddleware:
             sandbox = _release(request_state)
             if sandbox is not None:
                 # Queued, not written: the lifespan's flusher writes calls and usage in batches.
-                self.state.sandboxes.record_call(sandbox, _call(scope, status, started))
+                self.state.calls.add(sandbox.id, _call(scope, status, started))
 
 
 def _release(request_state: dict[str, object]) -> Sandbox | None:

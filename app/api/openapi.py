@@ -19,7 +19,7 @@ from fastapi.routing import APIRoute, RouteContext, iter_route_contexts
 from app.api.control import require_admin
 from app.api.deps import AUTHENTICATED, read_body, read_json_body
 from app.api.routing import ERROR_ARRAY, JSON
-from app.sandbox.manager import SANDBOX_ID as SANDBOX_ID_PATTERN
+from app.sandbox.model import SANDBOX_ID as SANDBOX_ID_PATTERN
 
 # Why each failure status is answered, as the document words it.
 FAILURES = {

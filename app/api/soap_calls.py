@@ -33,7 +33,7 @@ from app.api.state import AppState
 from app.api.threads import run_in_request_thread
 from app.errors import FeatureNotSupported, InvalidSession, NotFound, SalesforceError
 from app.metadata.values import format_datetime_z
-from app.sandbox.manager import Sandbox
+from app.sandbox.model import Sandbox
 from app.services.auth import Session, revoke_session
 from app.services.context import OrgContext
 from app.services.org import parse_version

@@ -13,7 +13,11 @@ from sqlalchemy import Engine
 
 from app.config import Settings
 from app.metadata.registry import SchemaRegistry
-from app.sandbox.manager import Sandbox, SandboxManager
+from app.sandbox.calllog import CallQueue
+from app.sandbox.lifecycle import Sandboxes
+from app.sandbox.model import Sandbox
+from app.sandbox.record import EpisodeRecord
+from app.sandbox.templates import Templates
 from app.services.auth import Credentials, Session, SessionPolicy, fingerprint_of
 from app.services.bulk.runner import BulkRunner
 from app.services.context import OrgContext
@@ -73,7 +77,13 @@ class AppState:
     platform: Engine
     registry: SchemaRegistry
     tables: TableSet
-    sandboxes: SandboxManager
+    sandboxes: Sandboxes
+    # Templates and their warm pool (the sandboxes' lifecycle uses them too).
+    templates: Templates
+    # This process's calls on their way to the sandboxes' logs.
+    calls: CallQueue
+    # What each sandbox's episode did: its call log, its diff, its snapshots.
+    record: EpisodeRecord
     cursors: CursorStore
     usage: ApiUsage
     sessions: SessionCache = field(default_factory=SessionCache)

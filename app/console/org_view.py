@@ -12,7 +12,7 @@ from sqlalchemy import Connection
 
 from app.api.state import AppState
 from app.errors import NotFound
-from app.sandbox.manager import Sandbox
+from app.sandbox.model import Sandbox
 from app.services.auth import login_user
 from app.services.context import OrgContext
 from app.services.cursors import CursorStore

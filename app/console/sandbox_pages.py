@@ -16,7 +16,7 @@ from app.api.state import AppState
 from app.api.write_gate import run_writing
 from app.console.pages import ConsoleRoute, back_to, render, require_admin_key
 from app.errors import NotFound, SalesforceError
-from app.sandbox.manager import Sandbox
+from app.sandbox.model import Sandbox
 from app.tasks.episodes import EpisodeSummary, episode_summaries, find_episode
 
 router = APIRouter(
@@ -121,8 +121,8 @@ def sandbox(request: Request, sandbox_id: str, state: StateDep, done: str = "") 
     if not found.lease():  # being deleted: as if already gone
         raise NotFound(f"No sandbox with id {sandbox_id}")
     try:
-        calls = state.sandboxes.call_log(sandbox_id)
-        diff = state.sandboxes.diff(sandbox_id)
+        calls = state.record.call_log(sandbox_id)
+        diff = state.record.diff(sandbox_id)
     finally:
         found.release()
     summary, task = _summary(state, sandbox_id)
@@ -149,7 +149,7 @@ async def snapshot(
     sandbox_id: str, state: StateDep, name: Annotated[str, Form(max_length=100)]
 ) -> RedirectResponse:
     engine = state.sandboxes.get(sandbox_id).engine
-    await run_writing(engine, state.sandboxes.snapshot, sandbox_id, name)
+    await run_writing(engine, state.record.snapshot, sandbox_id, name)
     return back_to_sandbox(sandbox_id, f"snapshot {name} saved")
 
 

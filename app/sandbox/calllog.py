@@ -1,7 +1,7 @@
 """The calls an episode made, kept in the platform database (every worker appends to the same
 log) with a bound per sandbox: past it, the oldest entries go first.
 
-A request does not wait for its entry: entries are buffered (`CallBuffer`) and written in
+A request does not wait for its entry: entries are queued (`CallQueue`) and written in
 batches every FLUSH_SECONDS, and before this process reads a log."""
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import parse_qs
 
-from sqlalchemy import Connection, delete, select
+from sqlalchemy import Connection, Engine, delete, select
 
 from app.storage.backends import backend_for
+from app.storage.database import platform_transaction
 from app.storage.platform import CallRecord
 
 CALLS = CallRecord.__table__  # type: ignore[attr-defined]
@@ -179,3 +180,41 @@ class CallBuffer:
     def __len__(self) -> int:
         with self._lock:
             return len(self._pending)
+
+
+class CallQueue:
+    """This process's calls on their way to the platform database: queued as requests end,
+    written in batches (`flush`), each sandbox's log trimmed to `retention` entries (the
+    oldest go first)."""
+
+    def __init__(self, platform: Engine, retention: int) -> None:
+        self.platform = platform
+        self.retention = retention
+        self._calls = CallBuffer()
+        self._trims = TrimSchedule(retention)
+        # Held from taking calls to committing them, so that a log read that flushes first
+        # waits for a flush already under way instead of reading before its commit. The
+        # buffer's and the trim schedule's own locks are taken inside it, never around it.
+        self._flushing = threading.Lock()
+
+    def add(self, sandbox_id: str, call: Call) -> None:
+        """Queue a call for the sandbox's log."""
+        self._calls.add(sandbox_id, call)
+
+    def pending(self) -> bool:
+        return len(self._calls) > 0
+
+    def flush(self) -> None:
+        with self._flushing:
+            pending = self._calls.take()
+            if pending:
+                with platform_transaction(self.platform) as conn:
+                    add_calls(conn, pending, self.retention, self._trims)
+
+    def drop(self, sandbox_id: str) -> None:
+        """The sandbox's episode ended (a reset): its calls not yet written go with it."""
+        self._calls.drop(sandbox_id)
+
+    def forget(self, sandbox_id: str) -> None:
+        """The sandbox is gone (its log went with its row)."""
+        self._trims.forget(sandbox_id)

@@ -21,7 +21,7 @@ from sqlalchemy import event
 from app.api.deps import get_connection
 from app.api.state import AppState
 from app.main import create_app
-from app.sandbox.manager import DEFAULT_ID
+from app.sandbox.model import DEFAULT_ID
 from tests.conftest import API, make_settings
 from tests.databases import DatabaseFactory
 from tests.servers import private_org_app, serve_in_thread

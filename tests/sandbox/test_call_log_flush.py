@@ -28,11 +28,11 @@ def test_a_log_read_waits_for_a_flush_under_way(
 
     # Patched before the call is made: whichever flusher takes it (the background one may come
     # first) is the one held.
-    monkeypatch.setattr("app.sandbox.manager.add_calls", slow_add_calls)
+    monkeypatch.setattr("app.sandbox.calllog.add_calls", slow_add_calls)
     as_token(client, sandbox["access_token"]).get(
         f"{API}/query", params={"q": "SELECT Id FROM Case LIMIT 1"}
     )
-    flusher = threading.Thread(target=state_of(client).sandboxes.flush_calls)
+    flusher = threading.Thread(target=state_of(client).calls.flush)
     flusher.start()
     assert writing.wait(10)
     answers: list[Any] = []

@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Connection, text
 
-from app.sandbox.manager import Sandbox
+from app.sandbox.model import Sandbox
 from app.storage.database import write_transaction
 from app.storage.overlay import OWN_TABLES, ensure_local, overlay_of
 from tests.conftest import API, login

@@ -22,7 +22,7 @@ from sqlalchemy import create_engine, select, text
 from app.api.state import AppState
 from app.config import REPO_ROOT
 from app.main import create_app
-from app.sandbox.manager import SERVER_DATABASE
+from app.sandbox.model import SERVER_DATABASE
 from app.sandbox.registry import (
     COPIES,
     SANDBOXES,
@@ -99,7 +99,7 @@ def test_an_idle_template_goes_with_its_pooled_copies(expiring: TestClient) -> N
     kept = expiring.post(CONTROL, json={"id": "kept"})
     assert kept.status_code == 201, kept.text
     assert expiring.post(CONTROL, json={"id": "gone"}).status_code == 201
-    [template] = state.sandboxes.templates()
+    [template] = state.templates.all()
     wait_for(lambda: len(pooled(state)) == 1, within=30)
     assert expiring.delete(f"{CONTROL}/gone").status_code == 204
     # The template, the live sandbox's clone and the pooled one stay while the sandbox lives.
@@ -107,7 +107,7 @@ def test_an_idle_template_goes_with_its_pooled_copies(expiring: TestClient) -> N
     assert len(held) == 3
     time.sleep(IDLE_SECONDS + 2)  # past its idle time, a sweep, and a second's rounding
     assert databases(sandbox_storage(expiring)) == held
-    assert state.sandboxes.templates() == [template]
+    assert state.templates.all() == [template]
     token = kept.json()["access_token"]
     sf = TestClient(expiring.app, base_url="https://testserver")
     sf.headers["Authorization"] = f"Bearer {token}"
@@ -117,17 +117,17 @@ def test_an_idle_template_goes_with_its_pooled_copies(expiring: TestClient) -> N
     # Unused from the last sandbox's end, it goes with its pooled copy: nothing is left.
     assert expiring.delete(f"{CONTROL}/kept").status_code == 204
     wait_for(lambda: sandbox_storage(expiring) == set(), within=GONE_WITHIN)
-    assert state.sandboxes.templates() == []
+    assert state.templates.all() == []
     assert pooled(state) == []
 
     # A process that saw it ready a moment ago (another worker) builds it anew, all the same.
-    state.sandboxes._ready[template] = time.monotonic()
+    state.templates._ready[template] = time.monotonic()
     again = expiring.post(CONTROL, json={"id": "again", "seed": TEST_SEED})
     assert again.status_code == 201, again.text
     sf.headers["Authorization"] = f"Bearer {again.json()['access_token']}"
     count = sf.get(f"{API}/query", params={"q": "SELECT COUNT() FROM Case"})
     assert count.json()["totalSize"] == 977
-    assert state.sandboxes.templates() == [template]
+    assert state.templates.all() == [template]
 
 
 # -- a copied data directory ---------------------------------------------------------------------

@@ -34,16 +34,16 @@ def test_past_the_setting_the_least_recently_served_sandbox_lets_go(
     agents = {name: as_token(client, create(client, id=name)["access_token"]) for name in SANDBOXES}
     for name in SANDBOXES:
         count_cases(agents[name])
-    manager = state_of(client).sandboxes
-    # Read from what the manager holds: looking one up by id would count as serving it.
-    live = {sandbox.id: sandbox for sandbox in manager._live.values()}
-    assert [sandbox.id for sandbox in manager._pooled.values()] == ["pool-b", "pool-c"]
+    sandboxes = state_of(client).sandboxes
+    # Read from what the lifecycle holds: looking one up by id would count as serving it.
+    live = {sandbox.id: sandbox for sandbox in sandboxes._live.values()}
+    assert [sandbox.id for sandbox in sandboxes._pooled.values()] == ["pool-b", "pool-c"]
     if backend == "sqlite":  # a sandbox has an engine of its own there
         assert live["pool-a"].engine.pool.checkedin() == 0  # type: ignore[attr-defined]
         assert live["pool-c"].engine.pool.checkedin() >= 1  # type: ignore[attr-defined]
 
     count_cases(agents["pool-a"])  # served again: it reopens, and pool-b is the oldest now
-    assert [sandbox.id for sandbox in manager._pooled.values()] == ["pool-c", "pool-a"]
+    assert [sandbox.id for sandbox in sandboxes._pooled.values()] == ["pool-c", "pool-a"]
     if backend == "sqlite":
         assert live["pool-a"].engine.pool.checkedin() >= 1  # type: ignore[attr-defined]
         assert live["pool-b"].engine.pool.checkedin() == 0  # type: ignore[attr-defined]

@@ -10,7 +10,7 @@ from xml.dom import minidom
 import pytest
 from fastapi.testclient import TestClient
 
-from app.sandbox.manager import SANDBOX_ID, new_sandbox_id
+from app.sandbox.model import SANDBOX_ID, new_sandbox_id
 from tests.api.test_auth import soap_login, tag
 from tests.conftest import API, open_client
 from tests.databases import DatabaseFactory

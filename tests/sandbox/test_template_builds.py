@@ -89,7 +89,7 @@ def bounded(
 def test_templates_are_bounded_and_dropped_when_unused(bounded: TestClient) -> None:
     state: AppState = bounded.app.state.localforce  # type: ignore[attr-defined]
     assert bounded.post(CONTROL, json={"id": "a"}).status_code == 201
-    [template] = state.sandboxes.templates()
+    [template] = state.templates.all()
 
     refused = bounded.post(CONTROL, json={"id": "b", "seed": 7})
     assert refused.status_code == 403
@@ -105,5 +105,5 @@ def test_templates_are_bounded_and_dropped_when_unused(bounded: TestClient) -> N
     assert bounded.delete(f"{CONTROL}/a").status_code == 204
     time.sleep(1.6)  # the registry keeps times to the second
     assert bounded.get(CONTROL).status_code == 200  # listing expires what is idle
-    assert state.sandboxes.templates() == []
+    assert state.templates.all() == []
     assert not state.sandboxes.copies.exists(template)

@@ -19,9 +19,10 @@ from typer.testing import CliRunner
 from app import cli as cli_module
 from app.cli import cli
 from app.config import Settings
-from app.main import build_state, create_app
+from app.main import create_app
 from app.seeding.bootstrap import GeneratedOrgInTheWay, ensure_database
 from app.seeding.loading import ORG_INFO
+from app.state import build_state
 from tests.conftest import make_settings
 from tests.databases import DatabaseFactory
 

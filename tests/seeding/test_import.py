@@ -24,7 +24,6 @@ from app import cli as cli_module
 from app.api.state import AppState
 from app.cli import cli
 from app.config import REPO_ROOT
-from app.main import build_state
 from app.metadata.registry import SchemaRegistry
 from app.seeding import loading
 from app.seeding.bootstrap import ImportedOrgInTheWay, ensure_database
@@ -32,6 +31,7 @@ from app.seeding.download import verify_sha256
 from app.seeding.dump_reader import DumpError
 from app.seeding.importer import DumpRejected, ImportResult, import_dump, read_dump
 from app.seeding.loading import ORG_INFO
+from app.state import build_state
 from app.storage.database import migrate_platform
 from app.storage.ids import POD, to_18
 from app.storage.platform import IMPORTED_SOURCE_PREFIX

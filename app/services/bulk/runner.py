@@ -26,7 +26,7 @@ import orjson
 from sqlalchemy import Engine
 
 from app.errors import SalesforceError
-from app.sandbox.manager import Sandbox
+from app.sandbox.model import Sandbox
 from app.services.bulk.csv_data import InvalidBatch, write_rows
 from app.services.bulk.ingest import IngestResult, rows_of, run_rows
 from app.services.bulk.query_job import csv_table, query_records, temporal_columns

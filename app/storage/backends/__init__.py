@@ -22,7 +22,7 @@ from app.storage.backends.postgresql import POSTGRESQL
 from app.storage.backends.sqlite import SQLITE
 from app.storage.search_spec import FieldGroup, SearchSpec
 
-# The vocabulary of the protocol, and where sandbox data lives as the sandbox manager sees it.
+# The vocabulary of the protocol, and where sandbox data lives as the sandbox package sees it.
 __all__ = ["Copies", "DateField", "Overlay", "WireDatetimes", "copy_age"]
 
 
