@@ -16,17 +16,8 @@ from app.api.deps import RawBodyDep, StateDep
 from app.api.openapi import parameter, query_parameters
 from app.api.routing import JSON, SalesforceJSONResponse, SalesforceRouter, public_base_url
 from app.api.state import AppState
-from app.sandbox.model import DEFAULT_ID
-from app.services.auth import (
-    ORG_ID,
-    Credentials,
-    LoginFailed,
-    Session,
-    login,
-    revoke_session,
-    split_sandbox,
-)
-from app.storage.database import platform_transaction
+from app.services import auth
+from app.services.auth import ORG_ID, Credentials, LoginFailed, Session
 from app.tasks.results import answered
 
 router = SalesforceRouter()
@@ -119,26 +110,17 @@ def sandbox_login(
     password: str,
     credentials: Credentials | None,
 ) -> Session:
-    """Log in to the sandbox the username's suffix names (`me@x.com.ep7`) with its own
-    password, else to the default org by its rules. The session is written in one short
-    platform transaction, within this thread-pool call."""
-    base, sandbox_id = split_sandbox(username, lambda name: state.sandboxes.find(name) is not None)
-    sandbox = state.sandboxes.get(sandbox_id or DEFAULT_ID)
-    with sandbox.engine.connect() as user_conn, platform_transaction(state.platform) as conn:
-        if answered(conn, sandbox.id):
-            raise LoginFailed()  # an answered episode's sandbox is final: no one logs in again
-        return login(
-            conn,
-            user_conn,
-            sandbox.schema.tables,
-            username=base,
-            password=password,
-            credentials=credentials,
-            now=state.clock(),
-            sandbox_id=sandbox.id,
-            # A suffix names a sandbox, never grants it: its password does.
-            sandbox_password_hash=None if sandbox.is_default else sandbox.password_hash,
-        )
+    """Log in (see app.services.auth.sandbox_login), within this thread-pool call; no one logs
+    in to an answered episode's sandbox again."""
+    return auth.sandbox_login(
+        state.sandboxes,
+        state.platform,
+        username=username,
+        password=password,
+        credentials=credentials,
+        clock=state.clock,
+        closed=answered,
+    )
 
 
 @router.post(
@@ -184,8 +166,7 @@ REVOKED: dict[int | str, dict[str, Any]] = {
 def _revoke(tokens: list[str], state: AppState) -> Response:
     """200 when a token named a live session, now ended; Salesforce answers every other case
     (no token, an unknown or already revoked one) with a 400 `invalid_token`."""
-    with platform_transaction(state.platform) as conn:
-        revoked = [token for token in tokens if revoke_session(conn, token)]
+    revoked = auth.end_sessions(state.platform, tokens)
     state.sessions.clear()
     if not revoked:
         return _oauth_error("invalid_token", "invalid token")

@@ -10,7 +10,7 @@ from xml.sax.saxutils import escape
 from app.metadata.values import format_datetime_z
 from app.services.bulk.csv_data import write_rows
 from app.services.bulk.ingest import IngestResult, error_text
-from app.storage.bulk_jobs import Job, State
+from app.services.bulk.jobs import Job, State
 
 NAMESPACE = "http://www.force.com/2009/06/asyncapi/dataload"
 XSI = "http://www.w3.org/2001/XMLSchema-instance"

@@ -30,12 +30,11 @@ from app.sandbox.model import Sandbox
 from app.services.auth import (
     Session,
     fingerprint_of,
-    issue_session,
     login_user,
     new_sandbox_password,
+    start_session,
     token_hash,
 )
-from app.storage.database import platform_transaction
 from app.tasks.results import ensure_open
 
 
@@ -185,15 +184,14 @@ def create_with_session(state: AppState, body: SandboxCreate) -> CreatedSandbox:
         if sandbox.template:
             state.first_users[sandbox.template] = first_user
     user_id, username = first_user
-    with platform_transaction(state.platform) as conn:
-        session = issue_session(
-            conn,
-            username=username,
-            user_id=user_id,
-            sandbox_id=sandbox.id,
-            now=state.clock(),
-            credentials=fingerprint_of(state.credentials),
-        )
+    session = start_session(
+        state.platform,
+        username=username,
+        user_id=user_id,
+        sandbox_id=sandbox.id,
+        now=state.clock(),
+        credentials=fingerprint_of(state.credentials),
+    )
     return CreatedSandbox(sandbox, session, f"{username}.{sandbox.id}", password)
 
 

@@ -19,12 +19,11 @@ from app.errors import BodyTooLarge, InvalidSession, SalesforceError, Unsupporte
 from app.metadata.model import SObjectDef
 from app.sandbox.model import Sandbox
 from app.sandbox.registry import find_sandbox
-from app.services.auth import Session, find_session, revoke_session, touch_session
+from app.services.auth import Session, end_sessions, find_session, mark_used
 from app.services.context import OrgContext
 from app.services.org import parse_version
 from app.services.records import resolve_sobject
 from app.soql.date_literals import OrgCalendar
-from app.storage.database import platform_transaction
 
 
 # Light dependencies are async so they run on the event loop, not through the thread pool.
@@ -83,12 +82,10 @@ def resolve_token(state: AppState, token: str) -> Resolved | None:
         return None
     now, policy = state.clock(), state.session_policy
     if not policy.stands(stored, now):
-        with platform_transaction(state.platform) as conn:
-            revoke_session(conn, token)
+        end_sessions(state.platform, [token])
         return None
     if policy.needs_touch(stored, now):
-        with platform_transaction(state.platform) as conn:
-            touch_session(conn, token, now)
+        mark_used(state.platform, token, now)
     return Resolved(stored.session, state.sandboxes.in_use(row))
 
 

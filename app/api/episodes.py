@@ -16,18 +16,17 @@ from app.api.routing import JSON, SalesforceJSONResponse, SalesforceRouter, publ
 from app.api.state import AppState
 from app.errors import NotFound
 from app.services.auth import revoke_sandbox_sessions
-from app.storage.database import platform_transaction
 from app.tasks.episodes import (
     EpisodeLabels,
     EpisodeTask,
+    file_episode,
     find_episode,
     rest_tools,
-    save_episode,
     task_from_file,
     task_rows,
 )
 from app.tasks.judge import Judge
-from app.tasks.results import ensure_open, export, purge, record_answer, result_rows
+from app.tasks.results import close_episode, ensure_open, export, purge_results, result_rows
 
 router = SalesforceRouter(
     prefix="/__localforce", tags=["localforce episodes"], dependencies=[Depends(require_admin)]
@@ -73,8 +72,7 @@ def _create(state: AppState, body: EpisodeCreate) -> tuple[dict[str, Any], Episo
         agent=body.agent,
     )
     try:
-        with platform_transaction(state.platform) as conn:
-            save_episode(conn, sandbox.id, task, labels, state.clock())
+        file_episode(state.platform, sandbox.id, task, labels, state.clock())
     except BaseException:
         state.sandboxes.delete(sandbox.id)
         raise
@@ -157,16 +155,15 @@ def answer(state: AppState, episode_id: str, response: str, channel: str) -> dic
     diff = state.record.diff(episode_id)
     calls = state.record.call_log(episode_id)
     graded = task.grade(response, diff, Judge.from_settings(state.settings))
-    with platform_transaction(state.platform) as conn:
-        record_answer(
-            conn,
-            episode_id,
-            graded=graded,
-            channel=channel,
-            outcome={"diff": diff, "calls": calls},
-            now=state.clock(),
-        )
-        revoke_sandbox_sessions(conn, episode_id)
+    close_episode(
+        state.platform,
+        episode_id,
+        graded=graded,
+        channel=channel,
+        outcome={"diff": diff, "calls": calls},
+        now=state.clock(),
+        end_sessions=revoke_sandbox_sessions,
+    )
     state.sessions.clear()
     return {"id": episode_id, **graded, "done": True, "diff": diff, "calls": calls}
 
@@ -241,8 +238,7 @@ async def list_results(
 
 
 def _purge(state: AppState, episode_id: str | None, run: str | None) -> int:
-    with platform_transaction(state.platform) as conn:
-        return purge(conn, episode_id=episode_id, run=run)
+    return purge_results(state.platform, episode_id=episode_id, run=run)
 
 
 @router.delete("/results/{episode_id}", status_code=204)

@@ -34,11 +34,10 @@ from app.api.threads import run_in_request_thread
 from app.errors import FeatureNotSupported, InvalidSession, NotFound, SalesforceError
 from app.metadata.values import format_datetime_z
 from app.sandbox.model import Sandbox
-from app.services.auth import Session, revoke_session
+from app.services.auth import Session, end_sessions
 from app.services.context import OrgContext
 from app.services.org import parse_version
 from app.services.query import batch_size_from, query_more, run_query
-from app.storage.database import platform_transaction
 
 router = SalesforceRouter()
 # The SOAP API's default batch of query records (QueryOptions' batchSize asks for 200..2000).
@@ -114,12 +113,7 @@ async def login(call: Call) -> Response:
 
 async def logout(call: Call) -> Response:
     session = await call.session()
-
-    def end() -> None:
-        with platform_transaction(call.state.platform) as conn:
-            revoke_session(conn, session.token)
-
-    await run_in_request_thread(end)
+    await run_in_request_thread(end_sessions, call.state.platform, [session.token])
     call.state.sessions.clear()
     return call.respond("")
 

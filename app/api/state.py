@@ -19,14 +19,13 @@ from app.sandbox.model import Sandbox
 from app.sandbox.record import EpisodeRecord
 from app.sandbox.templates import Templates
 from app.services.auth import Credentials, Session, SessionPolicy, fingerprint_of
+from app.services.bulk.jobs import Job
 from app.services.bulk.runner import BulkRunner
-from app.services.context import OrgContext
+from app.services.context import OrgContext, TableSet
 from app.services.cursors import CursorStore
 from app.services.usage import ApiUsage
 from app.soql.date_literals import OrgCalendar
 from app.soql.function_registry import FUNCTIONS, FunctionRegistry
-from app.storage.bulk_jobs import Job
-from app.storage.tables import TableSet
 
 # How long a token's session and sandbox are trusted without asking the platform database.
 SESSION_CACHE_SECONDS = 1.0

@@ -33,7 +33,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from app.api.threads import run_in_request_thread
 from app.api.write_gate import write_turn
 from app.errors import InvalidSession
-from app.storage.database import write_transaction
+from app.sandbox.transactions import request_transaction
 
 T = TypeVar("T")
 
@@ -50,7 +50,7 @@ class PendingTransaction:
         """The transaction: committed when the block ends, rolled back when it raises. One that
         may write holds the database's write lock; a read sees one consistent snapshot and
         never waits."""
-        opening = write_transaction(self.engine) if self.write else self.engine.begin()
+        opening = request_transaction(self.engine, self.write)
         with ExitStack() as stack:
             try:
                 conn = stack.enter_context(opening)

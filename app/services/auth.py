@@ -13,13 +13,16 @@ from __future__ import annotations
 import hashlib
 import secrets
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, bindparam, delete, insert, select, update
+from sqlalchemy import Connection, Engine, bindparam, delete, insert, select, update
 
 from app.errors import SalesforceError
+from app.sandbox.lifecycle import Sandboxes
+from app.sandbox.model import DEFAULT_ID
+from app.storage.database import platform_transaction
 from app.storage.driver_reads import read_all
 from app.storage.ids import ORGANIZATION_ID, make_id
 from app.storage.platform import AuthSession
@@ -245,3 +248,73 @@ def revoke_session(conn: Connection, token: str) -> bool:
     """End the session; whether there was one."""
     result = conn.execute(delete(SESSIONS).where(SESSIONS.c.token == token_hash(token)))
     return bool(result.rowcount)
+
+
+# The sessions' own transactions: each function below writes in one short transaction of its
+# own on the platform database, within its caller's thread-pool call, and commits it (the
+# functions above take a connection and never commit).
+
+
+def sandbox_login(
+    sandboxes: Sandboxes,
+    platform: Engine,
+    *,
+    username: str,
+    password: str,
+    credentials: Credentials | None,
+    clock: Callable[[], datetime],
+    closed: Callable[[Connection, str], bool],
+) -> Session:
+    """Log in to the sandbox the username's suffix names (`me@x.com.ep7`) with its own
+    password, else to the default org by its rules; refused when `closed` says the sandbox's
+    state is final (an answered episode's, which the caller knows of)."""
+    base, sandbox_id = split_sandbox(username, lambda name: sandboxes.find(name) is not None)
+    sandbox = sandboxes.get(sandbox_id or DEFAULT_ID)
+    with sandbox.engine.connect() as user_conn, platform_transaction(platform) as conn:
+        if closed(conn, sandbox.id):
+            raise LoginFailed()
+        return login(
+            conn,
+            user_conn,
+            sandbox.schema.tables,
+            username=base,
+            password=password,
+            credentials=credentials,
+            now=clock(),
+            sandbox_id=sandbox.id,
+            # A suffix names a sandbox, never grants it: its password does.
+            sandbox_password_hash=None if sandbox.is_default else sandbox.password_hash,
+        )
+
+
+def start_session(
+    platform: Engine,
+    *,
+    username: str,
+    user_id: str,
+    sandbox_id: str,
+    now: datetime,
+    credentials: str = "",
+) -> Session:
+    """A new session (see issue_session), kept at once."""
+    with platform_transaction(platform) as conn:
+        return issue_session(
+            conn,
+            username=username,
+            user_id=user_id,
+            sandbox_id=sandbox_id,
+            now=now,
+            credentials=credentials,
+        )
+
+
+def mark_used(platform: Engine, token: str, now: datetime) -> None:
+    """Write back when the token's session was last used."""
+    with platform_transaction(platform) as conn:
+        touch_session(conn, token, now)
+
+
+def end_sessions(platform: Engine, tokens: Iterable[str]) -> list[str]:
+    """End the sessions the tokens name, together; the tokens that named one."""
+    with platform_transaction(platform) as conn:
+        return [token for token in tokens if revoke_session(conn, token)]

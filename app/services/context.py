@@ -11,6 +11,9 @@ from app.soql.date_literals import OrgCalendar
 from app.soql.function_registry import FunctionRegistry
 from app.storage.tables import TableSet
 
+# The tables an org's context holds, for the annotations of those that pass them on.
+__all__ = ["TableSet"]
+
 
 @dataclass(frozen=True)
 class OrgContext:

@@ -10,9 +10,10 @@ from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection, Engine, insert, select
 
 from app.errors import NotFound, SalesforceError
+from app.storage.database import platform_transaction
 from app.storage.platform import EpisodeRecord
 from app.tasks.grading import GradingFailed, score
 from app.tasks.judge import Judge
@@ -230,6 +231,14 @@ def save_episode(
             clock=labels.clock,
         )
     )
+
+
+def file_episode(
+    platform: Engine, episode_id: str, task: EpisodeTask, labels: EpisodeLabels, now: datetime
+) -> None:
+    """File a new episode (see save_episode), in a platform transaction of its own."""
+    with platform_transaction(platform) as conn:
+        save_episode(conn, episode_id, task, labels, now)
 
 
 def find_episode(conn: Connection, episode_id: str) -> EpisodeTask:

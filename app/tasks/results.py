@@ -8,13 +8,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, Engine, delete, insert, select, update
 
 from app.errors import SalesforceError
+from app.storage.database import platform_transaction
 from app.storage.platform import EpisodeRecord, ToolCallRecord
 
 EPISODES = EpisodeRecord.__table__  # type: ignore[attr-defined]
@@ -98,6 +99,23 @@ def record_answer(
     )
     if not done.rowcount:
         raise EpisodeEnded(episode_id)
+
+
+def close_episode(
+    platform: Engine,
+    episode_id: str,
+    *,
+    graded: Mapping[str, Any],
+    channel: str,
+    outcome: Mapping[str, Any],
+    now: datetime,
+    end_sessions: Callable[[Connection, str], object],
+) -> None:
+    """Keep the episode's answer (see record_answer) and end its sessions with `end_sessions`
+    (the sessions are the services'), in one platform transaction: both, or neither."""
+    with platform_transaction(platform) as conn:
+        record_answer(conn, episode_id, graded=graded, channel=channel, outcome=outcome, now=now)
+        end_sessions(conn, episode_id)
 
 
 def record_tool_call(
@@ -241,6 +259,14 @@ def purge(conn: Connection, *, episode_id: str | None = None, run: str | None = 
         conn.execute(delete(TOOL_CALLS).where(TOOL_CALLS.c.episode_id.in_(ids)))
         conn.execute(delete(EPISODES).where(EPISODES.c.id.in_(ids)))
     return len(ids)
+
+
+def purge_results(
+    platform: Engine, *, episode_id: str | None = None, run: str | None = None
+) -> int:
+    """Delete results, as purge does, in a platform transaction of their own; how many."""
+    with platform_transaction(platform) as conn:
+        return purge(conn, episode_id=episode_id, run=run)
 
 
 def export(rows: Iterable[Mapping[str, Any]], fmt: str) -> str:
