@@ -42,9 +42,14 @@ CURSOR_PREFIX = "01g"
 # A locator's last use is written when it is older than this share of the idle timeout, not at
 # every batch (a batch then writes nothing): a locator may expire this much earlier at most.
 TOUCH_AFTER = 0.05
-# Rows of recently opened results this process also keeps in memory, so that a client paging
-# through one on the same worker (a keep-alive connection stays on one) reads no rows back.
-RECENT_ROWS = 100_000
+# Recently opened results this process also keeps in memory, so that a client paging through
+# one on the same worker (a keep-alive connection stays on one) reads no rows back. Bounded by
+# the values they hold (rows times their width, their children's too), not by rows: wide rows
+# and a parent's many children cost memory a count of rows does not see. And by age: a client
+# pages through a result within seconds; a later one reads it back from the database, as
+# another worker does, so a process that served big results returns to its size.
+RECENT_CELLS = 500_000
+RECENT_SECONDS = 60.0
 # How long after a locator opens its rows are written for other workers: a client paging on one
 # connection has usually read them all by then, closing it, and they are never written.
 SPILL_DELAY_SECONDS = 0.5
@@ -53,24 +58,42 @@ SPILL_WAIT_SECONDS = 3.0
 SPILL_POLL_SECONDS = 0.01
 
 
+def cells(result: ResultRows) -> int:
+    """The values a result holds, its child subqueries' included: what its memory follows."""
+    return sum(len(row) for row in result.rows) + sum(cells(c.rows) for c in result.children)
+
+
+@dataclass(frozen=True)
+class _Kept:
+    result: ResultRows
+    cells: int
+    kept_at: float  # time.monotonic()
+
+
 class RecentResults:
     """The results of the locators this process opened lately, the oldest forgotten first past
-    a bound on their rows (but not before their rows are in the database: those are pinned);
-    thread-safe. The database stays the record of which locators are open: a result kept here
-    is served only for a locator the database still has."""
+    a bound on their values or their age (but not before their rows are in the database: those
+    are pinned); thread-safe. The database stays the record of which locators are open: a
+    result kept here is served only for a locator the database still has."""
 
-    def __init__(self, max_rows: int) -> None:
-        self.max_rows = max_rows
-        self._results: OrderedDict[int, ResultRows] = OrderedDict()
+    def __init__(self, max_cells: int = RECENT_CELLS, max_seconds: float = RECENT_SECONDS) -> None:
+        self.max_cells = max_cells
+        self.max_seconds = max_seconds
+        self._results: OrderedDict[int, _Kept] = OrderedDict()
         self._pinned: set[int] = set()
-        self._rows = 0
+        self._cells = 0
         self._lock = threading.Lock()
+
+    @property
+    def held_cells(self) -> int:
+        return self._cells
 
     def keep(self, seq: int, result: ResultRows) -> None:
         """Keep a result, pinned until `unpin` (its rows are written)."""
+        kept = _Kept(result, cells(result), time.monotonic())
         with self._lock:
-            self._results[seq] = result
-            self._rows += len(result)
+            self._results[seq] = kept
+            self._cells += kept.cells
             self._pinned.add(seq)
             self._shrink()
 
@@ -80,22 +103,27 @@ class RecentResults:
             self._shrink()
 
     def _shrink(self) -> None:
-        for seq in list(self._results):
-            if self._rows <= self.max_rows:
+        """Forget the oldest unpinned results while over the bound or past the age."""
+        too_old = time.monotonic() - self.max_seconds
+        for seq, kept in list(self._results.items()):
+            if self._cells <= self.max_cells and kept.kept_at >= too_old:
                 return
             if seq not in self._pinned:
-                self._rows -= len(self._results.pop(seq))
+                del self._results[seq]
+                self._cells -= kept.cells
 
     def get(self, seq: int) -> ResultRows | None:
         with self._lock:
-            return self._results.get(seq)
+            self._shrink()
+            kept = self._results.get(seq)
+            return None if kept is None else kept.result
 
     def drop(self, seq: int) -> None:
         with self._lock:
             self._pinned.discard(seq)
             dropped = self._results.pop(seq, None)
             if dropped is not None:
-                self._rows -= len(dropped)
+                self._cells -= dropped.cells
 
 
 @dataclass(frozen=True)
@@ -165,7 +193,7 @@ class CursorStore:
         self.platform = platform
         self.per_user = per_user
         self.idle = timedelta(seconds=idle_seconds)
-        self._recent = RecentResults(RECENT_ROWS)
+        self._recent = RecentResults()
         self._spills: dict[int, _Spill] = {}  # locators whose rows are still to be written
         self._spills_lock = threading.Lock()
         self._spilling = threading.Lock()
@@ -340,7 +368,7 @@ class CursorStore:
     def forget_kept_results(self) -> None:
         """Read every later batch back from the database, as another worker does."""
         self.spill(everything=True)
-        self._recent = RecentResults(self._recent.max_rows)
+        self._recent = RecentResults(self._recent.max_cells, self._recent.max_seconds)
 
     def close(self, cursor_id: str) -> None:
         seq = record_number(cursor_id)

@@ -19,9 +19,9 @@ from sqlalchemy import delete, event, select, update
 from app.api.state import AppState
 from app.errors import SalesforceError
 from app.services import cursors
-from app.services.cursors import CURSOR_ROWS, CURSORS, CursorStore, OpenQuery
+from app.services.cursors import CURSOR_ROWS, CURSORS, CursorStore, OpenQuery, RecentResults
 from app.soql.date_literals import UTC_EPOCH_CALENDAR
-from app.soql.execute import ResultRows
+from app.soql.execute import Children, ResultRows
 from app.storage.database import platform_transaction
 from app.storage.ids import record_number
 from tests.conftest import API, login, open_client
@@ -244,3 +244,32 @@ def test_a_locator_paged_to_its_end_on_one_worker_is_never_written(
         state_of(sf).cursors.spill(everything=True)
     assert len(ids) == total > 20_000
     assert not [s for s in statements if "INSERT INTO lf_cursor_rows" in s]
+
+
+def _result(rows: int, width: int, children: int = 0) -> ResultRows:
+    child = ResultRows([("c", f"p{n % rows}") for n in range(children)])
+    kids = (Children(slot=0, link_index=1, rows=child),) if children else ()
+    return ResultRows([tuple(f"r{n}" for _ in range(width)) for n in range(rows)], kids)
+
+
+def test_kept_results_are_bounded_by_their_values_children_included() -> None:
+    recent = RecentResults(max_cells=1_000, max_seconds=60)
+    recent.keep(1, _result(rows=10, width=50))  # 500 values
+    recent.keep(2, _result(rows=10, width=2, children=400))  # 20 + 800 values
+    assert recent.held_cells == 1_320  # both pinned: not yet in the database
+    recent.unpin(1)
+    assert (recent.get(1), recent.held_cells) == (None, 820)  # the oldest went first
+    recent.unpin(2)
+    assert recent.get(2) is not None  # under the bound now
+
+
+def test_kept_results_are_forgotten_past_their_age(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [1_000.0]
+    monkeypatch.setattr(cursors.time, "monotonic", lambda: clock[0])
+    recent = RecentResults(max_cells=1_000_000, max_seconds=60)
+    recent.keep(1, _result(rows=3, width=3))
+    recent.unpin(1)
+    clock[0] += 59
+    assert recent.get(1) is not None
+    clock[0] += 2
+    assert (recent.get(1), recent.held_cells) == (None, 0)
