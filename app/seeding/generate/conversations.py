@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from random import Random
-from typing import Any, Protocol
+from typing import Any
 
+from app.seeding.common import Correspondent, transcript_record
 from app.seeding.generate.cases import THREAD_ORIGINS, CasePlan
 from app.seeding.generate.knowledge import Knowledge
 from app.seeding.generate.people import People
@@ -45,7 +46,7 @@ def build_conversations(
         resolution = resolve(rng, plan, issue, knowledge, text["chat"])
         if resolution.violated:
             result.violations[plan.id] = resolution.violated.article_id
-        if plan.has_chat:
+        if plan.chat:
             result.transcripts.append(
                 _transcript(
                     rng, plan, people, resolution, text["chat"], len(result.transcripts) + 1
@@ -83,27 +84,16 @@ def _transcript(
         turns.append((False, pick(rng, chat["customer_bye"], context)))
     turns.append((True, pick(rng, chat["agent_closing"], context)))
     times = spaced_times(rng, plan.created, plan.chat_end or plan.created, len(turns))
-    agent = people.agents[plan.first_owner]
-    contact = people.contacts[plan.contact]
-    body = "\n".join(
-        f"[{at:%Y-%m-%dT%H:%M:%S}] "
-        + (f"{agent.name} (Agent): " if by_agent else f"{contact.name} (Customer): ")
-        + said
-        for at, (by_agent, said) in zip(times, turns, strict=True)
+    return transcript_record(
+        record_id("LiveChatTranscript", ordinal),
+        visitor_id(ordinal),
+        plan,
+        [(at, by_agent, said) for at, (by_agent, said) in zip(times, turns, strict=True)],
+        people.agents[plan.first_owner],
+        people.contacts[plan.contact],
+        account_id=people.customers[plan.customer].account_id,
+        owner_id=people.agents[plan.owner].id,
     )
-    return {
-        "Id": record_id("LiveChatTranscript", ordinal),
-        "CaseId": plan.id,
-        "AccountId": people.customers[plan.customer].account_id,
-        "ContactId": contact.id,
-        "LiveChatVisitorId": visitor_id(ordinal),
-        "OwnerId": people.agents[plan.owner].id,
-        "Body": body,
-        "StartTime": times[0],
-        "EndTime": times[-1],
-        "Status": "Completed",
-        "CreatedDate": times[-1],
-    }
 
 
 def _emails(
@@ -125,8 +115,8 @@ def _emails(
     else:
         after = (plan.chat_end or plan.assigned) + timedelta(seconds=rng.randint(120, 600))
         start = min(after, plan.end)
-    times = spaced_times(rng, start, plan.end, plan.email_count)
-    senders = [(n % 2 == 0) != customer_first for n in range(plan.email_count)]  # True = agent
+    times = spaced_times(rng, start, plan.end, plan.emails)
+    senders = [(n % 2 == 0) != customer_first for n in range(plan.emails)]  # True = agent
     last_agent = max(n for n, by_agent in enumerate(senders) if by_agent)
     contact = people.contacts[plan.contact]
     emails: list[Record] = []
@@ -186,17 +176,6 @@ def _agent_reply(
             f"{pick(rng, mail['agent_ack_intro'], context)} {fill(plan.scenario['probe'], context)}"
         )
     return pick(rng, mail["agent_update"], context)
-
-
-class Correspondent(Protocol):
-    """Who writes or receives an e-mail: an agent or a customer contact."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def email(self) -> str: ...
 
 
 def email_record(
