@@ -162,6 +162,12 @@ def transcript_record(
     }
 
 
+def weighted_key(rng: Random, weights: dict[str, float]) -> str:
+    """A key of `weights` drawn by its weight (a case's priority by its issue's odds)."""
+    keys = sorted(weights)
+    return rng.choices(keys, weights=[weights[k] for k in keys])[0]
+
+
 def reopen(
     rng: Random,
     plans: Sequence[CasePlan],

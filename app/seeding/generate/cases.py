@@ -112,7 +112,7 @@ def plan_cases(
                 contact=contact,
                 line=line.index,
                 issue=issue,
-                priority=_weighted_key(rng, issues[issue]["priority"]),
+                priority=common.weighted_key(rng, issues[issue]["priority"]),
                 first_owner=owner,
                 assigned=created + timedelta(seconds=rng.randint(0, 150)),
                 owner=owner,
@@ -125,11 +125,6 @@ def plan_cases(
 def _recency(days_ago: int) -> float:
     """Most complaints come soon after the purchase."""
     return 1.0 if days_ago <= 30 else 0.6 if days_ago <= 60 else 0.35
-
-
-def _weighted_key(rng: Random, weights: dict[str, float]) -> str:
-    keys = sorted(weights)
-    return rng.choices(keys, weights=[weights[k] for k in keys])[0]
 
 
 def _pick_issue(

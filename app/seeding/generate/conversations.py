@@ -96,6 +96,17 @@ def _transcript(
     )
 
 
+@dataclass(frozen=True)
+class _Thread:
+    """A case's e-mail thread being written."""
+
+    plan: CasePlan
+    mail: dict[str, Any]
+    resolution: Resolution
+    customer_first: bool  # the customer's message opened the case
+    last_agent: int  # the number of the agent's last message
+
+
 def _emails(
     rng: Random,
     plan: CasePlan,
@@ -118,6 +129,7 @@ def _emails(
     times = spaced_times(rng, start, plan.end, plan.emails)
     senders = [(n % 2 == 0) != customer_first for n in range(plan.emails)]  # True = agent
     last_agent = max(n for n, by_agent in enumerate(senders) if by_agent)
+    thread = _Thread(plan, mail, resolution, customer_first, last_agent)
     contact = people.contacts[plan.contact]
     emails: list[Record] = []
     for n, (at, by_agent) in enumerate(zip(times, senders, strict=True)):
@@ -129,15 +141,9 @@ def _emails(
             subject = pick(rng, recap["subjects"], context)
             content = f"{pick(rng, recap['intros'], context)}\n\n{resolution.text}"
         elif by_agent:
-            content = _agent_reply(rng, plan, mail, n, customer_first, last_agent, resolution)
-        elif n == 0:
-            content = context["description"]
-        elif n > last_agent or (not customer_first and plan.status == "Closed"):
-            content = pick(rng, mail["customer_thanks"], context)
-        elif n == 2:
-            content = fill(plan.scenario["detail"], context)
+            content = _agent_reply(rng, thread, n)
         else:
-            content = pick(rng, mail["customer_followup"], context)
+            content = _customer_message(rng, thread, context, n)
         if by_agent:
             body = (
                 f"{pick(rng, mail['agent_greeting'], context)}\n\n{content}\n\n"
@@ -146,31 +152,46 @@ def _emails(
                 f"{fill(mail['agent_signature'], context)}"
             )
         else:
-            greeting = (
-                pick(rng, mail["customer_greeting"], context) if n == 0 else f"Hi {agent.first},"
-            )
-            signoff = pick(rng, mail["customer_signoff"], context)
-            body = f"{greeting}\n\n{content}\n\n{signoff}\n{contact.name}"
+            body = _customer_body(rng, mail, context, content, n, agent.first, contact.name)
         emails.append(email_record(subject, body, at, by_agent, agent, contact, ParentId=plan.id))
     return emails
 
 
-def _agent_reply(
+def _customer_message(rng: Random, thread: _Thread, context: dict[str, Any], n: int) -> str:
+    """What the customer writes in message `n`: the problem, thanks once it is settled, the
+    scenario's detail, or a follow-up."""
+    plan, mail = thread.plan, thread.mail
+    if n == 0:
+        return str(context["description"])
+    if n > thread.last_agent or (not thread.customer_first and plan.status == "Closed"):
+        return pick(rng, mail["customer_thanks"], context)
+    if n == 2:
+        return fill(plan.scenario["detail"], context)
+    return pick(rng, mail["customer_followup"], context)
+
+
+def _customer_body(
     rng: Random,
-    plan: CasePlan,
     mail: dict[str, Any],
+    context: dict[str, Any],
+    content: str,
     n: int,
-    customer_first: bool,
-    last_agent: int,
-    resolution: Resolution,
+    agent_first: str,
+    contact_name: str,
 ) -> str:
-    context = plan.context
-    if not customer_first:
+    greeting = pick(rng, mail["customer_greeting"], context) if n == 0 else f"Hi {agent_first},"
+    signoff = pick(rng, mail["customer_signoff"], context)
+    return f"{greeting}\n\n{content}\n\n{signoff}\n{contact_name}"
+
+
+def _agent_reply(rng: Random, thread: _Thread, n: int) -> str:
+    plan, mail, context = thread.plan, thread.mail, thread.plan.context
+    if not thread.customer_first:
         # The recap already resolved it; later replies acknowledge or report progress.
         key = "agent_followup_reply" if plan.status == "Closed" else "agent_update"
         return pick(rng, mail[key], context)
-    if n == last_agent:
-        return f"{pick(rng, mail['agent_resolution_intro'], context)} {resolution.text}"
+    if n == thread.last_agent:
+        return f"{pick(rng, mail['agent_resolution_intro'], context)} {thread.resolution.text}"
     if n == 1:
         return (
             f"{pick(rng, mail['agent_ack_intro'], context)} {fill(plan.scenario['probe'], context)}"

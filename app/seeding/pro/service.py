@@ -29,8 +29,8 @@ from app.seeding.generate.knowledge import article_record
 from app.seeding.generate.records import Record
 from app.seeding.generate.sampling import between, moment, spaced_times, spread, weighted_sample
 from app.seeding.generate.text import fill, load_text, long_date, money
-from app.seeding.pro.catalog import Catalog
-from app.seeding.pro.people import People
+from app.seeding.pro.catalog import Catalog, Product
+from app.seeding.pro.people import Agent, People
 from app.seeding.pro.profile import LAST_DAY, NOW, ORG_CREATED, VISITOR_PREFIX, OrgProfile
 from app.seeding.pro.sales import Sales
 from app.storage.ids import make_id
@@ -78,6 +78,9 @@ def issue_specs(profile: OrgProfile) -> list[dict[str, Any]]:
     return issues
 
 
+Draft = tuple[str, str | int, dict[str, Any]]  # (family, key, article template)
+
+
 def build_knowledge(rng: Random, profile: OrgProfile, catalog: Catalog) -> Knowledge:
     text = load_text("knowledge", profile.org)
     issues = issue_specs(profile)
@@ -86,43 +89,13 @@ def build_knowledge(rng: Random, profile: OrgProfile, catalog: Catalog) -> Knowl
         "max_discount": f"{profile.max_discount:g}",
         "validity_days": profile.quote_validity_days,
     }
-    drafts: list[tuple[str, str | int, dict[str, Any]]] = []  # (family, key, article template)
-    for spec in text["policies"]:
-        drafts.append(("policy", spec["key"], spec))
-    for product in catalog.products:
-        category = catalog.categories[product.category]
-        excluded = catalog.products[product.excludes].name if product.excludes is not None else None
-        context = {
-            "product": product.name,
-            "category": category["name"],
-            "max_quantity": product.max_quantity,
-            "price": money(product.price),
-            "exclusion": fill(text["exclusion_sentence"], {"other": excluded})
-            if excluded
-            else text["no_exclusion_sentence"],
-        }
-        for n, spec in enumerate(text["per_product"]):
-            drafts.append(
-                ("product" if n == 0 else "product-info", product.index, _filled(spec, context))
-            )
-    for issue in issues:
-        context = {
-            "issue": issue["name"],
-            "description": issue["description"],
-            "steps": _items(issue["steps"]),
-            "policy": issue["policy"],
-        }
-        for n, spec in enumerate(text["per_issue"]):
-            drafts.append(
-                ("issue-policy" if n == 0 else "issue", issue["name"], _filled(spec, context))
-            )
-    for category in catalog.categories:
-        context = {"category": category["name"], "tips": _items(category["tips"]),
-                   "category_lower": category["name"].lower()}  # fmt: skip
-        for spec in text["per_category"]:
-            drafts.append(("category", category["name"], _filled(spec, context)))
-    for spec in text["faqs"]:
-        drafts.append(("faq", spec["title"], spec))
+    drafts: list[Draft] = [
+        *(("policy", spec["key"], spec) for spec in text["policies"]),
+        *_product_drafts(text, catalog),
+        *_issue_drafts(text, issues),
+        *_category_drafts(text, catalog),
+        *(("faq", spec["title"], spec) for spec in text["faqs"]),
+    ]
     if len(drafts) != profile.counts["Knowledge__kav"]:
         raise ValueError(f"{profile.org} knowledge.yaml yields {len(drafts)} articles")
     written = sorted(
@@ -145,13 +118,68 @@ def build_knowledge(rng: Random, profile: OrgProfile, catalog: Catalog) -> Knowl
                 fill(spec["answer"], params),
             )
         )
-        if family == "policy":
-            knowledge.policies[str(key)] = article_id
-        elif family == "product":
-            knowledge.product_articles[int(key)] = article_id
-        elif family == "issue-policy":
-            knowledge.issue_articles[str(key)] = article_id
+        _index_article(knowledge, family, key, article_id)
     return knowledge
+
+
+def _index_article(knowledge: Knowledge, family: str, key: str | int, article_id: str) -> None:
+    """Index the articles the org's data refers to: policies, products' configuration rules and
+    issues' resolution policies."""
+    if family == "policy":
+        knowledge.policies[str(key)] = article_id
+    elif family == "product":
+        knowledge.product_articles[int(key)] = article_id
+    elif family == "issue-policy":
+        knowledge.issue_articles[str(key)] = article_id
+
+
+def _product_drafts(text: dict[str, Any], catalog: Catalog) -> list[Draft]:
+    """Each product's articles: its configuration rules first, then what else it needs."""
+    drafts: list[Draft] = []
+    for product in catalog.products:
+        category = catalog.categories[product.category]
+        excluded = catalog.products[product.excludes].name if product.excludes is not None else None
+        context = {
+            "product": product.name,
+            "category": category["name"],
+            "max_quantity": product.max_quantity,
+            "price": money(product.price),
+            "exclusion": fill(text["exclusion_sentence"], {"other": excluded})
+            if excluded
+            else text["no_exclusion_sentence"],
+        }
+        for n, spec in enumerate(text["per_product"]):
+            drafts.append(
+                ("product" if n == 0 else "product-info", product.index, _filled(spec, context))
+            )
+    return drafts
+
+
+def _issue_drafts(text: dict[str, Any], issues: list[dict[str, Any]]) -> list[Draft]:
+    """Each issue's articles: its resolution policy first, then its troubleshooting."""
+    drafts: list[Draft] = []
+    for issue in issues:
+        context = {
+            "issue": issue["name"],
+            "description": issue["description"],
+            "steps": _items(issue["steps"]),
+            "policy": issue["policy"],
+        }
+        for n, spec in enumerate(text["per_issue"]):
+            drafts.append(
+                ("issue-policy" if n == 0 else "issue", issue["name"], _filled(spec, context))
+            )
+    return drafts
+
+
+def _category_drafts(text: dict[str, Any], catalog: Catalog) -> list[Draft]:
+    drafts: list[Draft] = []
+    for category in catalog.categories:
+        context = {"category": category["name"], "tips": _items(category["tips"]),
+                   "category_lower": category["name"].lower()}  # fmt: skip
+        for spec in text["per_category"]:
+            drafts.append(("category", category["name"], _filled(spec, context)))
+    return drafts
 
 
 def _items(values: list[str]) -> str:
@@ -229,35 +257,19 @@ def _plan_cases(
     ]
     products = {p.id: p for p in catalog.products}
     weights = [products[item["Product2Id"]].popularity for item in items]
-    account_of = {c.id: c for c in people.customers}
-    names = [issue["name"] for issue in issues]
-    drafts: list[tuple[datetime, Record]] = []
-    for item in rng.choices(items, weights=weights, k=profile.counts["Case"]):
-        order = orders[item["OrderId"]]
-        product = products[item["Product2Id"]]
-        first: date = order["EffectiveDate"] + timedelta(days=2)
-        span = max(0, min((latest - first).days, 240))
-        days = [first + timedelta(days=rng.randint(0, span)) for _ in range(3)]
-        boost = [PEAK_BOOST if d.month in product.peak_months else 1.0 for d in days]
-        drafts.append((moment(rng, rng.choices(days, weights=boost)[0]), item))
+    drafts = [
+        (_case_moment(rng, orders[item["OrderId"]], products[item["Product2Id"]], latest), item)
+        for item in rng.choices(items, weights=weights, k=profile.counts["Case"])
+    ]
     drafts.sort(key=lambda d: d[0])
+    account_of = {c.id: c for c in people.customers}
     plans: list[CasePlan] = []
     for index, (created, item) in enumerate(drafts):
         product = products[item["Product2Id"]]
         customer = account_of[orders[item["OrderId"]]["AccountId"]]
         contacts = [k for k in customer.contacts if people.contacts[k].created <= created]
-        issue_weights = [
-            issue["weight"]
-            * (DOMINANT_ISSUE_BOOST if issue["name"] == product.dominant_issue else 1.0)
-            for issue in issues
-        ]
-        issue = rng.choices(range(len(issues)), weights=issue_weights)[0]
-        staff = [a for a in people.service if a.hired <= created.date()]
-        owner = rng.choices(
-            staff,
-            weights=[SPECIALTY_BOOST if names[issue] in a.specialties else 1.0 for a in staff],
-        )[0]
-        priorities = issues[issue]["priority"]
+        issue = _case_issue(rng, issues, product)
+        owner = _case_owner(rng, people, issues[issue]["name"], created)
         plans.append(
             CasePlan(
                 index=index,
@@ -268,15 +280,40 @@ def _plan_cases(
                 item=item,
                 product=product.index,
                 issue=issue,
-                priority=rng.choices(
-                    sorted(priorities), weights=[priorities[k] for k in sorted(priorities)]
-                )[0],
+                priority=common.weighted_key(rng, issues[issue]["priority"]),
                 first_owner=owner.index,
                 assigned=created + timedelta(seconds=rng.randint(0, 150)),
                 owner=owner.index,
             )
         )
     return plans
+
+
+def _case_moment(rng: Random, order: Record, product: Product, latest: date) -> datetime:
+    """When a case about an order's item opens: within 240 days of its delivery, more likely
+    in the product's peak months."""
+    first: date = order["EffectiveDate"] + timedelta(days=2)
+    span = max(0, min((latest - first).days, 240))
+    days = [first + timedelta(days=rng.randint(0, span)) for _ in range(3)]
+    boost = [PEAK_BOOST if d.month in product.peak_months else 1.0 for d in days]
+    return moment(rng, rng.choices(days, weights=boost)[0])
+
+
+def _case_issue(rng: Random, issues: list[dict[str, Any]], product: Product) -> int:
+    """A case's issue: the product's dominant one more likely."""
+    weights = [
+        issue["weight"] * (DOMINANT_ISSUE_BOOST if issue["name"] == product.dominant_issue else 1.0)
+        for issue in issues
+    ]
+    return rng.choices(range(len(issues)), weights=weights)[0]
+
+
+def _case_owner(rng: Random, people: People, issue: str, created: datetime) -> Agent:
+    """A service agent on staff when the case opened: specialists in its issue more likely."""
+    staff = [a for a in people.service if a.hired <= created.date()]
+    return rng.choices(
+        staff, weights=[SPECIALTY_BOOST if issue in a.specialties else 1.0 for a in staff]
+    )[0]
 
 
 def _settle(
