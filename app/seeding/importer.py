@@ -30,10 +30,11 @@ Decisions, for a dump in the CRMArena layout:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -274,23 +275,9 @@ def _read_table(
     prefixes: Counter[str] = Counter()
     pending = 0
     for number, raw in enumerate(dump.rows(table), start=1):
-        record: dict[str, Any] = {}
-        problems: list[tuple[str, str]] = []
-        changed: list[str] = []
-        for position, target, read in plan:
-            try:
-                value, was_changed = convert(target, read, raw[position])
-            except BadValue as error:
-                problems.append((target.name, str(error)))
-                continue
-            record[target.name] = value
-            if was_changed:
-                changed.append(target.name)
+        record, changed, problems = _convert_row(plan, raw)
         record_id: str | None = record.get("Id")
-        if record_id is None and not any(name == "Id" for name, _ in problems):
-            problems.append(("Id", "the row has no Id"))
-        elif record_id is not None and record_id in first_row_of:
-            problems.append(("Id", f"the same Id as row {first_row_of[record_id]}"))
+        problems += _id_problems(record_id, problems, first_row_of)
         if problems or record_id is None:
             shown_id = raw[id_position] if isinstance(raw[id_position], str) else None
             report.rejected_rows += 1
@@ -307,13 +294,49 @@ def _read_table(
             advance(pending)
             pending = 0
     advance(pending)
-    foreign = {prefix: count for prefix, count in prefixes.items() if prefix != sobject.key_prefix}
-    for prefix, count in sorted(foreign.items()):
-        report.warnings.append(
-            f"{count:,} id(s) start with {prefix}, not the key prefix {sobject.key_prefix} "
-            "the org's metadata gives"
-        )
+    report.warnings.extend(_foreign_prefixes(prefixes, sobject.key_prefix))
     return records
+
+
+def _convert_row(
+    plan: list[tuple[int, FieldDef, Any]], raw: Sequence[Any]
+) -> tuple[dict[str, Any], list[str], list[tuple[str, str]]]:
+    """A dump row's record, the fields whose values conversion changed, and the (field,
+    reason) of each value that cannot be read as its field's type."""
+    record: dict[str, Any] = {}
+    changed: list[str] = []
+    problems: list[tuple[str, str]] = []
+    for position, target, read in plan:
+        try:
+            value, was_changed = convert(target, read, raw[position])
+        except BadValue as error:
+            problems.append((target.name, str(error)))
+            continue
+        record[target.name] = value
+        if was_changed:
+            changed.append(target.name)
+    return record, changed, problems
+
+
+def _id_problems(
+    record_id: str | None, problems: list[tuple[str, str]], first_row_of: dict[str, int]
+) -> list[tuple[str, str]]:
+    """What is wrong with a row's id beyond its conversion: none at all, or a repeated one."""
+    if record_id is None and not any(name == "Id" for name, _ in problems):
+        return [("Id", "the row has no Id")]
+    if record_id is not None and record_id in first_row_of:
+        return [("Id", f"the same Id as row {first_row_of[record_id]}")]
+    return []
+
+
+def _foreign_prefixes(prefixes: Counter[str], key_prefix: str) -> list[str]:
+    """A warning per id prefix of a table that is not its object's key prefix."""
+    foreign = {prefix: count for prefix, count in prefixes.items() if prefix != key_prefix}
+    return [
+        f"{count:,} id(s) start with {prefix}, not the key prefix {key_prefix} "
+        "the org's metadata gives"
+        for prefix, count in sorted(foreign.items())
+    ]
 
 
 def _fill_null_defaults(sobject: SObjectDef, row: dict[str, Any], report: ObjectReport) -> None:
@@ -378,6 +401,30 @@ def _ordinal(record_id: str) -> int:
     return number
 
 
+@dataclass
+class _Reading:
+    """The dump's tables read, before completion: per object, its report, its records and the
+    fields the dump has a column for."""
+
+    reports: list[ObjectReport] = field(default_factory=list)
+    records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    present: dict[str, set[str]] = field(default_factory=dict)
+
+
+@dataclass
+class _Progress:
+    """Rows read so far across the dump's tables, told to `on_progress`."""
+
+    total: int
+    on_progress: ProgressCallback | None
+    done: int = 0
+
+    def advance(self, name: str, count: int) -> None:
+        self.done += count
+        if self.on_progress is not None:
+            self.on_progress(f"Reading {name}", self.done, self.total)
+
+
 def read_dump(
     path: Path,
     registry: SchemaRegistry,
@@ -388,58 +435,72 @@ def read_dump(
 ) -> DumpContents:
     """Read, check, convert and complete a dump. Raises DumpError (DumpRejected for bad rows)."""
     sha256 = file_sha256(path) if path.is_file() else ""
-    reports: list[ObjectReport] = []
-    records: dict[str, list[dict[str, Any]]] = {}
-    present: dict[str, set[str]] = {}
-    standard = standard_records(org)  # built once, not per missing table
     with open_dump(path) as dump:
         _check_tables(dump, registry, org)
-        found = {sobject.name: dump.table(sobject.name) for sobject in registry}
-        total = sum(dump.count(table) for table in found.values() if table is not None)
-        done = 0
-        for sobject in registry:
-            table = found[sobject.name]
-            report = ObjectReport(sobject=sobject.name, table=table)
-            reports.append(report)
-            if table is None:
-                # A dump without the Organization (or the profiles) still gets the org's own.
-                records[sobject.name] = standard.get(sobject.name, [])
-                present[sobject.name] = set()
-                continue
-
-            def advance(count: int, name: str = sobject.name) -> None:
-                nonlocal done
-                done += count
-                if on_progress is not None:
-                    on_progress(f"Reading {name}", done, total)
-
-            records[sobject.name] = _read_table(dump, table, sobject, org, report, advance)
-            present[sobject.name] = {
-                target.name for column in dump.columns(table) if (target := sobject.field(column))
-            }
-    if any(report.rejections for report in reports) and not skip_invalid:
-        raise DumpRejected(reports)
-    users = sorted(record["Id"] for record in records.get("User", []))
+        reading = _read_tables(dump, registry, org, on_progress)
+    if any(report.rejections for report in reading.reports) and not skip_invalid:
+        raise DumpRejected(reading.reports)
+    users = sorted(record["Id"] for record in reading.records.get("User", []))
     admin_id = users[0] if users else ""
-    emails = _recipient_emails(records)
+    emails = _recipient_emails(reading.records)
     rows: Rows = {}
     sequences: dict[str, int] = {}
-    for sobject, report in zip(registry, reports, strict=True):
-        auto_numbers = [f.name for f in sobject.fields if f.auto_number]
-        completed = []
-        for number, record in enumerate(records[sobject.name], start=1):
-            row = complete_record(sobject, record, number, admin_id)
-            for name in auto_numbers:
-                if record.get(name) is not None:
-                    row[name] = record[name]
-            _fill_null_defaults(sobject, row, report)
-            _fill_for_tools(sobject, row, present[sobject.name], emails, report)
-            completed.append(row)
+    for sobject, report in zip(registry, reading.reports, strict=True):
+        completed = _complete_table(sobject, reading, report, admin_id, emails)
         rows[sobject.name] = completed
         report.loaded = len(completed)
         highest = max((_ordinal(row["Id"]) for row in completed), default=0)
         sequences[sobject.name] = max(len(completed), highest)
-    return DumpContents(org=org, sha256=sha256, rows=rows, reports=reports, sequences=sequences)
+    return DumpContents(
+        org=org, sha256=sha256, rows=rows, reports=reading.reports, sequences=sequences
+    )
+
+
+def _read_tables(
+    dump: Dump, registry: SchemaRegistry, org: str, on_progress: ProgressCallback | None
+) -> _Reading:
+    """Every object's table of the dump read; an object without one has the org's standard
+    records (a dump without the Organization, or the profiles, still gets the org's own)."""
+    reading = _Reading()
+    standard = standard_records(org)  # built once, not per missing table
+    found = {sobject.name: dump.table(sobject.name) for sobject in registry}
+    total = sum(dump.count(table) for table in found.values() if table is not None)
+    progress = _Progress(total, on_progress)
+    for sobject in registry:
+        table = found[sobject.name]
+        report = ObjectReport(sobject=sobject.name, table=table)
+        reading.reports.append(report)
+        if table is None:
+            reading.records[sobject.name] = standard.get(sobject.name, [])
+            reading.present[sobject.name] = set()
+            continue
+        advance = functools.partial(progress.advance, sobject.name)
+        reading.records[sobject.name] = _read_table(dump, table, sobject, org, report, advance)
+        reading.present[sobject.name] = {
+            target.name for column in dump.columns(table) if (target := sobject.field(column))
+        }
+    return reading
+
+
+def _complete_table(
+    sobject: SObjectDef,
+    reading: _Reading,
+    report: ObjectReport,
+    admin_id: str,
+    emails: dict[str, str],
+) -> list[dict[str, Any]]:
+    """An object's records completed into rows; a dump's auto-number values are kept."""
+    auto_numbers = [f.name for f in sobject.fields if f.auto_number]
+    completed = []
+    for number, record in enumerate(reading.records[sobject.name], start=1):
+        row = complete_record(sobject, record, number, admin_id)
+        for name in auto_numbers:
+            if record.get(name) is not None:
+                row[name] = record[name]
+        _fill_null_defaults(sobject, row, report)
+        _fill_for_tools(sobject, row, reading.present[sobject.name], emails, report)
+        completed.append(row)
+    return completed
 
 
 def import_dump(

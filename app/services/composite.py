@@ -19,7 +19,7 @@ from urllib.parse import unquote, urlsplit
 from sqlalchemy import Connection
 
 from app.errors import FeatureNotSupported, JsonParserError, NotFound, SalesforceError
-from app.metadata.model import SObjectDef
+from app.metadata.model import ChildRelationship, SObjectDef
 from app.services import records
 from app.services.context import OrgContext
 from app.services.json_body import JsonBody
@@ -366,39 +366,45 @@ def _tree_records(run: _TreeRun, sobject: SObjectDef, items: Any, depth: int) ->
     run.count += len(items)
     if run.count > MAX_TREE_RECORDS:
         raise invalid_input(f"A tree request can hold at most {MAX_TREE_RECORDS} records")
-    plans = []
-    for item in items:
-        record = _object(item, "Each record")
-        attributes = _object(record.get("attributes"), "attributes")
-        reference_id = attributes.get("referenceId")
-        if not isinstance(reference_id, str) or not reference_id:
-            raise invalid_input("Each record needs attributes.referenceId")
-        type_name = attributes.get("type")
-        if not isinstance(type_name, str) or type_name.lower() != sobject.name.lower():
-            raise invalid_input(
-                f"Record {reference_id}: attributes.type must be {sobject.name}, got {type_name}"
-            )
-        values: dict[str, Any] = {}
-        children = []
-        for key, value in record.items():
-            if key == "attributes":
-                continue
-            relationship = next(
-                (
-                    rel
-                    for rel in sobject.child_relationships
-                    if rel.relationship_name and rel.relationship_name.lower() == key.lower()
-                ),
-                None,
-            )
-            if relationship is not None and isinstance(value, dict):
-                child = records.resolve_sobject(run.ctx.registry, relationship.child_sobject)
-                nested = _tree_records(run, child, value.get("records"), depth + 1)
-                children.append((child, relationship.field, nested))
-            else:
-                values[key] = value
-        plans.append((reference_id, values, children))
-    return plans
+    return [_tree_record(run, sobject, item, depth) for item in items]
+
+
+def _tree_record(run: _TreeRun, sobject: SObjectDef, item: Any, depth: int) -> Any:
+    """One record of a tree: its reference id, its own values and its children's plans."""
+    record = _object(item, "Each record")
+    attributes = _object(record.get("attributes"), "attributes")
+    reference_id = attributes.get("referenceId")
+    if not isinstance(reference_id, str) or not reference_id:
+        raise invalid_input("Each record needs attributes.referenceId")
+    type_name = attributes.get("type")
+    if not isinstance(type_name, str) or type_name.lower() != sobject.name.lower():
+        raise invalid_input(
+            f"Record {reference_id}: attributes.type must be {sobject.name}, got {type_name}"
+        )
+    values: dict[str, Any] = {}
+    children = []
+    for key, value in record.items():
+        if key == "attributes":
+            continue
+        relationship = _child_relationship(sobject, key)
+        if relationship is not None and isinstance(value, dict):
+            child = records.resolve_sobject(run.ctx.registry, relationship.child_sobject)
+            nested = _tree_records(run, child, value.get("records"), depth + 1)
+            children.append((child, relationship.field, nested))
+        else:
+            values[key] = value
+    return (reference_id, values, children)
+
+
+def _child_relationship(sobject: SObjectDef, name: str) -> ChildRelationship | None:
+    return next(
+        (
+            rel
+            for rel in sobject.child_relationships
+            if rel.relationship_name and rel.relationship_name.lower() == name.lower()
+        ),
+        None,
+    )
 
 
 def _tree_insert(

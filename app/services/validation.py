@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,54 +62,99 @@ def not_writable(names: list[str]) -> FieldError:
     )
 
 
+class _Unreadable(Exception):
+    """A JSON value that is not one of the field's type; `type_name` names the type in the
+    error where it is not the field's own (an id list is a List)."""
+
+    def __init__(self, type_name: str | None = None) -> None:
+        super().__init__(type_name)
+        self.type_name = type_name
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, dict | list):
+        raise _Unreadable
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _as_boolean(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in {"true", "false"}:
+        return value.lower() == "true"
+    raise _Unreadable
+
+
+def _as_number(value: Any) -> float:
+    """A finite number, from a JSON number or a string that spells one."""
+    if isinstance(value, bool | dict | list):
+        raise _Unreadable
+    if isinstance(value, str) and not _NUMBER.match(value.strip()):
+        raise _Unreadable
+    number = float(value)
+    if not math.isfinite(number):
+        raise _Unreadable
+    return number
+
+
+def _as_int(value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value  # exact: a float would echo 10**23 as 99999999999999991611392
+    number = _as_number(value)
+    if number != int(number):
+        raise _Unreadable
+    return int(number)
+
+
+def _as_id_list(value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise _Unreadable("List")
+    return value
+
+
+def _as_date(value: Any) -> Any:
+    parsed = parse_date(value) if isinstance(value, str) else None
+    if parsed is None:
+        raise _Unreadable
+    return parsed
+
+
+def _as_datetime(value: Any) -> Any:
+    parsed = parse_datetime(value) if isinstance(value, str) else None
+    if parsed is None:
+        raise _Unreadable
+    return parsed
+
+
+# How a JSON value becomes the value of a field of each type that is neither text nor an id;
+# any other type (datetime, time) takes a datetime.
+_COERCIONS: dict[FieldType, Callable[[Any], Any]] = {
+    FieldType.BOOLEAN: _as_boolean,
+    FieldType.INT: _as_int,
+    FieldType.DOUBLE: _as_number,
+    FieldType.CURRENCY: _as_number,
+    FieldType.PERCENT: _as_number,
+    FieldType.JUNCTIONIDLIST: _as_id_list,
+    FieldType.DATE: _as_date,
+}
+
+
 def _coerce(body: JsonBody, key: str, field: FieldDef) -> Any:
     """The Python value of JSON value body[key] for `field`, or JSON_PARSER_ERROR."""
     value = body.data[key]
     if value is None:
         return None
-    type_name = _TYPE_NAMES.get(field.type, "string")
-    kind = field.type
-    if field.is_text or kind in ID_TYPES:
-        if isinstance(value, dict | list):
-            raise body.cannot_deserialize(key, type_name)
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        return str(value)
-    if kind is FieldType.BOOLEAN:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in {"true", "false"}:
-            return value.lower() == "true"
-        raise body.cannot_deserialize(key, type_name)
-    if kind in {FieldType.INT, FieldType.DOUBLE, FieldType.CURRENCY, FieldType.PERCENT}:
-        number: float
-        if isinstance(value, bool | dict | list):
-            raise body.cannot_deserialize(key, type_name)
-        if kind is FieldType.INT and isinstance(value, int):
-            return value  # exact: a float would echo 10**23 as 99999999999999991611392
-        if isinstance(value, str):
-            if not _NUMBER.match(value.strip()):
-                raise body.cannot_deserialize(key, type_name)
-            number = float(value)
-        else:
-            number = float(value)
-        if not math.isfinite(number):
-            raise body.cannot_deserialize(key, type_name)
-        if kind is FieldType.INT:
-            if number != int(number):
-                raise body.cannot_deserialize(key, type_name)
-            return int(number)
-        return number
-    if kind is FieldType.JUNCTIONIDLIST:
-        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-            raise body.cannot_deserialize(key, "List")
-        return value
-    if not isinstance(value, str):
-        raise body.cannot_deserialize(key, type_name)
-    parsed = parse_date(value) if kind is FieldType.DATE else parse_datetime(value)
-    if parsed is None:
-        raise body.cannot_deserialize(key, type_name)
-    return parsed
+    if field.is_text or field.type in ID_TYPES:
+        coercion: Callable[[Any], Any] = _as_text
+    else:
+        coercion = _COERCIONS.get(field.type, _as_datetime)
+    try:
+        return coercion(value)
+    except _Unreadable as error:
+        type_name = error.type_name or _TYPE_NAMES.get(field.type, "string")
+        raise body.cannot_deserialize(key, type_name) from None
 
 
 def _check_id(ctx: OrgContext, field: FieldDef, value: str) -> str:
@@ -231,14 +277,18 @@ def _invalid_field(message: str) -> SalesforceError:
     return SalesforceError(message, error_code="INVALID_FIELD", fields=[])
 
 
+def _not_nested(relationship: str) -> SalesforceError:
+    return _invalid_field(
+        f"The value provided for foreign key reference {relationship} is not a nested SObject"
+    )
+
+
 def _parent_reference(
     ctx: OrgContext, lookup: FieldDef, relationship: str, value: Any
 ) -> ParentReference:
     """The parent reference a relationship key of a body names, with Salesforce's errors."""
     if not isinstance(value, dict):
-        raise _invalid_field(
-            f"The value provided for foreign key reference {relationship} is not a nested SObject"
-        )
+        raise _not_nested(relationship)
     attributes = value.get("attributes")
     named_type = attributes.get("type") if isinstance(attributes, dict) else None
     keys = [key for key in value if key != "attributes"]
@@ -247,6 +297,16 @@ def _parent_reference(
             "More than 1 field provided in an external foreign key reference in entity: "
             f"{named_type or lookup.reference_to[0]}"
         )
+    parent_name = _parent_type(lookup, relationship, named_type)
+    parent, field = _parent_key(ctx, parent_name, keys[0])
+    if isinstance(value[keys[0]], dict | list):
+        raise _not_nested(relationship)
+    return ParentReference(parent, field, value[keys[0]])
+
+
+def _parent_type(lookup: FieldDef, relationship: str, named_type: Any) -> str:
+    """The object a parent reference points at: the one its attributes name, which the lookup
+    must allow, or the lookup's only one."""
     if named_type is None and len(lookup.reference_to) > 1:
         raise _invalid_field(
             f"The foreign key reference {relationship} is polymorphic: its nested SObject must "
@@ -256,20 +316,21 @@ def _parent_reference(
     allowed = {name.lower(): name for name in lookup.reference_to}
     if not isinstance(target, str) or target.lower() not in allowed:
         raise _invalid_field(f"Invalid type {target} for foreign key reference {relationship}")
-    parent = ctx.registry.get(allowed[target.lower()])
-    field = parent.field(keys[0]) if parent else None
+    return allowed[target.lower()]
+
+
+def _parent_key(ctx: OrgContext, parent_name: str, key: str) -> tuple[SObjectDef, FieldDef]:
+    """The parent object and the field a parent reference finds it by: an external id or Id."""
+    parent = ctx.registry.get(parent_name)
+    field = parent.field(key) if parent else None
     if parent is None or field is None:
-        raise unknown_field(keys[0], allowed[target.lower()])
+        raise unknown_field(key, parent_name)
     if not (field.external_id or field.type is FieldType.ID):
         raise _invalid_field(
             f"Field name provided, {field.name} does not match an External ID, Salesforce Id, "
             f"or indexed field for {parent.name}"
         )
-    if isinstance(value[keys[0]], dict | list):
-        raise _invalid_field(
-            f"The value provided for foreign key reference {relationship} is not a nested SObject"
-        )
-    return ParentReference(parent, field, value[keys[0]])
+    return parent, field
 
 
 def validate_body(

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from app.console.coverage.sources import QUOTED, SOQL_TEXT, SOSL_TEXT, TestIndex
+from app.console.coverage.sources import QUOTED, SOQL_TEXT, SOSL_TEXT, TestCase, TestIndex
 from app.errors import SalesforceError
 from app.metadata.registry import SchemaRegistry
 from app.services import query, search
@@ -150,34 +150,43 @@ def constructs(
     return rows
 
 
+class _Detections:
+    """Which constructs a query text uses, read once per text."""
+
+    def __init__(self, detectors: list[re.Pattern[str]]) -> None:
+        self._detectors = detectors
+        self._found: dict[str, tuple[int, ...]] = {}
+
+    def __call__(self, text: str) -> tuple[int, ...]:
+        if text not in self._found:
+            self._found[text] = tuple(i for i, rx in enumerate(self._detectors) if rx.search(text))
+        return self._found[text]
+
+
 def construct_tests(
     suite: TestIndex, language: str, detectors: list[re.Pattern[str]]
 ) -> list[set[str]]:
     """For each construct, the tests with query text using it: in their strings, or in the
     cases of a fixture file they read."""
     proofs: list[set[str]] = [set() for _ in detectors]
-    found: dict[str, tuple[int, ...]] = {}
-
-    def uses(text: str) -> tuple[int, ...]:
-        if text not in found:
-            found[text] = tuple(i for i, rx in enumerate(detectors) if rx.search(text))
-        return found[text]
-
+    uses = _Detections(detectors)
     is_query = SOQL_TEXT if language == "soql" else SOSL_TEXT
     for case in suite.cases:
-        queries = [text for text in case.strings if is_query.search(text)]
-        # A query with a placeholder outside its quotes is a template: the test's other
-        # strings may be the parts it is filled with.
-        if any("{}" in QUOTED.sub("''", text) for text in queries):
-            queries = list(case.strings)
-        for text in queries:
+        for text in _queries(case, is_query):
             for index in uses(text):
                 proofs[index].add(case.test_id)
     for fixture in suite.fixtures(language):
         readers = [case.test_id for case in suite.cases if fixture.read_by(case)]
-        if not readers:
-            continue
-        for text in fixture.cases:
+        for text in fixture.cases if readers else []:
             for index in uses(text):
                 proofs[index].update(readers)
     return proofs
+
+
+def _queries(case: TestCase, is_query: re.Pattern[str]) -> list[str]:
+    """The query texts among a test's strings. A query with a placeholder outside its quotes
+    is a template: the test's other strings may be the parts it is filled with, so all count."""
+    queries = [text for text in case.strings if is_query.search(text)]
+    if any("{}" in QUOTED.sub("''", text) for text in queries):
+        return list(case.strings)
+    return queries

@@ -13,6 +13,7 @@ from datetime import datetime
 from random import Random
 from typing import Any, Protocol
 
+from app.seeding.common import case_record
 from app.seeding.generate.cases import CasePlan
 from app.seeding.generate.catalog import Catalog
 from app.seeding.generate.orders import Orders
@@ -91,24 +92,15 @@ def case_records(rng: Random, plans: list[CasePlan], people: People) -> list[Rec
         description = fill(plan.scenario["description"], plan.context)
         # The e-mails quote them: the first customer e-mail is the case description.
         plan.context["subject"], plan.context["description"] = subject, description
-        records.append(
-            {
-                "Id": plan.id,
-                "Subject": subject,
-                "Description": description,
-                "Status": plan.status,
-                "Priority": plan.priority,
-                "Origin": plan.origin,
-                "ContactId": people.contacts[plan.contact].id,
-                "AccountId": people.customers[plan.customer].account_id,
-                "OwnerId": people.agents[plan.owner].id,
-                "CreatedDate": plan.created,
-                "ClosedDate": plan.closed,
-                "OrderItemId__c": record_id("OrderItem", plan.line + 1),
-                "IssueId__c": record_id("Issue__c", plan.issue + 1),
-                "CreatedById": people.admin_id,
-            }
+        case = case_record(
+            plan,
+            contact_id=people.contacts[plan.contact].id,
+            account_id=people.customers[plan.customer].account_id,
+            owner_id=people.agents[plan.owner].id,
+            item_id=record_id("OrderItem", plan.line + 1),
+            issue_id=record_id("Issue__c", plan.issue + 1),
         )
+        records.append({**case, "CreatedById": people.admin_id})
     return records
 
 

@@ -15,6 +15,7 @@ from datetime import date, datetime, timedelta
 from random import Random
 from typing import Any
 
+from app.seeding import common
 from app.seeding.generate.catalog import Catalog
 from app.seeding.generate.orders import Orders
 from app.seeding.generate.people import People
@@ -45,40 +46,17 @@ OPEN_STATUSES = ("New", "Working", "Escalated")
 OPEN_STATUS_WEIGHTS = (0.3, 0.45, 0.25)
 PRIORITY_HANDLE_FACTOR = {"High": 0.85, "Medium": 1.0, "Low": 1.15}
 TRANSFER_HANDLE_FACTOR = 1.4
-MIN_HANDLE_MINUTES, MAX_HANDLE_MINUTES = 12.0, 1800.0
+HANDLE_TIMES = common.HandleTimes(noise=0.35, bounds=(12.0, 1800.0), open_minutes=(30, 30 * 60))
 NON_CHAT_ORIGINS, NON_CHAT_ORIGIN_WEIGHTS = ("Email", "Web", "Phone"), (0.6, 0.25, 0.15)
 THREAD_ORIGINS = ("Email", "Web")
 MAX_THREAD_EMAILS, MAX_RECAP_EMAILS = 10, 3
 
 
-@dataclass
-class CasePlan:
-    index: int
-    id: str
-    created: datetime
-    customer: int
-    contact: int
+@dataclass(kw_only=True)
+class CasePlan(common.CasePlan):
     line: int  # index into Orders.lines: the order item the case is about
-    issue: int
-    priority: str
-    first_owner: int  # agent indexes
-    assigned: datetime
-    owner: int
-    status: str = "Closed"
-    closed: datetime | None = None
-    end: datetime = datetime.min  # last activity: ClosedDate, or the latest follow-up if open
-    transfer: tuple[datetime, int] | None = None
-    has_chat: bool = False
     chat_end: datetime | None = None
-    origin: str = "Email"
-    email_count: int = 0
     scenario: dict[str, Any] = field(default_factory=dict)  # the issue story (issues.yaml)
-    context: dict[str, Any] = field(default_factory=dict)  # the facts its texts may quote
-
-    def owner_at(self, at: datetime) -> int:
-        if self.transfer and at >= self.transfer[0]:
-            return self.transfer[1]
-        return self.first_owner
 
 
 def _case_weight(day: date) -> float:
@@ -124,7 +102,7 @@ def plan_cases(
         if len(customer.contacts) > 1 and rng.random() < HOUSEHOLD_CONTACT_SHARE:
             contact = customer.contacts[1]
         issue = _pick_issue(rng, issues, catalog, line.product, month)
-        owner = _route(rng, people, created.date(), issues[issue]["name"], exclude=None)
+        owner = _route(rng, people, created.date(), issues[issue]["name"])
         plans.append(
             CasePlan(
                 index=index,
@@ -134,7 +112,7 @@ def plan_cases(
                 contact=contact,
                 line=line.index,
                 issue=issue,
-                priority=_weighted_key(rng, issues[issue]["priority"]),
+                priority=common.weighted_key(rng, issues[issue]["priority"]),
                 first_owner=owner,
                 assigned=created + timedelta(seconds=rng.randint(0, 150)),
                 owner=owner,
@@ -147,11 +125,6 @@ def plan_cases(
 def _recency(days_ago: int) -> float:
     """Most complaints come soon after the purchase."""
     return 1.0 if days_ago <= 30 else 0.6 if days_ago <= 60 else 0.35
-
-
-def _weighted_key(rng: Random, weights: dict[str, float]) -> str:
-    keys = sorted(weights)
-    return rng.choices(keys, weights=[weights[k] for k in keys])[0]
 
 
 def _pick_issue(
@@ -169,21 +142,12 @@ def _pick_issue(
     return rng.choices(range(len(issues)), weights=weights)[0]
 
 
-def _route(rng: Random, people: People, day: date, issue: str, exclude: int | None) -> int:
-    """An agent on staff that day: specialists in the issue get more of its cases.
-
-    A transfer (exclude = the current owner) goes preferably to a skilled specialist.
-    """
-    staff = [a for a in people.agents if a.hired <= day and a.index != exclude]
-    if exclude is None:
-        weights = [
-            a.workload * (ROUTING_SPECIALTY_BOOST if issue in a.specialties else 1.0) for a in staff
-        ]
-    else:
-        weights = [
-            (a.skill**2 + 0.05) * (TRANSFER_SPECIALTY_BOOST if issue in a.specialties else 1.0)
-            for a in staff
-        ]
+def _route(rng: Random, people: People, day: date, issue: str) -> int:
+    """An agent on staff that day: specialists in the issue get more of its cases."""
+    staff = [a for a in people.agents if a.hired <= day]
+    weights = [
+        a.workload * (ROUTING_SPECIALTY_BOOST if issue in a.specialties else 1.0) for a in staff
+    ]
     return rng.choices(staff, weights=weights)[0].index
 
 
@@ -194,8 +158,8 @@ def _settle(
     last = plans[-1].created
     # Open cases are mostly the recent ones.
     recency = [math.exp(-(last - p.created).days / 45) + 0.01 for p in plans]
-    for k in weighted_sample(rng, recency, CASE_COUNT - CLOSED_COUNT):
-        plans[k].status = rng.choices(OPEN_STATUSES, weights=OPEN_STATUS_WEIGHTS)[0]
+    open_cases = weighted_sample(rng, recency, CASE_COUNT - CLOSED_COUNT)
+    common.reopen(rng, plans, open_cases, OPEN_STATUSES, OPEN_STATUS_WEIGHTS)
     propensity = [
         0.0 if p.status == "New" else people.agents[p.first_owner].transfer_propensity
         for p in plans
@@ -205,36 +169,48 @@ def _settle(
     states = sorted({c.state for c in people.customers})
     state_factor = {state: rng.lognormvariate(0.0, 0.15) for state in states}
     for plan in plans:
-        if plan.status == "Closed":
-            minutes = (
-                issues[plan.issue]["handle_minutes"]
-                * people.agents[plan.first_owner].handle_factor
-                * state_factor[people.customers[plan.customer].state]
-                * PRIORITY_HANDLE_FACTOR[plan.priority]
-                * rng.lognormvariate(0.0, 0.35)
-                * (TRANSFER_HANDLE_FACTOR if plan.index in transferred else 1.0)
-            )
-            minutes = min(max(minutes, MIN_HANDLE_MINUTES), MAX_HANDLE_MINUTES)
-            plan.closed = plan.created + timedelta(seconds=int(minutes * 60))
-            plan.end = plan.closed
-        else:
-            plan.end = plan.created + timedelta(minutes=rng.randint(30, 30 * 60))
-        handle_seconds = (plan.end - plan.created).total_seconds()
-        if plan.index in chats:
-            plan.has_chat, plan.origin = True, "Chat"
-            chat_seconds = min(rng.randint(240, 720), int(0.45 * handle_seconds))
-            plan.chat_end = plan.created + timedelta(seconds=chat_seconds)
-        else:
-            plan.origin = rng.choices(NON_CHAT_ORIGINS, weights=NON_CHAT_ORIGIN_WEIGHTS)[0]
+        slowdown = TRANSFER_HANDLE_FACTOR if plan.index in transferred else 1.0
+        expected = _expected_minutes(plan, people, issues, state_factor)
+        common.close_case(rng, plan, expected, slowdown, HANDLE_TIMES)
+        _open_channel(rng, plan, plan.index in chats)
         if plan.index in transferred:
             start = (plan.chat_end or plan.assigned) + timedelta(seconds=60)
-            new_owner = _route(
-                rng, people, plan.created.date(), issues[plan.issue]["name"], plan.first_owner
+            new_owner = common.transfer_target(
+                rng, people.agents, plan, issues[plan.issue]["name"], TRANSFER_SPECIALTY_BOOST
             )
             plan.transfer = (between(rng, start, plan.end - timedelta(seconds=60)), new_owner)
             plan.owner = new_owner
-    # After a chat or a call the agent sends a recap and maybe a reply or two; cases opened by
-    # the customer's e-mail or web form are whole threads.
+    _count_emails(rng, plans)
+
+
+def _expected_minutes(
+    plan: CasePlan, people: People, issues: list[dict[str, Any]], state_factor: dict[str, float]
+) -> float:
+    """A case's handle time before chance: its issue's, its first owner's pace, its customer's
+    state's service and its priority."""
+    minutes: float = (
+        issues[plan.issue]["handle_minutes"]
+        * people.agents[plan.first_owner].handle_factor
+        * state_factor[people.customers[plan.customer].state]
+        * PRIORITY_HANDLE_FACTOR[plan.priority]
+    )
+    return minutes
+
+
+def _open_channel(rng: Random, plan: CasePlan, chat: bool) -> None:
+    """How the case was opened: a chat (and how long it lasted), or another origin."""
+    if not chat:
+        plan.origin = rng.choices(NON_CHAT_ORIGINS, weights=NON_CHAT_ORIGIN_WEIGHTS)[0]
+        return
+    handle_seconds = (plan.end - plan.created).total_seconds()
+    plan.chat, plan.origin = True, "Chat"
+    chat_seconds = min(rng.randint(240, 720), int(0.45 * handle_seconds))
+    plan.chat_end = plan.created + timedelta(seconds=chat_seconds)
+
+
+def _count_emails(rng: Random, plans: list[CasePlan]) -> None:
+    """After a chat or a call the agent sends a recap and maybe a reply or two; cases opened by
+    the customer's e-mail or web form are whole threads."""
     threads = [p.origin in THREAD_ORIGINS for p in plans]
     counts = spread(
         rng,
@@ -244,4 +220,4 @@ def _settle(
         [MAX_THREAD_EMAILS if thread else MAX_RECAP_EMAILS for thread in threads],
     )
     for plan, count in zip(plans, counts, strict=True):
-        plan.email_count = count
+        plan.emails = count

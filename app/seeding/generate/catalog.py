@@ -12,6 +12,7 @@ from itertools import accumulate
 from random import Random
 from typing import Any
 
+from app.seeding import common
 from app.seeding.generate.records import ORG_CREATED, Record, record_id
 from app.seeding.generate.text import fill, load_text
 
@@ -23,16 +24,9 @@ ACTIVE_SHARE = 0.94
 
 
 @dataclass(frozen=True)
-class Product:
-    index: int
-    id: str
-    name: str
-    category: int
+class Product(common.Product):
     list_price: float
-    popularity: float
     case_propensity: float
-    peak_months: frozenset[int]
-    dominant_issue: str
     plural: bool  # "Trail Running Shoes" are, "Yoga Mat" is
     sizes: tuple[str, ...]  # what a customer could order it in
 

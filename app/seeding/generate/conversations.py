@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from random import Random
-from typing import Any, Protocol
+from typing import Any
 
+from app.seeding.common import Correspondent, transcript_record
 from app.seeding.generate.cases import THREAD_ORIGINS, CasePlan
 from app.seeding.generate.knowledge import Knowledge
 from app.seeding.generate.people import People
@@ -45,7 +46,7 @@ def build_conversations(
         resolution = resolve(rng, plan, issue, knowledge, text["chat"])
         if resolution.violated:
             result.violations[plan.id] = resolution.violated.article_id
-        if plan.has_chat:
+        if plan.chat:
             result.transcripts.append(
                 _transcript(
                     rng, plan, people, resolution, text["chat"], len(result.transcripts) + 1
@@ -83,27 +84,27 @@ def _transcript(
         turns.append((False, pick(rng, chat["customer_bye"], context)))
     turns.append((True, pick(rng, chat["agent_closing"], context)))
     times = spaced_times(rng, plan.created, plan.chat_end or plan.created, len(turns))
-    agent = people.agents[plan.first_owner]
-    contact = people.contacts[plan.contact]
-    body = "\n".join(
-        f"[{at:%Y-%m-%dT%H:%M:%S}] "
-        + (f"{agent.name} (Agent): " if by_agent else f"{contact.name} (Customer): ")
-        + said
-        for at, (by_agent, said) in zip(times, turns, strict=True)
+    return transcript_record(
+        record_id("LiveChatTranscript", ordinal),
+        visitor_id(ordinal),
+        plan,
+        [(at, by_agent, said) for at, (by_agent, said) in zip(times, turns, strict=True)],
+        people.agents[plan.first_owner],
+        people.contacts[plan.contact],
+        account_id=people.customers[plan.customer].account_id,
+        owner_id=people.agents[plan.owner].id,
     )
-    return {
-        "Id": record_id("LiveChatTranscript", ordinal),
-        "CaseId": plan.id,
-        "AccountId": people.customers[plan.customer].account_id,
-        "ContactId": contact.id,
-        "LiveChatVisitorId": visitor_id(ordinal),
-        "OwnerId": people.agents[plan.owner].id,
-        "Body": body,
-        "StartTime": times[0],
-        "EndTime": times[-1],
-        "Status": "Completed",
-        "CreatedDate": times[-1],
-    }
+
+
+@dataclass(frozen=True)
+class _Thread:
+    """A case's e-mail thread being written."""
+
+    plan: CasePlan
+    mail: dict[str, Any]
+    resolution: Resolution
+    customer_first: bool  # the customer's message opened the case
+    last_agent: int  # the number of the agent's last message
 
 
 def _emails(
@@ -125,9 +126,10 @@ def _emails(
     else:
         after = (plan.chat_end or plan.assigned) + timedelta(seconds=rng.randint(120, 600))
         start = min(after, plan.end)
-    times = spaced_times(rng, start, plan.end, plan.email_count)
-    senders = [(n % 2 == 0) != customer_first for n in range(plan.email_count)]  # True = agent
+    times = spaced_times(rng, start, plan.end, plan.emails)
+    senders = [(n % 2 == 0) != customer_first for n in range(plan.emails)]  # True = agent
     last_agent = max(n for n, by_agent in enumerate(senders) if by_agent)
+    thread = _Thread(plan, mail, resolution, customer_first, last_agent)
     contact = people.contacts[plan.contact]
     emails: list[Record] = []
     for n, (at, by_agent) in enumerate(zip(times, senders, strict=True)):
@@ -139,15 +141,9 @@ def _emails(
             subject = pick(rng, recap["subjects"], context)
             content = f"{pick(rng, recap['intros'], context)}\n\n{resolution.text}"
         elif by_agent:
-            content = _agent_reply(rng, plan, mail, n, customer_first, last_agent, resolution)
-        elif n == 0:
-            content = context["description"]
-        elif n > last_agent or (not customer_first and plan.status == "Closed"):
-            content = pick(rng, mail["customer_thanks"], context)
-        elif n == 2:
-            content = fill(plan.scenario["detail"], context)
+            content = _agent_reply(rng, thread, n)
         else:
-            content = pick(rng, mail["customer_followup"], context)
+            content = _customer_message(rng, thread, context, n)
         if by_agent:
             body = (
                 f"{pick(rng, mail['agent_greeting'], context)}\n\n{content}\n\n"
@@ -156,47 +152,51 @@ def _emails(
                 f"{fill(mail['agent_signature'], context)}"
             )
         else:
-            greeting = (
-                pick(rng, mail["customer_greeting"], context) if n == 0 else f"Hi {agent.first},"
-            )
-            signoff = pick(rng, mail["customer_signoff"], context)
-            body = f"{greeting}\n\n{content}\n\n{signoff}\n{contact.name}"
+            body = _customer_body(rng, mail, context, content, n, agent.first, contact.name)
         emails.append(email_record(subject, body, at, by_agent, agent, contact, ParentId=plan.id))
     return emails
 
 
-def _agent_reply(
+def _customer_message(rng: Random, thread: _Thread, context: dict[str, Any], n: int) -> str:
+    """What the customer writes in message `n`: the problem, thanks once it is settled, the
+    scenario's detail, or a follow-up."""
+    plan, mail = thread.plan, thread.mail
+    if n == 0:
+        return str(context["description"])
+    if n > thread.last_agent or (not thread.customer_first and plan.status == "Closed"):
+        return pick(rng, mail["customer_thanks"], context)
+    if n == 2:
+        return fill(plan.scenario["detail"], context)
+    return pick(rng, mail["customer_followup"], context)
+
+
+def _customer_body(
     rng: Random,
-    plan: CasePlan,
     mail: dict[str, Any],
+    context: dict[str, Any],
+    content: str,
     n: int,
-    customer_first: bool,
-    last_agent: int,
-    resolution: Resolution,
+    agent_first: str,
+    contact_name: str,
 ) -> str:
-    context = plan.context
-    if not customer_first:
+    greeting = pick(rng, mail["customer_greeting"], context) if n == 0 else f"Hi {agent_first},"
+    signoff = pick(rng, mail["customer_signoff"], context)
+    return f"{greeting}\n\n{content}\n\n{signoff}\n{contact_name}"
+
+
+def _agent_reply(rng: Random, thread: _Thread, n: int) -> str:
+    plan, mail, context = thread.plan, thread.mail, thread.plan.context
+    if not thread.customer_first:
         # The recap already resolved it; later replies acknowledge or report progress.
         key = "agent_followup_reply" if plan.status == "Closed" else "agent_update"
         return pick(rng, mail[key], context)
-    if n == last_agent:
-        return f"{pick(rng, mail['agent_resolution_intro'], context)} {resolution.text}"
+    if n == thread.last_agent:
+        return f"{pick(rng, mail['agent_resolution_intro'], context)} {thread.resolution.text}"
     if n == 1:
         return (
             f"{pick(rng, mail['agent_ack_intro'], context)} {fill(plan.scenario['probe'], context)}"
         )
     return pick(rng, mail["agent_update"], context)
-
-
-class Correspondent(Protocol):
-    """Who writes or receives an e-mail: an agent or a customer contact."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def email(self) -> str: ...
 
 
 def email_record(

@@ -12,6 +12,7 @@ from datetime import date, datetime, time, timedelta
 from random import Random
 from typing import Any
 
+from app.seeding import common
 from app.seeding.generate.records import ORG_CREATED, Record, record_id
 from app.seeding.generate.sampling import DaySampler
 from app.seeding.generate.text import fill, load_text
@@ -22,36 +23,13 @@ CONTACT_COUNT = 208  # one per person account plus household members of a few ac
 DESK_OPEN_DAY = date(2019, 12, 2)  # the support desk's first day; cases start a month later
 
 
-@dataclass(frozen=True)
-class Agent:
-    index: int
-    id: str
-    first: str
-    last: str
-    email: str
-    hired: date
-    skill: float  # 0 (novice) .. 1 (expert)
+@dataclass(frozen=True, kw_only=True)
+class Agent(common.Agent):
+    """A support agent: every one has two specialties."""
+
     handle_factor: float  # multiplies a case's handle time: skilled agents are faster
     transfer_propensity: float  # how readily the agent hands a case to someone else
     workload: float  # share of routed cases the agent takes
-    specialties: frozenset[str]  # issue names the agent is routed more of
-
-    @property
-    def name(self) -> str:
-        return f"{self.first} {self.last}"
-
-
-@dataclass(frozen=True)
-class Contact:
-    id: str
-    customer: int  # index into People.customers
-    first: str
-    last: str
-    email: str
-
-    @property
-    def name(self) -> str:
-        return f"{self.first} {self.last}"
 
 
 @dataclass(frozen=True)
@@ -69,7 +47,7 @@ class People:
     admin_id: str
     agents: list[Agent]
     customers: list[Customer]
-    contacts: list[Contact]
+    contacts: list[common.Contact]
     users: list[Record] = field(default_factory=list)
     accounts: list[Record] = field(default_factory=list)
     contact_records: list[Record] = field(default_factory=list)
@@ -260,7 +238,9 @@ def _add_contact(
     people: People, customer: int, first: str, last: str, email: str, phone: str, at: datetime
 ) -> None:
     contact_id = record_id("Contact", len(people.contacts) + 1)
-    people.contacts.append(Contact(contact_id, customer, first, last, email))
+    people.contacts.append(
+        common.Contact(id=contact_id, customer=customer, first=first, last=last, email=email)
+    )
     people.contact_records.append(
         {
             "Id": contact_id,

@@ -8,6 +8,7 @@ violation needs a purchase older than the window, a final-sale one a clearance o
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from random import Random
 from typing import Any
@@ -51,16 +52,20 @@ def resolve(
             broken = rng.choice(candidates)
             lines = plan.scenario.get("violations", {}).get(broken.key) or broken.violation
             return Resolution(pick(rng, lines, context), broken)
-    # The first policy that applies to this purchase governs the compliant answer.
+    return Resolution(pick(rng, _compliant(plan, policies), context), None)
+
+
+def _compliant(plan: CasePlan, policies: list[Policy]) -> Sequence[str]:
+    """The compliant answers: those of the first policy that applies to this purchase, and
+    within its window or outside it."""
+    context = plan.context
     governing = next(
         p
         for p in policies
         if p.applies_when == "any" or (p.applies_when == "clearance" and context["clearance"])
     )
     if governing.window is None:
-        lines = plan.scenario.get("compliant") or governing.compliant
-    elif _outside(governing, context):
-        lines = governing.compliant_outside
-    else:
-        lines = governing.compliant_within
-    return Resolution(pick(rng, lines, context), None)
+        return plan.scenario.get("compliant") or governing.compliant
+    if _outside(governing, context):
+        return governing.compliant_outside
+    return governing.compliant_within

@@ -98,17 +98,10 @@ def build_activities(
     contexts: dict[str, dict[str, Any]] = {}
     for n, deal in enumerate(deals):
         context = contexts[deal.id] = _context(people, catalog, deal)
-        stages = _stages_of(deal)
         wrong = deal.id in sales.wrong_stages
-        for stage in _stage_draws(rng, stages, tasks[n]):
-            result.tasks.append(_task(rng, deal, stage, text, context, wrong))
-        for stage in _stage_draws(rng, stages, events[n]):
-            result.events.append(_event(rng, deal, stage, text, context))
-        for stage in _stage_draws(rng, stages, calls[n]):
-            record = _deal_call(rng, deal, stage, text, context)
-            call_drafts.append((record["CreatedDate"], 0, record))
-        for k, stage in enumerate(_stage_draws(rng, stages, emails[n])):
-            result.emails.append(_deal_email(rng, people, deal, stage, k, text, context))
+        work = _DealWork(context, wrong, tasks[n], events[n], calls[n], emails[n])
+        calls_made = _add_deal_activities(rng, people, deal, work, text, result)
+        call_drafts.extend((record["CreatedDate"], 0, record) for record in calls_made)
     for n, event in enumerate(result.events, start=1):
         event["Id"] = profile.id("Event", n)
     _inject_stray_tasks(rng, profile, sales, result, text, contexts)
@@ -130,6 +123,43 @@ def build_activities(
     for n, (_, _, record) in enumerate(call_drafts, start=1):
         result.calls.append({"Id": profile.id("VoiceCallTranscript__c", n), **record})
     return result
+
+
+@dataclass(frozen=True)
+class _DealWork:
+    """What a deal's activities are to be: the facts they quote, whether the deal's StageName
+    is wrong, and how many of each kind it has."""
+
+    context: dict[str, Any]
+    wrong: bool
+    tasks: int
+    events: int
+    calls: int
+    emails: int
+
+
+def _add_deal_activities(
+    rng: Random,
+    people: People,
+    deal: DealPlan,
+    work: _DealWork,
+    text: dict[str, Any],
+    result: Activities,
+) -> list[Record]:
+    """A deal's tasks, events and e-mails, added to `result`; its calls, returned to be
+    numbered in time order with the leads'."""
+    stages, context = _stages_of(deal), work.context
+    for stage in _stage_draws(rng, stages, work.tasks):
+        result.tasks.append(_task(rng, deal, stage, text, context, work.wrong))
+    for stage in _stage_draws(rng, stages, work.events):
+        result.events.append(_event(rng, deal, stage, text, context))
+    calls = [
+        _deal_call(rng, deal, stage, text, context)
+        for stage in _stage_draws(rng, stages, work.calls)
+    ]
+    for k, stage in enumerate(_stage_draws(rng, stages, work.emails)):
+        result.emails.append(_deal_email(rng, people, deal, stage, k, text, context))
+    return calls
 
 
 def _stage_draws(rng: Random, stages: list[int], count: int) -> list[int]:

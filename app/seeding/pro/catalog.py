@@ -16,6 +16,7 @@ from datetime import datetime
 from random import Random
 from typing import Any
 
+from app.seeding import common
 from app.seeding.generate.records import Record
 from app.seeding.generate.text import load_text
 from app.seeding.pro.profile import CATALOG_PREFIX, ORG_CREATED, OrgProfile
@@ -25,18 +26,11 @@ CATALOG_ID = make_id(CATALOG_PREFIX, 1)
 
 
 @dataclass(frozen=True)
-class Product:
-    index: int
-    id: str
-    name: str
-    category: int
+class Product(common.Product):
     price: float
     entry_id: str | None  # the standard price book entry; None for the retired product
     max_quantity: int  # configuration rule: at most this many on one quote
     excludes: int | None  # configuration rule: never on one quote with this product
-    popularity: float
-    dominant_issue: str
-    peak_months: tuple[int, ...]
 
 
 @dataclass

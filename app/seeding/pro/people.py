@@ -16,6 +16,7 @@ from datetime import date, datetime, time, timedelta
 from random import Random
 from typing import Any
 
+from app.seeding import common
 from app.seeding.generate.people import NamePool, phone_number, unique_value, user_record
 from app.seeding.generate.records import Record
 from app.seeding.generate.sampling import DaySampler
@@ -45,24 +46,15 @@ class Territory:
     agents: tuple[int, ...] = ()  # indexes into People.sales
 
 
-@dataclass(frozen=True)
-class Agent:
-    index: int
-    id: str
-    first: str
-    last: str
-    email: str
-    hired: date
-    skill: float  # 0..1: wins deals and gets quotes accepted
+@dataclass(frozen=True, kw_only=True)
+class Agent(common.Agent):
+    """A sales agent (skill: wins deals and gets quotes accepted) or a service agent (with
+    specialties)."""
+
     territory: int = -1  # sales agents only
     conversion_factor: float = 1.0  # odds multiplier on converting a lead
     cycle_factor: float = 1.0  # multiplies the length of the agent's sales cycles
     discount_habit: float = 0.0  # chance a quote line gets a discount
-    specialties: frozenset[str] = frozenset()  # service agents: issue names
-
-    @property
-    def name(self) -> str:
-        return f"{self.first} {self.last}"
 
 
 @dataclass
@@ -79,17 +71,8 @@ class Customer:
 
 
 @dataclass(frozen=True)
-class Person:
-    id: str
-    customer: int
-    first: str
-    last: str
-    email: str
+class Contact(common.Contact):
     created: datetime
-
-    @property
-    def name(self) -> str:
-        return f"{self.first} {self.last}"
 
 
 @dataclass
@@ -104,7 +87,7 @@ class People:
     area_codes: dict[str, list[str]]
     names: NamePool
     customers: list[Customer] = field(default_factory=list)
-    contacts: list[Person] = field(default_factory=list)
+    contacts: list[Contact] = field(default_factory=list)
     users: list[Record] = field(default_factory=list)
     associations: list[Record] = field(default_factory=list)
     territory_records: list[Record] = field(default_factory=list)
@@ -316,12 +299,12 @@ def add_customer(
 
 def add_contact(
     rng: Random, people: People, customer: Customer, created: datetime, person: tuple[str, str]
-) -> Person:
+) -> Contact:
     first, last = person
     domain = None
     if people.profile.business:
         domain = customer.name.split()[0].lower().replace("&", "") + ".example.com"
-    contact = Person(
+    contact = Contact(
         id=people.profile.id("Contact", len(people.contacts) + 1),
         customer=customer.index,
         first=first,

@@ -29,6 +29,7 @@ from app.seeding.generate.text import fill, load_text
 from app.seeding.pro.catalog import Catalog, Product
 from app.seeding.pro.people import (
     Agent,
+    Customer,
     People,
     add_contact,
     add_customer,
@@ -149,6 +150,30 @@ def _plan_leads(
 ) -> list[LeadPlan]:
     total = profile.counts["Lead"]
     converted = round(total * profile.lead_conversion)
+    leads = _draw_leads(rng, profile, people, total)
+    odds = [
+        lead.owner.conversion_factor
+        * people.territories[lead.owner.territory].conversion_factor
+        * min(1.0, (NOW - lead.created).days / 30 + 0.02)
+        for lead in leads
+    ]
+    chosen = set(weighted_sample(rng, odds, converted))
+    for lead in leads:
+        if lead.index in chosen:
+            _convert(rng, lead)
+        else:
+            _leave_unconverted(rng, lead)
+    used = {c.name for c in people.customers}
+    # Conversions in the order they happened create the contacts (and B2C accounts).
+    for lead in sorted((x for x in leads if x.converted), key=lambda x: (x.converted, x.index)):
+        _add_converted_contact(rng, profile, people, lead)
+    for lead in leads:
+        _complete_lead(rng, profile, people, company, used, lead)
+    return leads
+
+
+def _draw_leads(rng: Random, profile: OrgProfile, people: People, total: int) -> list[LeadPlan]:
+    """When each lead came in, from which state, and the territory agent it went to."""
     days = DaySampler(FIRST_DAY, LAST_DAY, lambda day: 1.0 + 0.15 * (day.year - 2020))
     created = sorted(moment(rng, day) for day in days.sample(rng, total))
     leads: list[LeadPlan] = []
@@ -168,63 +193,74 @@ def _plan_leads(
                 phone=people.phone(rng, state),
             )
         )
-    odds = [
-        lead.owner.conversion_factor
-        * people.territories[lead.owner.territory].conversion_factor
-        * min(1.0, (NOW - lead.created).days / 30 + 0.02)
-        for lead in leads
-    ]
-    chosen = set(weighted_sample(rng, odds, converted))
-    for lead in leads:
-        if lead.index in chosen:
-            days_to_convert = rng.randint(3, 21) + int(
-                25 * rng.random() / lead.owner.conversion_factor
-            )
-            lead.converted = min(lead.created + timedelta(days=days_to_convert), NOW)
-            lead.status = "Closed"
-            lead.bant = dict.fromkeys(BANT, True)
-        else:
-            age = (NOW - lead.created).days
-            statuses = (
-                ("New", "Contacted")
-                if age < 21
-                else ("Closed", "Contacted", "Qualified", "Proposal", "Negotiation")
-            )
-            weights = (0.6, 0.4) if age < 21 else (0.45, 0.25, 0.15, 0.1, 0.05)
-            lead.status = rng.choices(statuses, weights=weights)[0]
-            failing = rng.sample(
-                BANT,
-                rng.choice((1, 1, 2, 3)) if lead.status == "Closed" else rng.choice((0, 1, 1, 2)),
-            )
-            lead.bant = {factor: factor not in failing for factor in BANT}
-    used = {c.name for c in people.customers}
-    # Conversions in the order they happened create the contacts (and B2C accounts).
-    for lead in sorted((x for x in leads if x.converted), key=lambda x: (x.converted, x.index)):
-        assert lead.converted is not None
-        if profile.business:
-            territory = people.state_territory[lead.state]
-            near = [
-                c
-                for c in people.customers
-                if people.state_territory[c.state] == territory and c.created < lead.converted
-            ]
-            customer = rng.choice(near or people.customers[:10])
-        else:
-            customer = add_customer(rng, people, lead.state, lead.converted)
-        contact = add_contact(rng, people, customer, lead.converted, (lead.first, lead.last))
-        lead.customer, lead.contact = customer.index, len(people.contacts) - 1
-        lead.email, lead.company = contact.email, customer.name
-    for lead in leads:
-        if profile.business:
-            lead.title = rng.choice(company["titles"])
-            if not lead.converted:
-                lead.company = company_name(rng, company, used)
-        if not lead.email:
-            domain = None
-            if profile.business:
-                domain = lead.company.split()[0].lower() + ".example.com"
-            lead.email = person_email(rng, people, lead.first, lead.last, domain)
     return leads
+
+
+def _convert(rng: Random, lead: LeadPlan) -> None:
+    """A converted lead: every BANT factor met, converted sooner by agents who convert more."""
+    days_to_convert = rng.randint(3, 21) + int(25 * rng.random() / lead.owner.conversion_factor)
+    lead.converted = min(lead.created + timedelta(days=days_to_convert), NOW)
+    lead.status = "Closed"
+    lead.bant = dict.fromkeys(BANT, True)
+
+
+def _leave_unconverted(rng: Random, lead: LeadPlan) -> None:
+    """A lead that did not convert: where it stands, and the BANT factors it fails (more of
+    them for a closed one)."""
+    age = (NOW - lead.created).days
+    statuses = (
+        ("New", "Contacted")
+        if age < 21
+        else ("Closed", "Contacted", "Qualified", "Proposal", "Negotiation")
+    )
+    weights = (0.6, 0.4) if age < 21 else (0.45, 0.25, 0.15, 0.1, 0.05)
+    lead.status = rng.choices(statuses, weights=weights)[0]
+    failing = rng.sample(
+        BANT,
+        rng.choice((1, 1, 2, 3)) if lead.status == "Closed" else rng.choice((0, 1, 1, 2)),
+    )
+    lead.bant = {factor: factor not in failing for factor in BANT}
+
+
+def _add_converted_contact(
+    rng: Random, profile: OrgProfile, people: People, lead: LeadPlan
+) -> None:
+    """The Contact a converted lead became: at an account of its territory (B2B), or with a
+    person account of its own (B2C)."""
+    assert lead.converted is not None
+    if profile.business:
+        territory = people.state_territory[lead.state]
+        near = [
+            c
+            for c in people.customers
+            if people.state_territory[c.state] == territory and c.created < lead.converted
+        ]
+        customer = rng.choice(near or people.customers[:10])
+    else:
+        customer = add_customer(rng, people, lead.state, lead.converted)
+    contact = add_contact(rng, people, customer, lead.converted, (lead.first, lead.last))
+    lead.customer, lead.contact = customer.index, len(people.contacts) - 1
+    lead.email, lead.company = contact.email, customer.name
+
+
+def _complete_lead(
+    rng: Random,
+    profile: OrgProfile,
+    people: People,
+    company: dict[str, Any],
+    used: set[str],
+    lead: LeadPlan,
+) -> None:
+    """A B2B lead's title and (unconverted) company; an unconverted lead's e-mail address."""
+    if profile.business:
+        lead.title = rng.choice(company["titles"])
+        if not lead.converted:
+            lead.company = company_name(rng, company, used)
+    if not lead.email:
+        domain = None
+        if profile.business:
+            domain = lead.company.split()[0].lower() + ".example.com"
+        lead.email = person_email(rng, people, lead.first, lead.last, domain)
 
 
 # --- deals -------------------------------------------------------------------------------
@@ -252,27 +288,53 @@ def _plan_deals(rng: Random, profile: OrgProfile, people: People) -> list[DealPl
         cycle = rng.uniform(low, high) * owner.cycle_factor * rng.lognormvariate(0.0, 0.15)
         cycle = min(cycle, high * 2.0)
         if is_open:
-            stage = open_stages[n - closed_count]
-            share = rng.uniform(STAGE_START[stage], STAGE_START[stage + 1])
-            created = NOW - timedelta(days=share * cycle, seconds=rng.randint(0, 36000))
-            created = created.replace(microsecond=0)
-            floor = max(
-                customer.created + timedelta(hours=1), datetime.combine(owner.hired, time(17))
-            )
-            created = min(max(created, floor), NOW - timedelta(hours=2))
-            if stage:  # a late customer or hire: the stages so far took less time
-                elapsed = (NOW - created).total_seconds() / 86400
-                cycle = min(cycle, 0.95 * elapsed / STAGE_START[stage])
-            drafts.append(_deal(customer.index, owner, created, cycle, "Open", stage, stage))
+            drafts.append(_open_deal(rng, customer, owner, cycle, open_stages[n - closed_count]))
         else:
-            first = max(FIRST_DAY, owner.hired, customer.created.date() + timedelta(days=1))
-            last = LAST_DAY - timedelta(days=int(cycle) + 2)
-            day = first + timedelta(days=rng.randint(0, max(0, (last - first).days)))
-            drafts.append(
-                _deal(customer.index, owner, moment(rng, day), cycle, "Closed", CLOSED, 0)
-            )
-    # Skilled agents win more of their closed deals.
-    closed = [d for d in drafts if d.outcome == "Closed"]
+            drafts.append(_closed_deal(rng, customer, owner, cycle))
+    _close_deals(rng, profile, [d for d in drafts if d.outcome == "Closed"])
+    for deal in drafts:
+        _timeline(rng, deal)
+        deal.contact = _deal_contact(rng, people, deal)
+    drafts.sort(key=lambda d: d.created)
+    for n, deal in enumerate(drafts):
+        deal.id = profile.id("Opportunity", n + 1)
+        deal.recorded_stage = deal.stage
+    return drafts
+
+
+def _deal_contact(rng: Random, people: People, deal: DealPlan) -> int:
+    """One of the customer's contacts who existed when the deal was created (or its first)."""
+    customer = people.customers[deal.customer]
+    options = [i for i in customer.contacts if people.contacts[i].created <= deal.created]
+    return rng.choice(options or customer.contacts[:1])
+
+
+def _open_deal(rng: Random, customer: Customer, owner: Agent, cycle: float, stage: int) -> DealPlan:
+    """An open deal now `stage` deep into its cycle, created after its customer and its owner's
+    hire."""
+    share = rng.uniform(STAGE_START[stage], STAGE_START[stage + 1])
+    created = NOW - timedelta(days=share * cycle, seconds=rng.randint(0, 36000))
+    created = created.replace(microsecond=0)
+    floor = max(customer.created + timedelta(hours=1), datetime.combine(owner.hired, time(17)))
+    created = min(max(created, floor), NOW - timedelta(hours=2))
+    if stage:  # a late customer or hire: the stages so far took less time
+        elapsed = (NOW - created).total_seconds() / 86400
+        cycle = min(cycle, 0.95 * elapsed / STAGE_START[stage])
+    return _deal(customer.index, owner, created, cycle, "Open", stage, stage)
+
+
+def _closed_deal(rng: Random, customer: Customer, owner: Agent, cycle: float) -> DealPlan:
+    """A closed deal whose whole cycle fits between its customer's (and owner's) start and the
+    last day."""
+    first = max(FIRST_DAY, owner.hired, customer.created.date() + timedelta(days=1))
+    last = LAST_DAY - timedelta(days=int(cycle) + 2)
+    day = first + timedelta(days=rng.randint(0, max(0, (last - first).days)))
+    return _deal(customer.index, owner, moment(rng, day), cycle, "Closed", CLOSED, 0)
+
+
+def _close_deals(rng: Random, profile: OrgProfile, closed: list[DealPlan]) -> None:
+    """Which closed deals were won (skilled agents win more), and how far the lost ones got."""
+    mix = profile.opportunity_mix
     won = set(weighted_sample(rng, [d.owner.skill**1.5 + 0.05 for d in closed], mix["Won"]))
     lost = [d for k, d in enumerate(closed) if k not in won]
     after_quote = set(rng.sample(range(len(lost)), round(len(lost) * profile.lost_after_quote)))
@@ -284,16 +346,6 @@ def _plan_deals(rng: Random, profile: OrgProfile, people: People) -> list[DealPl
             if k in after_quote
             else rng.choice((QUALIFY, DISCOVER, DISCOVER))
         )
-    for deal in drafts:
-        _timeline(rng, deal)
-        customer = people.customers[deal.customer]
-        options = [i for i in customer.contacts if people.contacts[i].created <= deal.created]
-        deal.contact = rng.choice(options or customer.contacts[:1])
-    drafts.sort(key=lambda d: d.created)
-    for n, deal in enumerate(drafts):
-        deal.id = profile.id("Opportunity", n + 1)
-        deal.recorded_stage = deal.stage
-    return drafts
 
 
 def _deal(
@@ -392,15 +444,7 @@ def _plan_lines(
     deals: list[DealPlan],
     quotes: list[QuotePlan],
 ) -> None:
-    accepted = [q.status == "Accepted" for q in quotes]
-    ordered = profile.counts["OrderItem"]
-    group_a = [k for k, a in enumerate(accepted) if a]
-    group_b = [k for k, a in enumerate(accepted) if not a]
-    sizes = [0] * len(quotes)
-    for group, total in ((group_a, ordered), (group_b, profile.counts["QuoteLineItem"] - ordered)):
-        counts = spread(rng, total, [1] * len(group), [1.0] * len(group), profile.max_lines)
-        for k, count in zip(group, counts, strict=True):
-            sizes[k] = count
+    sizes = _quote_sizes(rng, profile, quotes)
     needed = {id(d): 1 for d in deals}
     for quote, size in zip(quotes, sizes, strict=True):
         needed[id(quote.deal)] = max(needed[id(quote.deal)], size)
@@ -414,15 +458,9 @@ def _plan_lines(
     sellable = catalog.sellable
     low, high = profile.quantity_range
     for deal, count in zip(deals, line_counts, strict=True):
-        picked: list[Product] = []
-        for k in weighted_sample(rng, [p.popularity for p in sellable], len(sellable)):
-            product = sellable[k]
-            if all(product.excludes != other.index for other in picked):
-                picked.append(product)
-            if len(picked) == count:
-                break
         deal.lines = [
-            Line(product=p, quantity=min(p.max_quantity, rng.randint(low, high))) for p in picked
+            Line(product=p, quantity=min(p.max_quantity, rng.randint(low, high)))
+            for p in _pick_products(rng, sellable, count)
         ]
     for quote, size in zip(quotes, sizes, strict=True):
         deal = quote.deal
@@ -434,6 +472,32 @@ def _plan_lines(
             final = deal.quotes[-1]
             for k, discount in zip(final.lines, final.discounts, strict=True):
                 deal.lines[k].discount = discount
+
+
+def _quote_sizes(rng: Random, profile: OrgProfile, quotes: list[QuotePlan]) -> list[int]:
+    """How many lines each quote has: the accepted quotes' lines are the orders' items."""
+    accepted = [q.status == "Accepted" for q in quotes]
+    ordered = profile.counts["OrderItem"]
+    group_a = [k for k, a in enumerate(accepted) if a]
+    group_b = [k for k, a in enumerate(accepted) if not a]
+    sizes = [0] * len(quotes)
+    for group, total in ((group_a, ordered), (group_b, profile.counts["QuoteLineItem"] - ordered)):
+        counts = spread(rng, total, [1] * len(group), [1.0] * len(group), profile.max_lines)
+        for k, count in zip(group, counts, strict=True):
+            sizes[k] = count
+    return sizes
+
+
+def _pick_products(rng: Random, sellable: list[Product], count: int) -> list[Product]:
+    """`count` products by popularity, never two that exclude each other."""
+    picked: list[Product] = []
+    for k in weighted_sample(rng, [p.popularity for p in sellable], len(sellable)):
+        product = sellable[k]
+        if all(product.excludes != other.index for other in picked):
+            picked.append(product)
+        if len(picked) == count:
+            break
+    return picked
 
 
 def _discounts(rng: Random, profile: OrgProfile, quote: QuotePlan) -> list[float]:

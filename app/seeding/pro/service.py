@@ -22,21 +22,25 @@ from datetime import date, datetime, timedelta
 from random import Random
 from typing import Any
 
+from app.seeding import common
 from app.seeding.generate.case_records import history_records
 from app.seeding.generate.conversations import email_record
 from app.seeding.generate.knowledge import article_record
 from app.seeding.generate.records import Record
 from app.seeding.generate.sampling import between, moment, spaced_times, spread, weighted_sample
 from app.seeding.generate.text import fill, load_text, long_date, money
-from app.seeding.pro.catalog import Catalog
-from app.seeding.pro.people import People
+from app.seeding.pro.catalog import Catalog, Product
+from app.seeding.pro.people import Agent, People
 from app.seeding.pro.profile import LAST_DAY, NOW, ORG_CREATED, VISITOR_PREFIX, OrgProfile
 from app.seeding.pro.sales import Sales
 from app.storage.ids import make_id
 
 OPEN_STATUSES, OPEN_WEIGHTS = ("New", "Working", "Escalated"), (0.3, 0.5, 0.2)
 SPECIALTY_BOOST, DOMINANT_ISSUE_BOOST, PEAK_BOOST = 5.0, 4.0, 2.5
+TRANSFER_SPECIALTY_BOOST = 3.0  # a transferred case goes preferably to a specialist
 MAX_CASE_EMAILS = 8
+# No case ends after now, nor before ten minutes after its assignment (`_settle`).
+HANDLE_TIMES = common.HandleTimes(noise=0.3, bounds=(15, 2400), open_minutes=(60, 2400), latest=NOW)
 
 
 @dataclass
@@ -47,29 +51,11 @@ class Knowledge:
     issue_articles: dict[str, str]  # issue name -> its resolution policy article
 
 
-@dataclass
-class CasePlan:
-    index: int
-    id: str
-    created: datetime
-    customer: int
-    contact: int
+@dataclass(kw_only=True)
+class CasePlan(common.CasePlan):
     item: Record  # the OrderItem the case is about
     product: int
-    issue: int
-    priority: str
-    first_owner: int  # service agent indexes
-    assigned: datetime
-    owner: int = -1
-    status: str = "Closed"
-    closed: datetime | None = None
-    end: datetime = datetime.min
-    transfer: tuple[datetime, int] | None = None
-    chat: bool = False
-    origin: str = "Email"
-    emails: int = 0
-    violated: bool = False
-    context: dict[str, Any] = field(default_factory=dict)
+    violated: bool = False  # its resolution breaks the issue's policy
 
 
 @dataclass
@@ -92,6 +78,9 @@ def issue_specs(profile: OrgProfile) -> list[dict[str, Any]]:
     return issues
 
 
+Draft = tuple[str, str | int, dict[str, Any]]  # (family, key, article template)
+
+
 def build_knowledge(rng: Random, profile: OrgProfile, catalog: Catalog) -> Knowledge:
     text = load_text("knowledge", profile.org)
     issues = issue_specs(profile)
@@ -100,43 +89,13 @@ def build_knowledge(rng: Random, profile: OrgProfile, catalog: Catalog) -> Knowl
         "max_discount": f"{profile.max_discount:g}",
         "validity_days": profile.quote_validity_days,
     }
-    drafts: list[tuple[str, str | int, dict[str, Any]]] = []  # (family, key, article template)
-    for spec in text["policies"]:
-        drafts.append(("policy", spec["key"], spec))
-    for product in catalog.products:
-        category = catalog.categories[product.category]
-        excluded = catalog.products[product.excludes].name if product.excludes is not None else None
-        context = {
-            "product": product.name,
-            "category": category["name"],
-            "max_quantity": product.max_quantity,
-            "price": money(product.price),
-            "exclusion": fill(text["exclusion_sentence"], {"other": excluded})
-            if excluded
-            else text["no_exclusion_sentence"],
-        }
-        for n, spec in enumerate(text["per_product"]):
-            drafts.append(
-                ("product" if n == 0 else "product-info", product.index, _filled(spec, context))
-            )
-    for issue in issues:
-        context = {
-            "issue": issue["name"],
-            "description": issue["description"],
-            "steps": _items(issue["steps"]),
-            "policy": issue["policy"],
-        }
-        for n, spec in enumerate(text["per_issue"]):
-            drafts.append(
-                ("issue-policy" if n == 0 else "issue", issue["name"], _filled(spec, context))
-            )
-    for category in catalog.categories:
-        context = {"category": category["name"], "tips": _items(category["tips"]),
-                   "category_lower": category["name"].lower()}  # fmt: skip
-        for spec in text["per_category"]:
-            drafts.append(("category", category["name"], _filled(spec, context)))
-    for spec in text["faqs"]:
-        drafts.append(("faq", spec["title"], spec))
+    drafts: list[Draft] = [
+        *(("policy", spec["key"], spec) for spec in text["policies"]),
+        *_product_drafts(text, catalog),
+        *_issue_drafts(text, issues),
+        *_category_drafts(text, catalog),
+        *(("faq", spec["title"], spec) for spec in text["faqs"]),
+    ]
     if len(drafts) != profile.counts["Knowledge__kav"]:
         raise ValueError(f"{profile.org} knowledge.yaml yields {len(drafts)} articles")
     written = sorted(
@@ -159,13 +118,68 @@ def build_knowledge(rng: Random, profile: OrgProfile, catalog: Catalog) -> Knowl
                 fill(spec["answer"], params),
             )
         )
-        if family == "policy":
-            knowledge.policies[str(key)] = article_id
-        elif family == "product":
-            knowledge.product_articles[int(key)] = article_id
-        elif family == "issue-policy":
-            knowledge.issue_articles[str(key)] = article_id
+        _index_article(knowledge, family, key, article_id)
     return knowledge
+
+
+def _index_article(knowledge: Knowledge, family: str, key: str | int, article_id: str) -> None:
+    """Index the articles the org's data refers to: policies, products' configuration rules and
+    issues' resolution policies."""
+    if family == "policy":
+        knowledge.policies[str(key)] = article_id
+    elif family == "product":
+        knowledge.product_articles[int(key)] = article_id
+    elif family == "issue-policy":
+        knowledge.issue_articles[str(key)] = article_id
+
+
+def _product_drafts(text: dict[str, Any], catalog: Catalog) -> list[Draft]:
+    """Each product's articles: its configuration rules first, then what else it needs."""
+    drafts: list[Draft] = []
+    for product in catalog.products:
+        category = catalog.categories[product.category]
+        excluded = catalog.products[product.excludes].name if product.excludes is not None else None
+        context = {
+            "product": product.name,
+            "category": category["name"],
+            "max_quantity": product.max_quantity,
+            "price": money(product.price),
+            "exclusion": fill(text["exclusion_sentence"], {"other": excluded})
+            if excluded
+            else text["no_exclusion_sentence"],
+        }
+        for n, spec in enumerate(text["per_product"]):
+            drafts.append(
+                ("product" if n == 0 else "product-info", product.index, _filled(spec, context))
+            )
+    return drafts
+
+
+def _issue_drafts(text: dict[str, Any], issues: list[dict[str, Any]]) -> list[Draft]:
+    """Each issue's articles: its resolution policy first, then its troubleshooting."""
+    drafts: list[Draft] = []
+    for issue in issues:
+        context = {
+            "issue": issue["name"],
+            "description": issue["description"],
+            "steps": _items(issue["steps"]),
+            "policy": issue["policy"],
+        }
+        for n, spec in enumerate(text["per_issue"]):
+            drafts.append(
+                ("issue-policy" if n == 0 else "issue", issue["name"], _filled(spec, context))
+            )
+    return drafts
+
+
+def _category_drafts(text: dict[str, Any], catalog: Catalog) -> list[Draft]:
+    drafts: list[Draft] = []
+    for category in catalog.categories:
+        context = {"category": category["name"], "tips": _items(category["tips"]),
+                   "category_lower": category["name"].lower()}  # fmt: skip
+        for spec in text["per_category"]:
+            drafts.append(("category", category["name"], _filled(spec, context)))
+    return drafts
 
 
 def _items(values: list[str]) -> str:
@@ -243,35 +257,19 @@ def _plan_cases(
     ]
     products = {p.id: p for p in catalog.products}
     weights = [products[item["Product2Id"]].popularity for item in items]
-    account_of = {c.id: c for c in people.customers}
-    names = [issue["name"] for issue in issues]
-    drafts: list[tuple[datetime, Record]] = []
-    for item in rng.choices(items, weights=weights, k=profile.counts["Case"]):
-        order = orders[item["OrderId"]]
-        product = products[item["Product2Id"]]
-        first: date = order["EffectiveDate"] + timedelta(days=2)
-        span = max(0, min((latest - first).days, 240))
-        days = [first + timedelta(days=rng.randint(0, span)) for _ in range(3)]
-        boost = [PEAK_BOOST if d.month in product.peak_months else 1.0 for d in days]
-        drafts.append((moment(rng, rng.choices(days, weights=boost)[0]), item))
+    drafts = [
+        (_case_moment(rng, orders[item["OrderId"]], products[item["Product2Id"]], latest), item)
+        for item in rng.choices(items, weights=weights, k=profile.counts["Case"])
+    ]
     drafts.sort(key=lambda d: d[0])
+    account_of = {c.id: c for c in people.customers}
     plans: list[CasePlan] = []
     for index, (created, item) in enumerate(drafts):
         product = products[item["Product2Id"]]
         customer = account_of[orders[item["OrderId"]]["AccountId"]]
         contacts = [k for k in customer.contacts if people.contacts[k].created <= created]
-        issue_weights = [
-            issue["weight"]
-            * (DOMINANT_ISSUE_BOOST if issue["name"] == product.dominant_issue else 1.0)
-            for issue in issues
-        ]
-        issue = rng.choices(range(len(issues)), weights=issue_weights)[0]
-        staff = [a for a in people.service if a.hired <= created.date()]
-        owner = rng.choices(
-            staff,
-            weights=[SPECIALTY_BOOST if names[issue] in a.specialties else 1.0 for a in staff],
-        )[0]
-        priorities = issues[issue]["priority"]
+        issue = _case_issue(rng, issues, product)
+        owner = _case_owner(rng, people, issues[issue]["name"], created)
         plans.append(
             CasePlan(
                 index=index,
@@ -282,15 +280,40 @@ def _plan_cases(
                 item=item,
                 product=product.index,
                 issue=issue,
-                priority=rng.choices(
-                    sorted(priorities), weights=[priorities[k] for k in sorted(priorities)]
-                )[0],
+                priority=common.weighted_key(rng, issues[issue]["priority"]),
                 first_owner=owner.index,
                 assigned=created + timedelta(seconds=rng.randint(0, 150)),
                 owner=owner.index,
             )
         )
     return plans
+
+
+def _case_moment(rng: Random, order: Record, product: Product, latest: date) -> datetime:
+    """When a case about an order's item opens: within 240 days of its delivery, more likely
+    in the product's peak months."""
+    first: date = order["EffectiveDate"] + timedelta(days=2)
+    span = max(0, min((latest - first).days, 240))
+    days = [first + timedelta(days=rng.randint(0, span)) for _ in range(3)]
+    boost = [PEAK_BOOST if d.month in product.peak_months else 1.0 for d in days]
+    return moment(rng, rng.choices(days, weights=boost)[0])
+
+
+def _case_issue(rng: Random, issues: list[dict[str, Any]], product: Product) -> int:
+    """A case's issue: the product's dominant one more likely."""
+    weights = [
+        issue["weight"] * (DOMINANT_ISSUE_BOOST if issue["name"] == product.dominant_issue else 1.0)
+        for issue in issues
+    ]
+    return rng.choices(range(len(issues)), weights=weights)[0]
+
+
+def _case_owner(rng: Random, people: People, issue: str, created: datetime) -> Agent:
+    """A service agent on staff when the case opened: specialists in its issue more likely."""
+    staff = [a for a in people.service if a.hired <= created.date()]
+    return rng.choices(
+        staff, weights=[SPECIALTY_BOOST if issue in a.specialties else 1.0 for a in staff]
+    )[0]
 
 
 def _settle(
@@ -300,10 +323,10 @@ def _settle(
     issues: list[dict[str, Any]],
     plans: list[CasePlan],
 ) -> None:
+    """Statuses, transfers, handle times, violations, origins and e-mail counts."""
     age = [math.exp(-(NOW - p.created).days / 400) + 0.02 for p in plans]
-    open_count = len(plans) - profile.closed_cases
-    for k in weighted_sample(rng, age, open_count):
-        plans[k].status = rng.choices(OPEN_STATUSES, weights=OPEN_WEIGHTS)[0]
+    open_cases = weighted_sample(rng, age, len(plans) - profile.closed_cases)
+    common.reopen(rng, plans, open_cases, OPEN_STATUSES, OPEN_WEIGHTS)
     agents = people.service
     propensity = [
         0.0 if p.status == "New" else (1.1 - agents[p.first_owner].skill) ** 2 for p in plans
@@ -315,38 +338,21 @@ def _settle(
     closed = [k for k, p in enumerate(plans) if p.status == "Closed"]
     violated = set(rng.sample(closed, profile.case_violations))
     for plan in plans:
-        if plan.status == "Closed":
-            minutes = (
-                issues[plan.issue]["handle_minutes"]
-                * (0.45 + 1.6 * (1.0 - agents[plan.first_owner].skill))
-                * state_factor[people.customers[plan.customer].state]
-                * rng.lognormvariate(0.0, 0.3)
-                * (1.4 if plan.index in transferred else 1.0)
-            )
-            plan.closed = plan.created + timedelta(seconds=int(min(max(minutes, 15), 2400) * 60))
-            plan.closed = min(plan.closed, NOW)
-            plan.end = plan.closed
-            plan.violated = plan.index in violated
-        else:
-            plan.end = min(plan.created + timedelta(minutes=rng.randint(60, 2400)), NOW)
+        slowdown = 1.4 if plan.index in transferred else 1.0
+        expected = _expected_minutes(plan, people, issues, state_factor)
+        common.close_case(rng, plan, expected, slowdown, HANDLE_TIMES)
         plan.end = max(plan.end, plan.assigned + timedelta(minutes=10))
+        plan.violated = plan.index in violated  # closed cases only
         if plan.index in chats:
             plan.chat, plan.origin = True, "Chat"
         else:
             plan.origin = rng.choices(("Email", "Web", "Phone"), weights=(0.55, 0.3, 0.15))[0]
         if plan.index in transferred:
-            staff = [
-                a for a in agents if a.hired <= plan.created.date() and a.index != plan.first_owner
-            ]
-            names = issues[plan.issue]["name"]
-            new = rng.choices(
-                staff,
-                weights=[
-                    (a.skill**2 + 0.05) * (3.0 if names in a.specialties else 1.0) for a in staff
-                ],
-            )[0]
+            new = common.transfer_target(
+                rng, agents, plan, issues[plan.issue]["name"], TRANSFER_SPECIALTY_BOOST
+            )
             at = between(rng, plan.assigned + timedelta(minutes=5), plan.end - timedelta(minutes=2))
-            plan.transfer, plan.owner = (at, new.index), new.index
+            plan.transfer, plan.owner = (at, new), new
     counts = spread(
         rng,
         profile.case_emails,
@@ -356,6 +362,19 @@ def _settle(
     )
     for plan, count in zip(plans, counts, strict=True):
         plan.emails = count
+
+
+def _expected_minutes(
+    plan: CasePlan, people: People, issues: list[dict[str, Any]], state_factor: dict[str, float]
+) -> float:
+    """A case's handle time before chance: its issue's, its first owner's pace (skill) and its
+    customer's state's service."""
+    minutes: float = (
+        issues[plan.issue]["handle_minutes"]
+        * (0.45 + 1.6 * (1.0 - people.service[plan.first_owner].skill))
+        * state_factor[people.customers[plan.customer].state]
+    )
+    return minutes
 
 
 def _case_text(
@@ -389,27 +408,14 @@ def _case_text(
 
 
 def _case_record(profile: OrgProfile, people: People, plan: CasePlan) -> Record:
-    return {
-        "Id": plan.id,
-        "Subject": plan.context["subject"],
-        "Description": plan.context["description"],
-        "Status": plan.status,
-        "Priority": plan.priority,
-        "Origin": plan.origin,
-        "ContactId": people.contacts[plan.contact].id,
-        "AccountId": people.customers[plan.customer].id,
-        "OwnerId": people.service[plan.owner].id,
-        "CreatedDate": plan.created,
-        "ClosedDate": plan.closed,
-        "OrderItemId__c": plan.item["Id"],
-        "IssueId__c": profile.id("Issue__c", plan.issue + 1),
-    }
-
-
-def _owner_at(plan: CasePlan, at: datetime) -> int:
-    if plan.transfer and at >= plan.transfer[0]:
-        return plan.transfer[1]
-    return plan.first_owner
+    return common.case_record(
+        plan,
+        contact_id=people.contacts[plan.contact].id,
+        account_id=people.customers[plan.customer].id,
+        owner_id=people.service[plan.owner].id,
+        item_id=plan.item["Id"],
+        issue_id=profile.id("Issue__c", plan.issue + 1),
+    )
 
 
 def _chat(
@@ -422,8 +428,6 @@ def _chat(
 ) -> Record:
     chat = text["chat"]
     context = plan.context
-    agent = people.service[plan.first_owner]
-    contact = people.contacts[plan.contact]
     turns = [
         (True, rng.choice(chat["agent_greeting"])),
         (False, context["description"]),
@@ -437,25 +441,19 @@ def _chat(
     times = spaced_times(
         rng, plan.created, plan.created + timedelta(seconds=max(span, 60)), len(turns)
     )
-    body = "\n".join(
-        f"[{at:%Y-%m-%dT%H:%M:%S}] "
-        + (f"{agent.name} (Agent): " if by_agent else f"{contact.name} (Customer): ")
-        + fill(said, context)
-        for at, (by_agent, said) in zip(times, turns, strict=True)
+    return common.transcript_record(
+        profile.id("LiveChatTranscript", ordinal),
+        make_id(VISITOR_PREFIX, ordinal),
+        plan,
+        [
+            (at, by_agent, fill(said, context))
+            for at, (by_agent, said) in zip(times, turns, strict=True)
+        ],
+        people.service[plan.first_owner],
+        people.contacts[plan.contact],
+        account_id=people.customers[plan.customer].id,
+        owner_id=people.service[plan.owner].id,
     )
-    return {
-        "Id": profile.id("LiveChatTranscript", ordinal),
-        "CaseId": plan.id,
-        "AccountId": people.customers[plan.customer].id,
-        "ContactId": contact.id,
-        "LiveChatVisitorId": make_id(VISITOR_PREFIX, ordinal),
-        "OwnerId": people.service[plan.owner].id,
-        "Body": body,
-        "StartTime": times[0],
-        "EndTime": times[-1],
-        "Status": "Completed",
-        "CreatedDate": times[-1],
-    }
 
 
 def _case_emails(rng: Random, people: People, plan: CasePlan, text: dict[str, Any]) -> list[Record]:
@@ -470,7 +468,7 @@ def _case_emails(rng: Random, people: People, plan: CasePlan, text: dict[str, An
     emails: list[Record] = []
     for n, at in enumerate(times):
         by_agent = (n % 2 == 0) != customer_first
-        agent = people.service[_owner_at(plan, at)]
+        agent = people.service[plan.owner_at(at)]
         context = plan.context | {"agent_first": agent.first, "agent_name": agent.name}
         subject = plan.context["subject"] if n == 0 else f"RE: {plan.context['subject']}"
         last = n == len(times) - 1
