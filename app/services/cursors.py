@@ -18,7 +18,7 @@ import pickle
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -67,7 +67,7 @@ def cells(result: ResultRows) -> int:
 class _Kept:
     result: ResultRows
     cells: int
-    kept_at: float  # time.monotonic()
+    kept_at: float  # on the store's clock (time.monotonic)
 
 
 class RecentResults:
@@ -76,9 +76,15 @@ class RecentResults:
     are pinned); thread-safe. The database stays the record of which locators are open: a
     result kept here is served only for a locator the database still has."""
 
-    def __init__(self, max_cells: int = RECENT_CELLS, max_seconds: float = RECENT_SECONDS) -> None:
+    def __init__(
+        self,
+        max_cells: int = RECENT_CELLS,
+        max_seconds: float = RECENT_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.max_cells = max_cells
         self.max_seconds = max_seconds
+        self.clock = clock
         self._results: OrderedDict[int, _Kept] = OrderedDict()
         self._pinned: set[int] = set()
         self._cells = 0
@@ -90,7 +96,7 @@ class RecentResults:
 
     def keep(self, seq: int, result: ResultRows) -> None:
         """Keep a result, pinned until `unpin` (its rows are written)."""
-        kept = _Kept(result, cells(result), time.monotonic())
+        kept = _Kept(result, cells(result), self.clock())
         with self._lock:
             self._results[seq] = kept
             self._cells += kept.cells
@@ -104,7 +110,7 @@ class RecentResults:
 
     def _shrink(self) -> None:
         """Forget the oldest unpinned results while over the bound or past the age."""
-        too_old = time.monotonic() - self.max_seconds
+        too_old = self.clock() - self.max_seconds
         for seq, kept in list(self._results.items()):
             if self._cells <= self.max_cells and kept.kept_at >= too_old:
                 return

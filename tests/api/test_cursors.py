@@ -263,10 +263,9 @@ def test_kept_results_are_bounded_by_their_values_children_included() -> None:
     assert recent.get(2) is not None  # under the bound now
 
 
-def test_kept_results_are_forgotten_past_their_age(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_kept_results_are_forgotten_past_their_age() -> None:
     clock = [1_000.0]
-    monkeypatch.setattr(cursors.time, "monotonic", lambda: clock[0])
-    recent = RecentResults(max_cells=1_000_000, max_seconds=60)
+    recent = RecentResults(max_cells=1_000_000, max_seconds=60, clock=lambda: clock[0])
     recent.keep(1, _result(rows=3, width=3))
     recent.unpin(1)
     clock[0] += 59
