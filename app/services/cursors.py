@@ -118,6 +118,17 @@ class RecentResults:
                 del self._results[seq]
                 self._cells -= kept.cells
 
+    def stale(self) -> bool:
+        """Whether a result is kept past its age (the flusher then trims, in an idle process
+        too)."""
+        with self._lock:
+            oldest = next(iter(self._results.values()), None)
+            return oldest is not None and oldest.kept_at < self.clock() - self.max_seconds
+
+    def trim(self) -> None:
+        with self._lock:
+            self._shrink()
+
     def get(self, seq: int) -> ResultRows | None:
         with self._lock:
             self._shrink()
@@ -240,9 +251,12 @@ class CursorStore:
         return make_id(CURSOR_PREFIX, int(seq))
 
     def spills_due(self) -> bool:
+        """Whether `spill` has work: rows to write, or results kept here past their age."""
         now = time.monotonic()
         with self._spills_lock:
-            return any(pending.due <= now for pending in self._spills.values())
+            if any(pending.due <= now for pending in self._spills.values()):
+                return True
+        return self._recent.stale()
 
     def spill(self, *, everything: bool = False) -> None:
         """Write the rows of the locators opened here at least SPILL_DELAY_SECONDS ago (or,
@@ -250,6 +264,7 @@ class CursorStore:
         client that paged to its end on the same connection) gets none: it cost no writes."""
         with self._spilling:  # one spill at a time: after a call, every earlier open is written
             self._spill(time.monotonic() if not everything else float("inf"))
+        self._recent.trim()
 
     def _spill(self, now: float) -> None:
         with self._spills_lock:

@@ -269,6 +269,8 @@ def test_kept_results_are_forgotten_past_their_age() -> None:
     recent.keep(1, _result(rows=3, width=3))
     recent.unpin(1)
     clock[0] += 59
-    assert recent.get(1) is not None
+    assert (recent.stale(), recent.get(1) is not None) == (False, True)
     clock[0] += 2
-    assert (recent.get(1), recent.held_cells) == (None, 0)
+    assert recent.stale()  # the flusher's cue, in a process that serves nothing else
+    recent.trim()
+    assert (recent.stale(), recent.get(1), recent.held_cells) == (False, None, 0)
