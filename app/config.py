@@ -73,8 +73,11 @@ class Settings(BaseSettings):
     # one interpreter lock, and past a few they fight for it more than they work.
     request_threads: int = Field(default=4, ge=1)
     # Allocations between two collections of Python's youngest garbage generation (0: Python's
-    # own 700); see serving.space_out_garbage_collection.
+    # own 700); see tuning.space_out_garbage_collection.
     gc_threshold: int = Field(default=50_000, ge=0)
+    # How often every generation of garbage is collected (0: at Python's own pace); see
+    # tuning.collect_garbage_forever.
+    gc_collect_seconds: float = Field(default=10.0, ge=0)
     # The key the /__localforce control plane and the console ask for (empty: the one kept in
     # data_dir/admin-key, made at first start; see app.admin_key).
     admin_key: str = ""

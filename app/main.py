@@ -60,7 +60,13 @@ from app.storage.database import (
     write_transaction,
 )
 from app.storage.text_keys import upgrade_keys
-from app.tuning import release_free_memory_forever, tune_process
+from app.tuning import (
+    collect_garbage_forever,
+    freeze_startup_objects,
+    release_free_memory_forever,
+    tune_process,
+    unfreeze_objects,
+)
 
 logger = logging.getLogger("localforce")
 
@@ -202,6 +208,10 @@ def create_app(
         if state.bulk is not None:
             state.bulk.start()
         background = [asyncio.create_task(flush_forever(state))]
+        if settings.gc_collect_seconds > 0:
+            freeze_startup_objects()
+            collect = collect_garbage_forever(settings.gc_collect_seconds)
+            background.append(asyncio.create_task(collect))
         if settings.malloc_trim_seconds > 0:
             trim = release_free_memory_forever(settings.malloc_trim_seconds)
             background.append(asyncio.create_task(trim))
@@ -209,6 +219,8 @@ def create_app(
             yield
         for task in background:
             task.cancel()
+        if settings.gc_collect_seconds > 0:
+            unfreeze_objects()
         if state.bulk is not None:
             await run_in_threadpool(state.bulk.stop)
         state.cursors.spill(everything=True)
