@@ -1,6 +1,7 @@
 """Random and mutated searches never produce a 500: always results or a Salesforce error.
 
-SOSL_FUZZ_EXAMPLES=2000 runs a longer campaign than the default.
+LOCALFORCE_PROPERTY_EXAMPLES=2000 (as `make fuzz` sets it) runs a longer campaign than the
+default.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def mutated(draw: st.DrawFn) -> str:
 
 
 FUZZ = settings(
-    max_examples=int(os.environ.get("SOSL_FUZZ_EXAMPLES", "120")),
+    max_examples=int(os.environ.get("LOCALFORCE_PROPERTY_EXAMPLES", "0")) or 120,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
