@@ -158,9 +158,9 @@ class Joins:
             case AggregateFunction.COUNT_DISTINCT:
                 return func.count(distinct(text_key(column) if is_text else column))
             case AggregateFunction.SUM:
-                return func.sum(column)
+                return decimal_sum(column, aggregate.path.field)
             case AggregateFunction.AVG:
-                return func.avg(column)
+                return decimal_average(column, aggregate.path.field)
             case AggregateFunction.MIN:
                 return text_extreme(column, func.min) if is_text else func.min(column)
             case AggregateFunction.MAX:
@@ -200,6 +200,31 @@ class Joins:
                 EARTH_RADIUS[target.unit],
             )
         return self.column(target)
+
+
+def decimal_sum(column: ColumnElement[Any], field: FieldDef) -> ColumnElement[Any]:
+    """SUM as Salesforce adds: in decimal, so the sum has the field's scale exactly. A float sum
+    carries noise (26.15 + ... = 26.150000000000002), and two groups whose sums are equal would
+    sort apart; counting in units of the scale and dividing once gives the double nearest the
+    decimal sum on every back end."""
+    if field.type is FieldType.INT:
+        return func.sum(column)
+    units = _units(field)
+    return func.round(func.sum(column) * units) / units
+
+
+def decimal_average(column: ColumnElement[Any], field: FieldDef) -> ColumnElement[Any]:
+    """AVG as the decimal sum over the count, one division of two exact integers: equal
+    averages are equal doubles, however their groups add up (0.30 / 3 and 0.10 / 1)."""
+    if field.type is FieldType.INT:
+        return func.avg(column)
+    units = _units(field)
+    return func.round(func.sum(column) * units) / (func.count(column) * units)
+
+
+def _units(field: FieldDef) -> ColumnElement[Any]:
+    """How many of the field's smallest steps make one: 100 for a scale of 2."""
+    return literal(float(10**field.scale))
 
 
 class Columns(Protocol):
