@@ -107,7 +107,7 @@ def compile_query(bound: BoundQuery, tables: TableSet, *, include_deleted: bool)
         statement = select(*columns).where(*filters)
         statement = statement.group_by(*(joins.group_key(key) for key in bound.group_by))
         if bound.having is not None:
-            statement = statement.having(condition_sql(joins, bound.having))
+            statement = statement.having(condition_sql(joins, bound.having, grouped=True))
         statement = statement.order_by(*order_keys(joins, bound))
         statement = statement.limit(bound.limit).offset(bound.offset)
         statement = statement.select_from(joins.from_clause)

@@ -191,9 +191,13 @@ def _compares_text(condition: BoundCondition) -> bool:
     )
 
 
-def _text_leaf(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnElement[bool]:
+def _text_leaf(
+    condition: BoundCondition, column: ColumnElement[Any], grouped: bool
+) -> ColumnElement[bool]:
     """A condition on text, by keys: `=`, `!=`, IN and NOT IN through keys_among (which a back
-    end may spell as its index is, or test cheaply first), the others on the column's key."""
+    end may spell as its index is, or test cheaply first), the others on the column's key.
+    `grouped` (HAVING): the rows are groups, which GROUP BY keys on the computed key
+    (Joins.group_key), so a keyed field's stored key is not read: PostgreSQL would refuse it."""
     if condition.kind is ConditionKind.COMPARE and condition.op not in (Operator.EQ, Operator.NE):
         value = condition.value
         keyed = replace(condition, value=key_of(value) if isinstance(value, str) else value)
@@ -202,7 +206,7 @@ def _text_leaf(condition: BoundCondition, column: ColumnElement[Any]) -> ColumnE
     present = [str(value) for value in values if not _is_null_value(condition, value)]
     has_null = len(present) != len(values)
     target = condition.target
-    indexed = isinstance(target, BoundPath) and is_key_indexed(target.field)
+    indexed = not grouped and isinstance(target, BoundPath) and is_key_indexed(target.field)
     is_null = text_is_null(column)  # also where GROUP BY groups on the key (HAVING)
     positive = condition.op is Operator.EQ or condition.kind is ConditionKind.IN
     if not present:  # `= null`, `!= null`
@@ -229,19 +233,24 @@ def _joined(keyword: str, clauses: list[ColumnElement[bool]]) -> ColumnElement[b
     return joiner(_joined(keyword, clauses[middle:]))
 
 
-def condition_sql(joins: Columns, expr: BoundExpr, negated: bool = False) -> ColumnElement[bool]:
+def condition_sql(
+    joins: Columns, expr: BoundExpr, negated: bool = False, *, grouped: bool = False
+) -> ColumnElement[bool]:
     """The SQL of a condition. Salesforce's NOT is two-valued (NOT of "no match" is a match), so
     negations are pushed down to the leaves (De Morgan), where `IS NOT TRUE` also matches SQL's
     unknown: the SQL then nests no deeper than the parentheses, whereas one NOT(...) per level
-    overflows SQLite's parser and SQLAlchemy's recursion well within the parser's depth limit."""
+    overflows SQLite's parser and SQLAlchemy's recursion well within the parser's depth limit.
+    `grouped`: the condition is HAVING's, over the groups of the statement's GROUP BY."""
     if isinstance(expr, BoundNot):
-        return condition_sql(joins, expr.operand, not negated)
+        return condition_sql(joins, expr.operand, not negated, grouped=grouped)
     if isinstance(expr, BoundAnd | BoundOr):
-        operands = [condition_sql(joins, operand, negated) for operand in expr.operands]
+        operands = [
+            condition_sql(joins, operand, negated, grouped=grouped) for operand in expr.operands
+        ]
         return _joined("AND" if isinstance(expr, BoundAnd) != negated else "OR", operands)
     column = target_column(joins, expr.target)
     if _compares_text(expr):
-        leaf = _text_leaf(expr, column)
+        leaf = _text_leaf(expr, column, grouped)
     elif isinstance(expr.value, BoundSemiJoin):
         assert isinstance(joins, Joins)  # HAVING, the only union condition, has no sub-selects
         leaf = _semi_join(joins, expr, column)
