@@ -33,6 +33,10 @@ from app.admin_key import InsecureOnPublicAddress, check_control_plane, key_path
 from app.config import REPO_ROOT, Settings
 from app.console import coverage
 from app.errors import SalesforceError
+from app.evaluation.control import ControlError
+from app.evaluation.evaluate import EvalRefused, ModelEndpoint, evaluate, load_tasks, summarize
+from app.evaluation.run_file import RunFile
+from app.evaluation.runner import Plan
 from app.main import create_app, prepare_databases
 from app.seeding.bootstrap import OrgInTheWay
 from app.seeding.download import check_sha256_format, download, is_url, verify_sha256
@@ -73,6 +77,10 @@ DataDirOption = Annotated[
         show_default=False,
     ),
 ]
+
+
+class AgentStrategy(StrEnum):
+    function_calling = "function-calling"
 
 
 class OrgName(StrEnum):
@@ -693,6 +701,117 @@ def _json_list(path: Path) -> list[Any]:
     if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
         raise GradingFailed(f"{path} must hold a JSON list of objects")
     return value
+
+
+@cli.command("eval")
+def eval_command(
+    model: Annotated[str, typer.Option("--model", help="The model's name at its endpoint")],
+    base_url: Annotated[
+        str,
+        typer.Option("--base-url", help="The model's OpenAI-compatible API, e.g. http://host/v1"),
+    ],
+    tasks_file: Annotated[
+        Path, typer.Option("--tasks", exists=True, dir_okay=False, help="The task file to run")
+    ],
+    run: Annotated[
+        str,
+        typer.Option(
+            "--run", help="The run's name: its file in --runs-dir, its label in the results"
+        ),
+    ],
+    api_key_env: Annotated[
+        str, typer.Option("--api-key-env", help="The variable holding the model's API key")
+    ] = "OPENAI_API_KEY",
+    agent: Annotated[
+        AgentStrategy, typer.Option("--agent", help="How the model acts: function-calling")
+    ] = AgentStrategy.function_calling,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=256)] = 1,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Run the first K tasks only")
+    ] = None,
+    types: Annotated[
+        list[str] | None, typer.Option("--types", help="Run tasks of these types only")
+    ] = None,
+    repeat: Annotated[
+        int, typer.Option("--repeat", min=1, max=32, help="Run each task k times (pass^k)")
+    ] = 1,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Go on with a run: skip its recorded episodes")
+    ] = False,
+    localforce_url: Annotated[
+        str, typer.Option("--localforce-url", help="The localforce server")
+    ] = "http://127.0.0.1:8000",
+    runs_dir: Annotated[Path, typer.Option("--runs-dir", help="Where run files are kept")] = Path(
+        "runs"
+    ),
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=1, help="Seconds a model call may take")
+    ] = 120.0,
+    max_retries: Annotated[
+        int, typer.Option("--max-retries", min=0, help="Retries of a failed model call")
+    ] = 4,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Run a model over a task file: each task an episode in its own sandbox, the model acting
+    through the episode's tools, its answer graded and recorded in the run."""
+    settings = _settings(data_dir)
+    admin_key = os.environ.get("LOCALFORCE_ADMIN_KEY")
+    if admin_key is None and key_path(settings.data_dir).exists():
+        admin_key = key_path(settings.data_dir).read_text(encoding="utf-8").strip()
+    endpoint = ModelEndpoint(
+        name=model,
+        base_url=base_url,
+        api_key=os.environ.get(api_key_env, "none"),  # a local server may ask for none
+        timeout=timeout,
+        max_retries=max_retries,
+    )
+    run_file = RunFile.of_run(runs_dir, run)
+    try:
+        tasks = load_tasks(tasks_file, types=types or (), limit=limit)
+        plan = Plan(run=run, tasks=tasks, repeat=repeat, concurrency=concurrency)
+        with _eval_progress(len(plan.episodes()) - len(run_file.recorded_keys())) as on_record:
+            records = evaluate(
+                plan,
+                endpoint,
+                localforce_url,
+                admin_key,
+                run_file,
+                resume=resume,
+                on_record=on_record,
+            )
+    except (EvalRefused, ControlError) as error:
+        console.print(
+            f"[bold red]Evaluation stopped:[/] {escape(str(error))}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(code=1) from error
+    table = Table("task", "episodes", "failed", "mean reward")
+    for row in summarize(records):
+        table.add_row(row.task, str(row.episodes), str(row.failed), f"{row.mean_reward:.3f}")
+    Console().print(table)
+    console.print(f"Run {run}: {len(records)} episodes in {escape(str(run_file.path))}")
+
+
+@contextmanager
+def _eval_progress(total: int) -> Iterator[Callable[[dict[str, Any]], None]]:
+    """A progress bar of a run's episodes, with the mean reward so far."""
+    rewards: list[float] = []
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    ) as progress:
+        bar = progress.add_task("Episodes", total=max(total, 0))
+
+        def on_record(record: dict[str, Any]) -> None:
+            rewards.append(float(record["reward"] or 0))
+            mean = sum(rewards) / len(rewards)
+            progress.update(bar, advance=1, description=f"Episodes, mean reward {mean:.3f}")
+
+        yield on_record
 
 
 def _fail(error: Exception) -> NoReturn:

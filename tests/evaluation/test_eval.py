@@ -1,0 +1,223 @@
+"""`localforce eval` against a fake OpenAI-compatible server: a model that replays the
+reference agent scores 1 on every type, guessing scores the baseline, a faulty endpoint's
+episodes are retried or recorded as failed with their reason, and a run killed midway and
+resumed records every episode exactly once, in its file and in the results store."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from app.evaluation.evaluate import EvalRefused, ModelEndpoint, evaluate
+from app.evaluation.run_file import RunFile
+from app.evaluation.runner import Plan, episode_id
+from app.tasks.grading import score
+from tests.conftest import ADMIN_HEADERS, TEST_ADMIN_KEY
+from tests.evaluation.fake_model import FAULTS, HUGE_CHARS, FakeModels, nonsense_answer
+
+EMPTY_DIFF: dict[str, list[Any]] = {"created": [], "updated": [], "deleted": []}
+
+
+def run(
+    tasks: list[dict[str, Any]],
+    localforce_url: str,
+    models_url: str,
+    model: str,
+    directory: Path,
+    *,
+    name: str,
+    concurrency: int = 4,
+    resume: bool = False,
+    timeout: float = 60.0,
+) -> list[dict[str, Any]]:
+    endpoint = ModelEndpoint(
+        name=model, base_url=models_url, api_key="none", timeout=timeout, max_retries=2
+    )
+    plan = Plan(run=name, tasks=tasks, concurrency=concurrency)
+    return evaluate(
+        plan,
+        endpoint,
+        localforce_url,
+        TEST_ADMIN_KEY,
+        RunFile.of_run(directory, name),
+        resume=resume,
+    )
+
+
+def stored_results(localforce_url: str, name: str) -> list[dict[str, Any]]:
+    response = httpx.get(
+        f"{localforce_url}/__localforce/results",
+        params={"run": name},
+        headers=ADMIN_HEADERS,
+        timeout=60,
+    )
+    assert response.status_code == 200, response.text
+    results: list[dict[str, Any]] = response.json()["results"]
+    return results
+
+
+def by_idx(records: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    return {record["idx"]: record for record in records}
+
+
+def test_the_reference_model_scores_one_on_every_type(
+    tasks: list[dict[str, Any]], localforce_url: str, models_url: str, tmp_path: Path
+) -> None:
+    records = run(tasks, localforce_url, models_url, "reference", tmp_path, name="reference")
+    assert len(records) == len(tasks)
+    assert {record["task"] for record in records} == {task["task"] for task in tasks}
+    for record in records:
+        assert (record["status"], record["reward"], record["failure"]) == ("answered", 1.0, None)
+        assert record["turns"] >= 2 and record["tool_calls"] == record["turns"]
+        assert record["tokens_in"] >= 100 * record["turns"] and record["tokens_out"] > 0
+        assert record["model"] == "reference"
+    stored = stored_results(localforce_url, "reference")
+    assert sorted(result["idx"] for result in stored) == sorted(task["idx"] for task in tasks)
+    assert all(result["reward"] == 1.0 and result["agent"] == "reference" for result in stored)
+    # The episode's tool calls are its trajectory in the results store (the answer is not one).
+    first = by_idx(stored)[tasks[0]["idx"]]
+    assert len(first["tool_calls"]) == by_idx(records)[tasks[0]["idx"]]["tool_calls"] - 1
+
+
+def test_guessing_from_the_answer_key_scores_the_baseline(
+    tasks: list[dict[str, Any]], localforce_url: str, models_url: str, tmp_path: Path
+) -> None:
+    records = run(tasks, localforce_url, models_url, "nonsense", tmp_path, name="nonsense")
+    for task in tasks:
+        record = by_idx(records)[task["idx"]]
+        guess = nonsense_answer(tasks, task)
+        assert record["answer"] == guess
+        assert record["reward"] == score(task, guess, EMPTY_DIFF), task["task"]
+    rewards = [record["reward"] for record in records]
+    assert 0 < sum(rewards) < len(rewards)  # some guesses are right, most are not
+
+
+def test_a_faulty_endpoint_is_retried_or_its_episodes_fail_with_a_reason(
+    tasks: list[dict[str, Any]],
+    localforce_url: str,
+    models_url: str,
+    models: FakeModels,
+    tmp_path: Path,
+) -> None:
+    chosen = [task for task in tasks if task["reward_metric"] != "diff_match"][:16]
+    assert {models.fault_of(task) for task in chosen} == set(FAULTS)
+    records = run(
+        chosen,
+        localforce_url,
+        models_url,
+        "faulty",
+        tmp_path,
+        name="faulty",
+        concurrency=16,
+        timeout=1.5,
+    )
+    assert len(records) == len(chosen)
+    for task in chosen:
+        record, fault = by_idx(records)[task["idx"]], models.fault_of(task)
+        if fault in ("429_once", "500_once", "slow_once"):  # retried with backoff
+            assert (record["status"], record["reward"]) == ("answered", 1.0), fault
+        elif fault in ("malformed_arguments", "unknown_tool"):  # a tool error, then on
+            assert (record["status"], record["reward"], record["tool_errors"]) == (
+                "answered",
+                1.0,
+                1,
+            ), fault
+        elif fault == "always_500":
+            assert record["status"] == "failed" and record["reward"] == 0.0
+            assert record["failure"].startswith("model: InternalServerError"), record["failure"]
+        elif fault == "huge_output":
+            assert record["status"] == "answered" and len(record["answer"]) == HUGE_CHARS
+            assert record["reward"] == score(task, record["answer"], EMPTY_DIFF)
+        else:
+            assert (record["status"], record["failure"], record["turns"]) == (
+                "failed",
+                "no answer in 20 turns",
+                20,
+            )
+    stored = stored_results(localforce_url, "faulty")
+    assert len(stored) == len(chosen) and all(result["answered_at"] for result in stored)
+
+
+def test_a_run_with_recorded_episodes_is_not_run_again_without_resume(
+    tasks: list[dict[str, Any]], localforce_url: str, models_url: str, tmp_path: Path
+) -> None:
+    run(tasks[:1], localforce_url, models_url, "nonsense", tmp_path, name="once")
+    with pytest.raises(EvalRefused, match="pass --resume"):
+        run(tasks[:1], localforce_url, models_url, "nonsense", tmp_path, name="once")
+
+
+def test_a_resumed_run_recovers_an_unrecorded_answer_and_reruns_an_unanswered_episode(
+    tasks: list[dict[str, Any]], localforce_url: str, models_url: str, tmp_path: Path
+) -> None:
+    chosen = tasks[:3]
+    records = run(chosen, localforce_url, models_url, "reference", tmp_path, name="recover")
+    run_file = RunFile.of_run(tmp_path, "recover")
+    # Killed after its first episode was answered, before the line was written whole...
+    kept = [
+        line
+        for line in run_file.path.read_text().splitlines()
+        if f'"idx": {chosen[0]["idx"]},' not in line
+    ]
+    run_file.path.write_text("\n".join(kept) + '\n{"key": "cut sh')
+    # ... and while a fourth episode was under way.
+    started = httpx.post(
+        f"{localforce_url}/__localforce/episodes",
+        headers=ADMIN_HEADERS,
+        json={"id": episode_id("recover", tasks[3], 0), "task": tasks[3], "run": "recover"},
+        timeout=60,
+    )
+    assert started.status_code == 201, started.text
+    resumed = run(
+        tasks[:4], localforce_url, models_url, "reference", tmp_path, name="recover", resume=True
+    )
+    assert sorted(record["key"] for record in resumed) == sorted(
+        f"{task['idx']}:0" for task in tasks[:4]
+    )
+    recovered = by_idx(resumed)[chosen[0]["idx"]]
+    assert recovered["status"] == "recovered" and recovered["reward"] == 1.0
+    assert recovered["tokens_in"] is None
+    assert by_idx(resumed)[tasks[3]["idx"]]["status"] == "answered"
+    assert by_idx(records)[chosen[1]["idx"]] == by_idx(resumed)[chosen[1]["idx"]]
+    stored = stored_results(localforce_url, "recover")
+    assert sorted(result["idx"] for result in stored) == sorted(task["idx"] for task in tasks[:4])
+
+
+def test_a_run_killed_midway_and_resumed_records_each_episode_once(
+    tasks: list[dict[str, Any]], localforce_url: str, models_url: str, tmp_path: Path
+) -> None:
+    task_file = tmp_path / "tasks.json"
+    task_file.write_text(json.dumps(tasks))
+    command = [
+        str(Path(sys.executable).with_name("localforce")), "eval", "--model", "reference",
+        "--base-url", models_url, "--tasks", str(task_file), "--run", "killed",
+        "--localforce-url", localforce_url, "--runs-dir", str(tmp_path), "--concurrency", "4",
+    ]  # fmt: skip
+    env = {**os.environ, "LOCALFORCE_ADMIN_KEY": TEST_ADMIN_KEY}
+    run_file = RunFile.of_run(tmp_path, "killed")
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 300
+    while len(run_file.records()) < 3:
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert len(run_file.records()) < len(tasks)
+    resumed = subprocess.run(
+        [*command, "--resume"], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    keys = [record["key"] for record in run_file.records()]
+    assert sorted(keys) == sorted(f"{task['idx']}:0" for task in tasks)
+    stored = stored_results(localforce_url, "killed")
+    assert sorted(result["idx"] for result in stored) == sorted(task["idx"] for task in tasks)
+    assert all(result["reward"] == 1.0 for result in stored)
