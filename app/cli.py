@@ -79,8 +79,9 @@ DataDirOption = Annotated[
 ]
 
 
-class AgentStrategy(StrEnum):
+class AgentStrategy(StrEnum):  # app.evaluation.agent.STRATEGIES
     function_calling = "function-calling"
+    react = "react"
 
 
 class OrgName(StrEnum):
@@ -723,7 +724,7 @@ def eval_command(
         str, typer.Option("--api-key-env", help="The variable holding the model's API key")
     ] = "OPENAI_API_KEY",
     agent: Annotated[
-        AgentStrategy, typer.Option("--agent", help="How the model acts: function-calling")
+        AgentStrategy, typer.Option("--agent", help="How the model acts: function-calling or react")
     ] = AgentStrategy.function_calling,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=256)] = 1,
     limit: Annotated[
@@ -768,7 +769,7 @@ def eval_command(
     run_file = RunFile.of_run(runs_dir, run)
     try:
         tasks = load_tasks(tasks_file, types=types or (), limit=limit)
-        plan = Plan(run=run, tasks=tasks, repeat=repeat, concurrency=concurrency)
+        plan = Plan(run=run, tasks=tasks, repeat=repeat, concurrency=concurrency, agent=agent.value)
         with _eval_progress(len(plan.episodes()) - len(run_file.recorded_keys())) as on_record:
             records = evaluate(
                 plan,

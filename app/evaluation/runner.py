@@ -21,7 +21,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextResourceContents
 
-from app.evaluation.agent import SYSTEM_PROMPT, ChatModel, Outcome, run_agent
+from app.evaluation.agent import MAX_TURNS, STRATEGIES, TASK_CONTEXT, ChatModel, Outcome
 from app.evaluation.control import Control, StartedEpisode
 from app.evaluation.run_file import RunFile, episode_key
 
@@ -43,7 +43,8 @@ class Plan:
     tasks: Sequence[dict[str, Any]]
     repeat: int = 1
     concurrency: int = 1
-    max_turns: int = 20
+    max_turns: int = MAX_TURNS
+    agent: str = "function-calling"  # one of agent.STRATEGIES
 
     def episodes(self) -> list[tuple[dict[str, Any], int]]:
         return [(task, repeat) for repeat in range(self.repeat) for task in self.tasks]
@@ -98,6 +99,7 @@ class Runner:
             "task": task.get("task"),
             "episode": eid,
             "model": self.model.name,
+            "agent": self.plan.agent,
         }
         left = await self.control.result(eid)
         if left is not None and left.get("answered_at"):
@@ -130,14 +132,13 @@ class Runner:
         async with _mcp_client(self.control.base_url, started.access_token) as mcp:
             schema = await self._schema(mcp, started.org)
             metadata = started.metadata
-            system = SYSTEM_PROMPT.format(
+            strategy = STRATEGIES[self.plan.agent]
+            system = strategy.prompt + TASK_CONTEXT.format(
                 required=metadata.get("required", ""),
                 optional=metadata.get("optional", ""),
                 schema=schema,
             )
-            return await run_agent(
-                self.model, mcp, system, started.prompt, max_turns=self.plan.max_turns
-            )
+            return await strategy.run(self.model, mcp, system, started.prompt, self.plan.max_turns)
 
     async def _schema(self, mcp: Client, org: str) -> str:
         """The org's schema as CRMArena's prompt gives it (the MCP endpoint's resource)."""

@@ -5,6 +5,8 @@ by name, each a behaviour a real endpoint shows.
   again over the tool results the conversation holds; the first call the script makes that the
   conversation has no result for is the model's next tool call, and once the script finishes,
   its answer is submitted.
+- `reference-react`: the same through ReAct's text protocol: each query the script makes is an
+  `<execute>`, its observation read back as CRMArena's connector shows it (ReactReplayApi).
 - `nonsense`: answers, without a tool, another task's answer of the same type (the baseline of
   guessing from the answer key).
 - `faulty`: a fault a conversation meets, by its task (FAULTS): a 429 or a 500 before the first
@@ -14,9 +16,11 @@ by name, each a behaviour a real endpoint shows.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import hashlib
 import json
+import re
 from collections import Counter
 from random import Random
 from typing import Any
@@ -80,6 +84,40 @@ class ReplayApi:
 # The tools the reference script calls (ReplayApi); a conversation's other calls (a faulty
 # model's) are not the script's.
 REPLAYED = {"soql_query", "update_record", "describe", "describe_global"}
+
+
+class Record(dict[str, Any]):
+    """A record as ReAct's observation shows it: a column null in every row is left out."""
+
+    def __missing__(self, key: str) -> None:
+        return None
+
+
+class ReactReplayApi(ReplayApi):
+    """The Api of a ReAct conversation, over the original org (its objects, which no query
+    tells): each query an <execute>, answered by the observation that followed it."""
+
+    def _call(self, name: str, arguments: dict[str, Any]) -> Any:
+        if name == "describe_global":
+            return {"sobjects": [{"name": "Case"}]}  # the original org has no Pro objects
+        return super()._call(name, arguments)
+
+    def query(self, soql: str) -> list[dict[str, Any]]:
+        records: list[dict[str, Any]] = self._call("soql_query", {"query": soql})
+        return [Record(record) for record in records]
+
+
+def _react_done(messages: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any], str]]:
+    """The queries a ReAct conversation executed, each with its observation (Python's text of
+    the records, as CRMArena's connector gives it), as JSON."""
+    done = []
+    for said, shown in zip(messages[2::2], messages[3::2], strict=False):
+        executed = re.search(r"<execute>(.*?)</execute>", said.get("content") or "", re.DOTALL)
+        observation = shown["content"].removeprefix("Salesforce instance output: ")
+        if executed:
+            records = ast.literal_eval(observation)
+            done.append(("soql_query", {"query": executed.group(1)}, json.dumps(records)))
+    return done
 
 
 def _done_calls(messages: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any], str]]:
@@ -157,6 +195,8 @@ class FakeModels:
         turn = sum(message["role"] == "assistant" for message in messages)
         if model == "reference":
             return self.reference(model, task, messages, turn)
+        if model == "reference-react":
+            return self.reference_react(model, task, messages, turn)
         if model == "nonsense":
             return _completion(model, content=nonsense_answer(self.tasks, task), turn=turn)
         return await self.faulty(model, task, messages, turn)
@@ -170,6 +210,17 @@ class FakeModels:
         except NeedCall as needed:
             return _completion(model, call=(needed.name, needed.arguments), turn=turn)
         return _completion(model, call=("submit_answer", {"response": answer}), turn=turn)
+
+    def reference_react(
+        self, model: str, task: dict[str, Any], messages: list[dict[str, Any]], turn: int
+    ) -> dict[str, Any]:
+        given = {key: value for key, value in task.items() if key != "answer"}
+        try:
+            answer = solve(ReactReplayApi(_react_done(messages)), given)
+        except NeedCall as needed:
+            text = f"<thought>I need data.</thought><execute>{needed.arguments['query']}</execute>"
+            return _completion(model, content=text, turn=turn)
+        return _completion(model, content=f"<thought>Done.</thought><respond>{answer}</respond>")
 
     async def faulty(
         self, model: str, task: dict[str, Any], messages: list[dict[str, Any]], turn: int

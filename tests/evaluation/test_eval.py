@@ -37,12 +37,13 @@ def run(
     name: str,
     concurrency: int = 4,
     resume: bool = False,
+    agent: str = "function-calling",
     timeout: float = 60.0,
 ) -> list[dict[str, Any]]:
     endpoint = ModelEndpoint(
         name=model, base_url=models_url, api_key="none", timeout=timeout, max_retries=2
     )
-    plan = Plan(run=name, tasks=tasks, concurrency=concurrency)
+    plan = Plan(run=name, tasks=tasks, concurrency=concurrency, agent=agent)
     return evaluate(
         plan,
         endpoint,
@@ -86,6 +87,24 @@ def test_the_reference_model_scores_one_on_every_type(
     # The episode's tool calls are its trajectory in the results store (the answer is not one).
     first = by_idx(stored)[tasks[0]["idx"]]
     assert len(first["tool_calls"]) == by_idx(records)[tasks[0]["idx"]]["tool_calls"] - 1
+
+
+def test_the_reference_model_scores_one_through_react(
+    tasks: list[dict[str, Any]], localforce_url: str, models_url: str, tmp_path: Path
+) -> None:
+    reads = [task for task in tasks if task["reward_metric"] != "diff_match"]
+    records = run(
+        reads, localforce_url, models_url, "reference-react", tmp_path, name="react", agent="react"
+    )
+    assert {record["task"] for record in records} == {task["task"] for task in reads}
+    for record in records:
+        assert (record["status"], record["reward"], record["agent"]) == ("answered", 1.0, "react")
+        assert record["tool_calls"] == record["turns"] - 1 and record["tool_errors"] == 0
+    # What the agent executed went through CRMArena's connector tool.
+    stored = stored_results(localforce_url, "react")
+    assert {call["tool"] for result in stored for call in result["tool_calls"]} == {
+        "issue_soql_query"
+    }
 
 
 def test_guessing_from_the_answer_key_scores_the_baseline(
