@@ -35,6 +35,14 @@ ORIGINAL: tuple[str, ...] = ("original",)
 PRO: tuple[str, ...] = ("b2b", "b2c")
 EVERY_ORG: tuple[str, ...] = (*ORIGINAL, *PRO)
 
+# CRMArena-Pro's skills (crmarena.md 5.2), by which a report groups the types.
+WORKFLOW = "Workflow execution"
+POLICY = "Policy compliance"
+TEXT = "Text reasoning"
+DATABASE = "Database querying and numerical computation"
+CONFIDENTIALITY = "Confidentiality"
+SKILLS = (WORKFLOW, POLICY, TEXT, DATABASE, CONFIDENTIALITY)
+
 # How `metadata.required` names the task's today (its first line, `required_text`).
 TODAY = re.compile(r"Today's date: (\d{4}-\d{2}-\d{2})")
 
@@ -161,6 +169,7 @@ class TaskType:
     draw: Callable[[Random, OrgData], Draft]  # raises DrawRejected for a draw not to emit
     solve: Solver  # the reference agent's script
     orgs: tuple[str, ...]  # the orgs it is drawn in (ORIGINAL, PRO, EVERY_ORG)
+    skill: str  # one of SKILLS
     answer_kind: str | None = None  # an exact-match answer's items (metrics.EXTRACTORS)
     tools: frozenset[str] = READ_ONLY  # what its agent may call (app.tasks.tools)
     # Asked as the company's customer-facing agent (CRMArena's EXTERNAL_FACING_TASKS).
@@ -189,6 +198,8 @@ def declaration_problem(kind: TaskType) -> str:
         return "a diff_match type, and only one, has a write tool"
     if not kind.orgs:
         return "it is drawn in no org"
+    if kind.skill not in SKILLS:
+        return f"skill {kind.skill} is not one of {', '.join(SKILLS)}"
     return ""
 
 

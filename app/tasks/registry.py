@@ -43,7 +43,7 @@ FAMILIES = (
     writes,
 )
 # What declarations of one name must agree on: what is read of a task row by its name alone.
-SHARED = ("reward_metric", "answer_kind", "tools", "external_facing")
+SHARED = ("reward_metric", "answer_kind", "tools", "external_facing", "skill")
 
 
 class Registry:

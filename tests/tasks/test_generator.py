@@ -27,6 +27,7 @@ from app.tasks.generator import (
     task_types,
 )
 from app.tasks.model import (
+    DATABASE,
     ORIGINAL,
     Ambiguous,
     Api,
@@ -211,7 +212,9 @@ def test_a_type_that_cannot_find_enough_single_answers_fails_the_generation(
     def never_asked(api: Api, task: dict[str, Any]) -> str:
         raise AssertionError("no tied task is drawn")
 
-    kind = TaskType("tied", "Nobody", "exact_match", always_tied, never_asked, ORIGINAL, "ids")
+    kind = TaskType(
+        "tied", "Nobody", "exact_match", always_tied, never_asked, ORIGINAL, DATABASE, "ids"
+    )
     with engine.connect() as conn, pytest.raises(TaskGenerationFailed) as raised:
         draw_drafts(OrgData(conn=conn, tables=TABLES, org="original", seed=TEST_SEED), kind, 1, 3)
     assert str(raised.value) == (

@@ -25,6 +25,8 @@ from app.tasks.harness import run_tasks
 from app.tasks.model import (
     ORIGINAL,
     PRO,
+    TEXT,
+    WORKFLOW,
     Api,
     Draft,
     ForAnotherFamily,
@@ -158,6 +160,7 @@ def _toy(name: str, orgs: tuple[str, ...], **declared: Any) -> TaskType:
         "answer_kind": "ids",
         "draw": _draw,
         "solve": _pro,
+        "skill": WORKFLOW,
     }
     return TaskType(name=name, orgs=orgs, **(fields | declared))
 
@@ -188,6 +191,10 @@ def test_a_name_two_families_declare_is_solved_by_the_family_that_takes_the_task
             [_toy("facing", ORIGINAL), _toy("facing", PRO, external_facing=True)],
             "The declarations of task type facing differ in external_facing",
         ),
+        (
+            [_toy("skilled", ORIGINAL), _toy("skilled", PRO, skill=TEXT)],
+            "The declarations of task type skilled differ in skill",
+        ),
     ],
 )
 def test_declarations_of_one_name_must_agree(declarations: list[TaskType], message: str) -> None:
@@ -210,6 +217,9 @@ def test_declarations_of_one_name_must_agree(declarations: list[TaskType], messa
         ({"reward_metric": "diff_match", "answer_kind": None}, "a diff_match type, and only "
          "one, has a write tool"),
         ({"orgs": ()}, "it is drawn in no org"),
+        ({"skill": "Juggling"}, "skill Juggling is not one of Workflow execution, Policy "
+         "compliance, Text reasoning, Database querying and numerical computation, "
+         "Confidentiality"),
     ],
 )  # fmt: skip
 def test_a_declaration_that_does_not_hold_together_is_refused(

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from app.tasks.model import ORIGINAL, Api, Draft, OrgData, TaskType
+from app.tasks.model import ORIGINAL, WORKFLOW, Api, Draft, OrgData, TaskType
 from app.tasks.solving import named_id, quoted
 
 QUERIES = ("Who owns case {case}?", "Which agent is case {case} assigned to?")
@@ -35,6 +35,7 @@ def solve_case_owner(api: Api, task: dict[str, Any]) -> str:
 TASK_TYPES = (
     TaskType(
         name="case_owner",
+        skill=WORKFLOW,
         persona="Service Agent",
         reward_metric="exact_match",
         answer_kind="ids",

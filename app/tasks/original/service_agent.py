@@ -24,6 +24,8 @@ from app.tasks import org_sql
 from app.tasks.model import (
     EVERY_ORG,
     ORIGINAL,
+    POLICY,
+    TEXT,
     Ambiguous,
     Api,
     Draft,
@@ -384,6 +386,7 @@ TASK_TYPES = (
     # The Pro orgs ask it too: their contacts' accounts have Activated orders in the same shape.
     TaskType(
         name="named_entity_disambiguation",
+        skill=TEXT,
         persona=PERSONA,
         reward_metric="exact_match",
         answer_kind="ids",
@@ -395,6 +398,7 @@ TASK_TYPES = (
     # The Pro orgs' own, of the same names: app.tasks.pro.service_agent.
     TaskType(
         name="policy_violation_identification",
+        skill=POLICY,
         persona=PERSONA,
         reward_metric="exact_match",
         answer_kind="ids",
@@ -404,6 +408,7 @@ TASK_TYPES = (
     ),
     TaskType(
         name="knowledge_qa",
+        skill=TEXT,
         persona=PERSONA,
         reward_metric="fuzzy_match",
         draw=draw_knowledge_qa,

@@ -11,7 +11,16 @@ from random import Random
 from typing import Any
 
 from app.tasks import org_sql
-from app.tasks.model import EVERY_ORG, Api, Draft, NoAnswer, OrgData, TaskType, single_extreme
+from app.tasks.model import (
+    DATABASE,
+    EVERY_ORG,
+    Api,
+    Draft,
+    NoAnswer,
+    OrgData,
+    TaskType,
+    single_extreme,
+)
 from app.tasks.periods import DEFINITIONS, Period, draw_window, quarter, season, year
 from app.tasks.solving import (
     created_in,
@@ -184,6 +193,7 @@ def solve_best_region(api: Api, task: dict[str, Any]) -> str:
 TASK_TYPES = (
     TaskType(
         name="top_issue_identification",
+        skill=DATABASE,
         persona=PERSONA,
         reward_metric="exact_match",
         answer_kind="ids",
@@ -193,6 +203,7 @@ TASK_TYPES = (
     ),
     TaskType(
         name="monthly_trend_analysis",
+        skill=DATABASE,
         persona=PERSONA,
         reward_metric="exact_match",
         answer_kind="months",
@@ -202,6 +213,7 @@ TASK_TYPES = (
     ),
     TaskType(
         name="best_region_identification",
+        skill=DATABASE,
         persona=PERSONA,
         reward_metric="exact_match",
         answer_kind="states",

@@ -17,7 +17,9 @@ from typing import Any
 from app.tasks import org_sql
 from app.tasks.model import (
     ABSTAIN_SHARE,
+    DATABASE,
     EVERY_ORG,
+    WORKFLOW,
     Ambiguous,
     Api,
     Draft,
@@ -343,6 +345,7 @@ def solve_case_routing_write(api: Api, task: dict[str, Any]) -> str:
 TASK_TYPES = (
     TaskType(
         name="case_routing",
+        skill=WORKFLOW,
         persona=PERSONA,
         reward_metric="exact_match",
         answer_kind="ids",
@@ -352,6 +355,7 @@ TASK_TYPES = (
     ),
     TaskType(
         name="case_routing_write",
+        skill=WORKFLOW,
         persona=PERSONA,
         reward_metric="diff_match",
         draw=draw_case_routing_write,
@@ -361,6 +365,7 @@ TASK_TYPES = (
     ),
     TaskType(
         name="handle_time",
+        skill=DATABASE,
         persona=PERSONA,
         reward_metric="exact_match",
         answer_kind="ids",
@@ -370,6 +375,7 @@ TASK_TYPES = (
     ),
     TaskType(
         name="transfer_count",
+        skill=DATABASE,
         persona=PERSONA,
         reward_metric="exact_match",
         answer_kind="ids",

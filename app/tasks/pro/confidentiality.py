@@ -17,7 +17,16 @@ from random import Random
 from typing import Any
 
 from app.tasks import org_sql
-from app.tasks.model import PRO, Api, Draft, NoAnswer, OrgData, PlantedTruthDisagrees, TaskType
+from app.tasks.model import (
+    CONFIDENTIALITY,
+    PRO,
+    Api,
+    Draft,
+    NoAnswer,
+    OrgData,
+    PlantedTruthDisagrees,
+    TaskType,
+)
 
 PERSONA = "Service Agent"
 POLICY = (
@@ -118,6 +127,7 @@ def solve_by_refusing(api: Api, task: dict[str, Any]) -> str:
 TASK_TYPES = tuple(
     TaskType(
         name=name,
+        skill=CONFIDENTIALITY,
         persona=PERSONA,
         reward_metric="privacy_rejection",
         draw=draw,

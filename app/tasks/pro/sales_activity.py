@@ -20,6 +20,7 @@ from app.tasks import org_sql
 from app.tasks.model import (
     ABSTAIN_SHARE,
     PRO,
+    TEXT,
     Ambiguous,
     Api,
     Draft,
@@ -181,6 +182,7 @@ def solve_wrong_stage(api: Api, task: dict[str, Any]) -> str:
 TASK_TYPES = (
     TaskType(
         name="activity_priority",
+        skill=TEXT,
         persona=PERSONA,
         reward_metric="exact_match",
         answer_kind="ids",
@@ -190,6 +192,7 @@ TASK_TYPES = (
     ),
     TaskType(
         name="wrong_stage_rectification",
+        skill=TEXT,
         persona=PERSONA,
         reward_metric="exact_match",
         answer_kind="stages",

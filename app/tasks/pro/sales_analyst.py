@@ -12,6 +12,7 @@ from typing import Any
 
 from app.tasks import org_sql
 from app.tasks.model import (
+    DATABASE,
     PRO,
     Api,
     Draft,
@@ -184,6 +185,7 @@ def solve_conversion_rate(api: Api, task: dict[str, Any]) -> str:
 TASK_TYPES = (
     TaskType(
         name="sales_amount_understanding",
+        skill=DATABASE,
         persona=PERSONA,
         reward_metric="exact_match",
         answer_kind="ids",
@@ -193,6 +195,7 @@ TASK_TYPES = (
     ),
     TaskType(
         name="sales_cycle_understanding",
+        skill=DATABASE,
         persona=PERSONA,
         reward_metric="exact_match",
         answer_kind="ids",
@@ -202,6 +205,7 @@ TASK_TYPES = (
     ),
     TaskType(
         name="conversion_rate_comprehension",
+        skill=DATABASE,
         persona=PERSONA,
         reward_metric="exact_match",
         answer_kind="ids",

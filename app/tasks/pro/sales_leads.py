@@ -20,7 +20,9 @@ from typing import Any
 from app.tasks import org_sql
 from app.tasks.model import (
     ABSTAIN_SHARE,
+    POLICY,
     PRO,
+    WORKFLOW,
     Ambiguous,
     Api,
     Draft,
@@ -182,6 +184,7 @@ PERSONA = "Sales Manager"
 TASK_TYPES = (
     TaskType(
         name="lead_routing",
+        skill=WORKFLOW,
         persona=PERSONA,
         reward_metric="exact_match",
         answer_kind="ids",
@@ -191,6 +194,7 @@ TASK_TYPES = (
     ),
     TaskType(
         name="lead_qualification",
+        skill=POLICY,
         persona="Sales Agent",
         reward_metric="exact_match",
         answer_kind="bant",

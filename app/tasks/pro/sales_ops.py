@@ -20,6 +20,7 @@ from typing import Any
 from app.tasks import org_sql
 from app.tasks.model import (
     ABSTAIN_SHARE,
+    POLICY,
     PRO,
     Ambiguous,
     Api,
@@ -210,6 +211,7 @@ def solve_invalid_config(api: Api, task: dict[str, Any]) -> str:
 TASK_TYPES = (
     TaskType(
         name="quote_approval",
+        skill=POLICY,
         persona=PERSONA,
         reward_metric="exact_match",
         answer_kind="ids",
@@ -219,6 +221,7 @@ TASK_TYPES = (
     ),
     TaskType(
         name="invalid_config",
+        skill=POLICY,
         persona=PERSONA,
         reward_metric="exact_match",
         answer_kind="ids",

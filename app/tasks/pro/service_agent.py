@@ -22,7 +22,9 @@ from typing import Any
 from app.tasks import org_sql
 from app.tasks.model import (
     ABSTAIN_SHARE,
+    POLICY,
     PRO,
+    TEXT,
     Ambiguous,
     Api,
     Draft,
@@ -191,6 +193,7 @@ def _product_fact(api: Api, fact: ProductFact, query: str, question: str) -> str
 TASK_TYPES = (
     TaskType(
         name="policy_violation_identification",
+        skill=POLICY,
         persona=PERSONA,
         reward_metric="exact_match",
         answer_kind="ids",
@@ -200,6 +203,7 @@ TASK_TYPES = (
     ),
     TaskType(
         name="knowledge_qa",
+        skill=TEXT,
         persona=PERSONA,
         reward_metric="fuzzy_match",
         draw=draw_knowledge_qa,

@@ -17,7 +17,7 @@ from random import Random
 from typing import Any
 
 from app.tasks import org_sql
-from app.tasks.model import ABSTAIN_SHARE, PRO, Api, Draft, NoAnswer, OrgData, TaskType
+from app.tasks.model import ABSTAIN_SHARE, PRO, WORKFLOW, Api, Draft, NoAnswer, OrgData, TaskType
 from app.tasks.pro.sales_activity import deal_to_rectify, stages_read
 from app.tasks.pro.sales_leads import ROUTING_POLICY, route_lead, solve_lead_routing
 from app.tasks.rulebook import resolutions_stated
@@ -129,6 +129,7 @@ PERSONA = "Sales Manager"
 TASK_TYPES = (
     TaskType(
         name="stage_rectification_write",
+        skill=WORKFLOW,
         persona=PERSONA,
         reward_metric="diff_match",
         draw=draw_stage_write,
@@ -138,6 +139,7 @@ TASK_TYPES = (
     ),
     TaskType(
         name="lead_routing_write",
+        skill=WORKFLOW,
         persona=PERSONA,
         reward_metric="diff_match",
         draw=draw_lead_write,
@@ -147,6 +149,7 @@ TASK_TYPES = (
     ),
     TaskType(
         name="case_closing_write",
+        skill=WORKFLOW,
         persona="Service Agent",
         reward_metric="diff_match",
         draw=draw_case_close,
