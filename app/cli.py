@@ -35,6 +35,7 @@ from app.console import coverage
 from app.errors import SalesforceError
 from app.evaluation.control import ControlError
 from app.evaluation.evaluate import EvalRefused, ModelEndpoint, evaluate, load_tasks, summarize
+from app.evaluation.report import ReportRefused, read_runs, write_report
 from app.evaluation.run_file import RunFile
 from app.evaluation.runner import Plan
 from app.main import create_app, prepare_databases
@@ -792,6 +793,26 @@ def eval_command(
         table.add_row(row.task, str(row.episodes), str(row.failed), f"{row.mean_reward:.3f}")
     Console().print(table)
     console.print(f"Run {run}: {len(records)} episodes in {escape(str(run_file.path))}")
+
+
+@cli.command("report")
+def report_command(
+    runs: Annotated[list[str], typer.Argument(help="The runs to show side by side")],
+    runs_dir: Annotated[Path, typer.Option("--runs-dir", help="Where run files are kept")] = Path(
+        "runs"
+    ),
+    out: Annotated[
+        Path, typer.Option("--out", help="The directory to write report.md and report.html in")
+    ] = Path("report"),
+) -> None:
+    """Report runs side by side: mean reward with its confidence interval per task type and
+    per skill, pass^k, failures and cost, as Markdown and as an HTML page with charts."""
+    try:
+        written = write_report(read_runs(runs_dir, runs), out)
+    except ReportRefused as error:
+        console.print(f"[bold red]No report:[/] {escape(str(error))}", highlight=False)
+        raise typer.Exit(code=1) from error
+    console.print(f"Wrote {' and '.join(escape(str(path)) for path in written)}", soft_wrap=True)
 
 
 @contextmanager
