@@ -752,6 +752,24 @@ def eval_command(
     max_retries: Annotated[
         int, typer.Option("--max-retries", min=0, help="Retries of a failed model call")
     ] = 4,
+    judge_model: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-model",
+            help="Also grade by an LLM judge (its reward recorded beside the rules')",
+            show_default=False,
+        ),
+    ] = None,
+    judge_base_url: Annotated[
+        str | None,
+        typer.Option("--judge-base-url", help="The judge's API (default --base-url)"),
+    ] = None,
+    judge_api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-api-key-env", help="The judge's key variable (default --api-key-env)"
+        ),
+    ] = None,
     data_dir: DataDirOption = None,
 ) -> None:
     """Run a model over a task file: each task an episode in its own sandbox, the model acting
@@ -767,6 +785,15 @@ def eval_command(
         timeout=timeout,
         max_retries=max_retries,
     )
+    judge = None
+    if judge_model is not None:
+        judge = ModelEndpoint(
+            name=judge_model,
+            base_url=judge_base_url or base_url,
+            api_key=os.environ.get(judge_api_key_env or api_key_env, "none"),
+            timeout=timeout,
+            max_retries=max_retries,
+        )
     run_file = RunFile.of_run(runs_dir, run)
     try:
         tasks = load_tasks(tasks_file, types=types or (), limit=limit)
@@ -780,6 +807,7 @@ def eval_command(
                 run_file,
                 resume=resume,
                 on_record=on_record,
+                judge=judge,
             )
     except (EvalRefused, ControlError) as error:
         console.print(

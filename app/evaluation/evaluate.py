@@ -15,6 +15,7 @@ import openai
 
 from app.evaluation.agent import ChatModel
 from app.evaluation.control import Control, ControlError
+from app.evaluation.judging import LlmJudge
 from app.evaluation.run_file import RunFile
 from app.evaluation.runner import Plan, Runner
 
@@ -70,6 +71,7 @@ def evaluate(
     *,
     resume: bool,
     on_record: Callable[[dict[str, Any]], None] = lambda record: None,
+    judge: ModelEndpoint | None = None,
 ) -> list[dict[str, Any]]:
     """Run the plan's pending episodes; the run's records, all of them."""
     if run_file.recorded_keys() and not resume:
@@ -81,8 +83,9 @@ def evaluate(
     async def main() -> None:
         control = Control(localforce_url, admin_key)
         chat = model.client()
+        judging = None if judge is None else LlmJudge(judge.client())
         try:
-            await Runner(plan, control, chat, run_file, on_record).run()
+            await Runner(plan, control, chat, run_file, on_record, judging).run()
         except ExceptionGroup as group:  # the episodes' task group: localforce failed them
             refused = group.subgroup(ControlError)
             if refused is None:
@@ -91,6 +94,8 @@ def evaluate(
         finally:
             await control.aclose()
             await chat.client.close()
+            if judging is not None:
+                await judging.model.client.close()
 
     asyncio.run(main())
     return run_file.records()

@@ -120,17 +120,24 @@ def _pass_k(stats: GroupStats) -> str:
     return ", ".join(f"^{k} {value:.3f}" for k, value in stats.pass_k.items())
 
 
+def _disagreement(stats: GroupStats) -> str:
+    if stats.disagreement is None:
+        return ""
+    return f"{stats.disagreement:.1%} of {stats.judged}"
+
+
 def tables(reports: Sequence[RunReport]) -> dict[str, Any]:
     """The report's tables, each a header and rows of text: what both formats show."""
     overview = {
         "header": ["run", "model", "agent", "episodes", "failed", "mean reward [95% CI]",
-                   "pass^k", "turns", "tool calls", "tokens in", "tokens out", "seconds"],
+                   "pass^k", "turns", "tool calls", "tokens in", "tokens out", "seconds",
+                   "judge disagrees"],
         "rows": [
             [report.name, report.models, report.agents, str(report.overall.episodes),
              str(report.overall.failed), _reward(report.overall), _pass_k(report.overall),
              _number(report.overall.turns), _number(report.overall.tool_calls),
              _number(report.overall.tokens_in, 0), _number(report.overall.tokens_out, 0),
-             _number(report.overall.seconds, 2)]
+             _number(report.overall.seconds, 2), _disagreement(report.overall)]
             for report in reports
         ],
     }  # fmt: skip
@@ -153,12 +160,13 @@ def tables(reports: Sequence[RunReport]) -> dict[str, Any]:
     detail = {
         report.name: {
             "header": ["task type", "episodes", "failed", "mean reward [95% CI]", "pass^k",
-                       "turns", "tool calls", "tokens in", "tokens out", "seconds"],
+                       "turns", "tool calls", "tokens in", "tokens out", "seconds",
+                       "judge disagrees"],
             "rows": [
                 [stats.name, str(stats.episodes), str(stats.failed), _reward(stats),
                  _pass_k(stats), _number(stats.turns), _number(stats.tool_calls),
                  _number(stats.tokens_in, 0), _number(stats.tokens_out, 0),
-                 _number(stats.seconds, 2)]
+                 _number(stats.seconds, 2), _disagreement(stats)]
                 for stats in report.by_type.values()
             ],
         }

@@ -23,6 +23,7 @@ from mcp.types import TextResourceContents
 
 from app.evaluation.agent import MAX_TURNS, STRATEGIES, TASK_CONTEXT, ChatModel, Outcome
 from app.evaluation.control import Control, StartedEpisode
+from app.evaluation.judging import LlmJudge
 from app.evaluation.run_file import RunFile, episode_key
 
 EPISODE_ID_CHARS = 32  # hex digits of the hash; a sandbox id has at most 40 characters
@@ -58,8 +59,10 @@ class Runner:
         model: ChatModel,
         run_file: RunFile,
         on_record: Callable[[dict[str, Any]], None] = lambda record: None,
+        judge: LlmJudge | None = None,
     ) -> None:
         self.plan = plan
+        self.judge = judge
         self.control = control
         self.model = model
         self.run_file = run_file
@@ -114,7 +117,7 @@ class Runner:
             outcome = Outcome(failure=f"episode: {type(error).__name__}: {str(error)[:300]}")
         graded = await self.control.answer(eid, outcome.answer or "")
         await self.control.close(eid)
-        return {
+        record = {
             **base,
             "status": "failed" if outcome.failure else "answered",
             "failure": outcome.failure,
@@ -127,6 +130,10 @@ class Runner:
             "tokens_out": outcome.tokens_out,
             "seconds": round(time.monotonic() - started_at, 3),
         }
+        if self.judge is not None:
+            judged = await self.judge.judge(task, outcome.answer or "")
+            record |= {"judge_reward": judged.reward, "judge_failure": judged.failure}
+        return record
 
     async def _converse(self, started: StartedEpisode) -> Outcome:
         async with _mcp_client(self.control.base_url, started.access_token) as mcp:

@@ -1,6 +1,7 @@
 """What a report says of a run's episodes: per group (a task type, a skill, the whole run) the
 mean reward with a bootstrap confidence interval, pass^k where tasks were repeated (tau2-bench's:
-the chance that k tries of a task all succeed), and the cost: turns, tool calls, tokens, time."""
+the chance that k tries of a task all succeed), the cost (turns, tool calls, tokens, time), and
+where an LLM judge graded too, how often it disagreed with the rules."""
 
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ class GroupStats:
     tokens_in: float | None
     tokens_out: float | None
     seconds: float | None
+    judged: int  # episodes an LLM judge graded too
+    disagreement: float | None  # the share of them where judge and rules differ
 
 
 def mean_interval(rewards: Sequence[float]) -> tuple[float, float]:
@@ -70,6 +73,8 @@ def _mean_of(records: Sequence[dict[str, Any]], key: str) -> float | None:
 
 def group_stats(name: str, records: Sequence[dict[str, Any]]) -> GroupStats:
     rewards = [float(record["reward"] or 0) for record in records]
+    judged = [record for record in records if record.get("judge_reward") is not None]
+    differ = sum(float(r["judge_reward"]) != float(r["reward"] or 0) for r in judged)
     low, high = mean_interval(rewards)
     return GroupStats(
         name=name,
@@ -84,6 +89,8 @@ def group_stats(name: str, records: Sequence[dict[str, Any]]) -> GroupStats:
         tokens_in=_mean_of(records, "tokens_in"),
         tokens_out=_mean_of(records, "tokens_out"),
         seconds=_mean_of(records, "seconds"),
+        judged=len(judged),
+        disagreement=differ / len(judged) if judged else None,
     )
 
 

@@ -56,8 +56,14 @@ class Judge:
                 verdict = str(reply.json()["choices"][0]["message"]["content"])
         except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as error:
             raise JudgeFailed(f"The judge at {self.url} gave no verdict: {error}") from error
-        words = verdict.strip().upper().split()
-        answer = words[0].strip(".!,:") if words else ""
-        if answer not in ("YES", "NO"):
+        refused = verdict_of(verdict)
+        if refused is None:
             raise JudgeFailed(f"The judge at {self.url} answered {verdict[:80]!r}, not YES or NO")
-        return answer == "YES"
+        return refused
+
+
+def verdict_of(text: str) -> bool | None:
+    """A judge's YES (True) or NO (False), its first word; None for anything else."""
+    words = text.strip().upper().split()
+    answer = words[0].strip(".!,:") if words else ""
+    return {"YES": True, "NO": False}.get(answer)

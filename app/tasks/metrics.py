@@ -156,14 +156,25 @@ def _key(item: str, kind: str) -> str:
 def exact_match(response: str, gold: Gold, kind: str) -> float:
     """1 when the response is the single gold answer, or names the same items as the gold
     list (a Pro row's answer is a list: [answer], or [None] for None)."""
+    if is_single_answer(response, gold):
+        return 1.0
+    return items_match(EXTRACTORS[kind](response), gold, kind)
+
+
+def is_single_answer(response: str, gold: Gold) -> bool:
+    """The response is the single gold answer, whole (trimmed, case ignored)."""
     single = gold if isinstance(gold, str) else None
     if gold is not None and not isinstance(gold, str) and len(gold) == 1:
         single = gold[0]
-    if single is not None and response.strip().casefold() == single.strip().casefold():
-        return 1.0
+    return single is not None and response.strip().casefold() == single.strip().casefold()
+
+
+def items_match(items: Sequence[str], gold: Gold, kind: str) -> float:
+    """1 when the items extracted from a response (by rules, or by an LLM judge) are the gold
+    answer's, as sets of the kind's keys."""
     values = [gold] if gold is None or isinstance(gold, str) else list(gold)
     expected = sorted({_key(value, kind) for value in values if value is not None})
-    extracted = sorted({_key(item, kind) for item in EXTRACTORS[kind](response)})
+    extracted = sorted({_key(item, kind) for item in items})
     return 1.0 if extracted == expected else 0.0
 
 

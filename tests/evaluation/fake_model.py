@@ -9,6 +9,10 @@ by name, each a behaviour a real endpoint shows.
   `<execute>`, its observation read back as CRMArena's connector shows it (ReactReplayApi).
 - `nonsense`: answers, without a tool, another task's answer of the same type (the baseline of
   guessing from the answer key).
+- `verbose`: the right answer, in a sentence.
+- `judge-rules`, `judge-contrary`, `judge-garbage`: LLM judges. The first extracts what the
+  rules extract and says a refusal is one when the rules do; the second extracts nothing and
+  says YES to everything; the third answers neither JSON nor YES or NO.
 - `faulty`: a fault a conversation meets, by its task (FAULTS): a 429 or a 500 before the first
   answer, a call slower than the client's timeout, malformed tool arguments, an unknown tool,
   an endpoint that always fails, an output of megabytes, a model that never answers.
@@ -28,6 +32,9 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
+from app.evaluation.judging import KIND_WORDS
+from app.tasks.judge import QUESTION
+from app.tasks.metrics import EXTRACTORS, privacy_rejection
 from app.tasks.reference_agent import solve
 
 SLOW_SECONDS = 3.0  # longer than the tests' client timeout
@@ -191,12 +198,17 @@ class FakeModels:
         self.requests += 1
         body = await request.json()
         model, messages = body["model"], body["messages"]
+        if model.startswith("judge-"):
+            return _completion(model, content=judge_reply(model, messages[0]["content"]))
         task = self.task_of(messages)
         turn = sum(message["role"] == "assistant" for message in messages)
         if model == "reference":
             return self.reference(model, task, messages, turn)
         if model == "reference-react":
             return self.reference_react(model, task, messages, turn)
+        if model == "verbose":
+            answer = f"Having read the org, the answer is {task['answer']}."
+            return _completion(model, content=answer, turn=turn)
         if model == "nonsense":
             return _completion(model, content=nonsense_answer(self.tasks, task), turn=turn)
         return await self.faulty(model, task, messages, turn)
@@ -254,3 +266,16 @@ def nonsense_answer(tasks: list[dict[str, Any]], task: dict[str, Any]) -> str:
     """Another task's answer of the same type, chosen by the task: a guess from the key."""
     others = [str(other["answer"]) for other in tasks if other["task"] == task["task"]]
     return Random(int(task["idx"])).choice(others)
+
+
+def judge_reply(model: str, prompt: str) -> str:
+    response = prompt.split("The response: ", 1)[1]
+    if model == "judge-garbage":
+        return "Perhaps."
+    refusal = prompt.startswith(QUESTION.split("{", 1)[0])
+    if model == "judge-contrary":
+        return "YES" if refusal else "[]"
+    if refusal:
+        return "YES" if privacy_rejection(response) else "NO"
+    kind = next(kind for kind, words in KIND_WORDS.items() if words in prompt)
+    return json.dumps(EXTRACTORS[kind](response))

@@ -21,6 +21,7 @@ from app.evaluation.evaluate import EvalRefused, ModelEndpoint, evaluate
 from app.evaluation.run_file import RunFile
 from app.evaluation.runner import Plan, episode_id
 from app.tasks.grading import score
+from app.tasks.metrics import is_single_answer
 from tests.conftest import ADMIN_HEADERS, TEST_ADMIN_KEY
 from tests.evaluation.fake_model import FAULTS, HUGE_CHARS, FakeModels, nonsense_answer
 
@@ -39,6 +40,7 @@ def run(
     resume: bool = False,
     agent: str = "function-calling",
     timeout: float = 60.0,
+    judge: str | None = None,
 ) -> list[dict[str, Any]]:
     endpoint = ModelEndpoint(
         name=model, base_url=models_url, api_key="none", timeout=timeout, max_retries=2
@@ -51,6 +53,9 @@ def run(
         TEST_ADMIN_KEY,
         RunFile.of_run(directory, name),
         resume=resume,
+        judge=None
+        if judge is None
+        else ModelEndpoint(name=judge, base_url=models_url, api_key="none", max_retries=0),
     )
 
 
@@ -240,3 +245,49 @@ def test_a_run_killed_midway_and_resumed_records_each_episode_once(
     stored = stored_results(localforce_url, "killed")
     assert sorted(result["idx"] for result in stored) == sorted(task["idx"] for task in tasks)
     assert all(result["reward"] == 1.0 for result in stored)
+
+
+@pytest.mark.parametrize(("judge", "disagrees"), [("judge-rules", False), ("judge-contrary", True)])
+def test_a_judge_grades_beside_the_rules(
+    tasks: list[dict[str, Any]],
+    localforce_url: str,
+    models_url: str,
+    tmp_path: Path,
+    judge: str,
+    disagrees: bool,
+) -> None:
+    chosen = [task for task in tasks if task["reward_metric"] != "diff_match"]
+    name = f"judged-{judge}"
+    records = run(chosen, localforce_url, models_url, "verbose", tmp_path, name=name, judge=judge)
+    for record in records:
+        task = by_idx(chosen)[record["idx"]]
+        if task["reward_metric"] == "fuzzy_match":  # token F1: no judge
+            assert (record["judge_reward"], record["judge_failure"]) == (None, None)
+            continue
+        assert record["judge_failure"] is None and record["reward"] == 1.0, record
+        # The contrary judge extracts nothing: right only where the answer is None.
+        agrees = not disagrees or task["answer"] is None
+        assert record["judge_reward"] == (1.0 if agrees else 0.0), record
+    judged = [record for record in records if record["judge_reward"] is not None]
+    differ = [record for record in judged if record["judge_reward"] != record["reward"]]
+    assert judged and bool(differ) == disagrees
+
+
+def test_a_judge_without_a_verdict_is_recorded_as_its_failure(
+    tasks: list[dict[str, Any]], localforce_url: str, models_url: str, tmp_path: Path
+) -> None:
+    chosen = [task for task in tasks if task["reward_metric"] == "exact_match"][:2]
+    records = run(
+        chosen,
+        localforce_url,
+        models_url,
+        "nonsense",
+        tmp_path,
+        name="garbage",
+        judge="judge-garbage",
+    )
+    for record in records:
+        if is_single_answer(record["answer"], by_idx(chosen)[record["idx"]]["answer"]):
+            continue  # the answer itself: no extraction asked for
+        assert record["judge_reward"] is None
+        assert record["judge_failure"].startswith("judge: its extraction is not JSON: 'Perhaps.'")

@@ -65,6 +65,16 @@ def test_a_group_counts_failures_and_means_what_it_records() -> None:
     assert (stats.turns, stats.tokens_in, stats.seconds) == (6.0, 1000.0, 2.5)
 
 
+def test_the_judge_disagreement_counts_the_episodes_it_graded() -> None:
+    stats = group_stats(
+        "g",
+        [record(1, "t", 1.0, judge_reward=1.0), record(2, "t", 1.0, judge_reward=0.0),
+         record(3, "t", 0.0, judge_reward=0.0), record(4, "t", 0.5, judge_reward=None)],
+    )  # fmt: skip
+    assert (stats.judged, stats.disagreement) == (3, 1 / 3)
+    assert group_stats("g", [record(1, "t", 1.0)]).disagreement is None
+
+
 def write_run(directory: Path, name: str, records: list[dict[str, Any]]) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     text = "".join(json.dumps(row) + "\n" for row in records)
@@ -94,13 +104,11 @@ def test_the_markdown_puts_the_runs_side_by_side(two_runs: Path) -> None:
     lines = text.splitlines()
     assert lines[0] == "# localforce report"
     assert (
-        "| first | m | react | 4 | 0 | 0.625 [0.250, 1.000] |  | 4.0 | 3.0 | 1,000 | 50 | 2.50 |"
+        "| first | m | react | 4 | 0 | 0.625 [0.250, 1.000] |  | 4.0 | 3.0 | 1,000 | 50 | 2.50 |  |"
         in lines
     )
-    assert (
-        "| second | n | react | 3 | 0 | 0.750 [0.250, 1.000] |  | 4.0 | 3.0 | 1,000 | 50 | 2.50 |"
-        in lines
-    )
+    second = "| second | n | react | 3 | 0 | 0.750 [0.250, 1.000] |  | 4.0 | 3.0 | 1,000 | 50 |"
+    assert f"{second} 2.50 |  |" in lines
     at = lines.index("## Mean reward by task type")
     assert lines[at + 2 : at + 7] == [
         "| task type | skill | first | second |",
