@@ -770,6 +770,22 @@ def eval_command(
             "--judge-api-key-env", help="The judge's key variable (default --api-key-env)"
         ),
     ] = None,
+    user_model: Annotated[
+        str | None,
+        typer.Option(
+            "--user-model",
+            help="Interactive mode: a simulated user, this model, talks with the agent",
+            show_default=False,
+        ),
+    ] = None,
+    user_base_url: Annotated[
+        str | None,
+        typer.Option("--user-base-url", help="The simulated user's API (default --base-url)"),
+    ] = None,
+    user_api_key_env: Annotated[
+        str | None,
+        typer.Option("--user-api-key-env", help="The user's key variable (default --api-key-env)"),
+    ] = None,
     data_dir: DataDirOption = None,
 ) -> None:
     """Run a model over a task file: each task an episode in its own sandbox, the model acting
@@ -778,22 +794,21 @@ def eval_command(
     admin_key = os.environ.get("LOCALFORCE_ADMIN_KEY")
     if admin_key is None and key_path(settings.data_dir).exists():
         admin_key = key_path(settings.data_dir).read_text(encoding="utf-8").strip()
-    endpoint = ModelEndpoint(
-        name=model,
-        base_url=base_url,
-        api_key=os.environ.get(api_key_env, "none"),  # a local server may ask for none
-        timeout=timeout,
-        max_retries=max_retries,
-    )
-    judge = None
-    if judge_model is not None:
-        judge = ModelEndpoint(
-            name=judge_model,
-            base_url=judge_base_url or base_url,
-            api_key=os.environ.get(judge_api_key_env or api_key_env, "none"),
+
+    def endpoint(name: str, url: str | None, key_env: str | None) -> ModelEndpoint:
+        return ModelEndpoint(
+            name=name,
+            base_url=url or base_url,
+            # A local server may ask for no key.
+            api_key=os.environ.get(key_env or api_key_env, "none"),
             timeout=timeout,
             max_retries=max_retries,
         )
+
+    judge = (
+        None if judge_model is None else endpoint(judge_model, judge_base_url, judge_api_key_env)
+    )
+    user = None if user_model is None else endpoint(user_model, user_base_url, user_api_key_env)
     run_file = RunFile.of_run(runs_dir, run)
     try:
         tasks = load_tasks(tasks_file, types=types or (), limit=limit)
@@ -801,13 +816,14 @@ def eval_command(
         with _eval_progress(len(plan.episodes()) - len(run_file.recorded_keys())) as on_record:
             records = evaluate(
                 plan,
-                endpoint,
+                endpoint(model, None, None),
                 localforce_url,
                 admin_key,
                 run_file,
                 resume=resume,
                 on_record=on_record,
                 judge=judge,
+                user=user,
             )
     except (EvalRefused, ControlError) as error:
         console.print(

@@ -17,7 +17,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import openai
 from mcp import Client
@@ -70,14 +70,20 @@ class Outcome:
     """How an episode went on the agent's side: its answer (None: it gave none), why it
     failed, and what it cost."""
 
-    answer: str | None = None
+    answer: str | None = None  # the last answer it gave
     failure: str | None = None
     turns: int = 0
+    user_turns: int = 0  # replies of the simulated user (interactive mode)
     tool_calls: int = 0
     tool_errors: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    user_tokens_in: int = 0  # the simulated user's
+    user_tokens_out: int = 0
     messages: list[dict[str, Any]] = field(default_factory=list)
+    # This turn's answer, and the tool call that gave it (its result is the user's reply).
+    responded: str | None = None
+    answer_call: str | None = None
 
 
 @dataclass(frozen=True)
@@ -157,16 +163,19 @@ async def _function_calling_turn(
     message = await _complete(model, outcome, tools)
     calls = message.tool_calls or []
     if not calls:
-        outcome.answer = message.content or ""
+        outcome.responded = message.content or ""
         return
     for call in calls:
         outcome.tool_calls += 1
         name = getattr(getattr(call, "function", None), "name", "") or ""
         arguments = _arguments(getattr(getattr(call, "function", None), "arguments", None))
-        if isinstance(arguments, dict) and name in ANSWER_TOOLS:
-            outcome.answer = str(arguments.get(ANSWER_TOOLS[name], ""))
-            return
-        if isinstance(arguments, str):
+        if outcome.responded is not None:  # a call after the answer: a result all the same
+            text = "Not run: the answer ended the turn."
+        elif isinstance(arguments, dict) and name in ANSWER_TOOLS:
+            outcome.responded = str(arguments.get(ANSWER_TOOLS[name], ""))
+            outcome.answer_call = call.id
+            continue  # its result is the user's reply, if a user replies
+        elif isinstance(arguments, str):
             outcome.tool_errors += 1
             text = f"Error: {arguments}; call {name} again with a JSON object"
         else:
@@ -181,7 +190,7 @@ async def _react_turn(model: ChatModel, mcp: Client, outcome: Outcome) -> None:
     text = (await _complete(model, outcome, None)).content or ""
     responded, executed = RESPOND.search(text), EXECUTE.search(text)
     if responded and (not executed or responded.start() < executed.start()):
-        outcome.answer = responded.group(1).strip()
+        outcome.responded = responded.group(1).strip()
         return
     if executed is None:
         outcome.tool_errors += 1
@@ -195,38 +204,73 @@ async def _react_turn(model: ChatModel, mcp: Client, outcome: Outcome) -> None:
 
 
 async def run_function_calling(
-    model: ChatModel, mcp: Client, system: str, query: str, max_turns: int
+    model: ChatModel, mcp: Client, system: str, user: User, max_turns: int
 ) -> Outcome:
     tools = functions(list((await mcp.list_tools()).tools))
     return await _converse(
-        system, query, max_turns, lambda outcome: _function_calling_turn(model, mcp, outcome, tools)
+        system, user, max_turns, lambda outcome: _function_calling_turn(model, mcp, outcome, tools)
     )
 
 
 async def run_react(
-    model: ChatModel, mcp: Client, system: str, query: str, max_turns: int
+    model: ChatModel, mcp: Client, system: str, user: User, max_turns: int
 ) -> Outcome:
     return await _converse(
-        system, query, max_turns, lambda outcome: _react_turn(model, mcp, outcome)
+        system, user, max_turns, lambda outcome: _react_turn(model, mcp, outcome)
     )
+
+
+class User(Protocol):
+    """Who the agent answers: the task's query, once (single-turn), or a simulated user who
+    replies to each answer until it is satisfied (interactive)."""
+
+    async def opening(self, outcome: Outcome) -> str: ...
+
+    async def reply(self, outcome: Outcome, answer: str) -> str | None:
+        """What the user says to the answer; None: the conversation is over."""
+
+
+@dataclass(frozen=True)
+class SingleTurn:
+    query: str
+
+    async def opening(self, outcome: Outcome) -> str:
+        return self.query
+
+    async def reply(self, outcome: Outcome, answer: str) -> str | None:
+        return None
 
 
 async def _converse(
-    system: str, query: str, max_turns: int, turn: Callable[[Outcome], Awaitable[None]]
+    system: str, user: User, max_turns: int, turn: Callable[[Outcome], Awaitable[None]]
 ) -> Outcome:
-    """Turns until the model answers, fails or runs out of turns."""
-    outcome = Outcome(
-        messages=[{"role": "system", "content": system}, {"role": "user", "content": query}]
-    )
-    while outcome.turns < max_turns:
-        try:
+    """Turns until the model answers and the user has nothing to add, the model fails, or it
+    runs out of turns (counted from the user's last message, as CRMArena counts them)."""
+    outcome = Outcome(messages=[{"role": "system", "content": system}])
+    try:
+        outcome.messages.append({"role": "user", "content": await user.opening(outcome)})
+        since_user = 0
+        while since_user < max_turns:
+            since_user += 1
             await turn(outcome)
-        except ModelFailed as error:
-            outcome.failure = str(error)
-            return outcome
-        if outcome.answer is not None:
-            return outcome
-    outcome.failure = f"no answer in {max_turns} turns"
+            if outcome.responded is None:
+                continue
+            outcome.answer, outcome.responded = outcome.responded, None
+            said = await user.reply(outcome, outcome.answer)
+            if said is None:
+                return outcome
+            since_user = 0
+            if outcome.answer_call is not None:
+                reply = {"role": "tool", "tool_call_id": outcome.answer_call, "content": said}
+            else:
+                reply = {"role": "user", "content": said}
+            outcome.messages.append(reply)
+            outcome.answer_call = None
+    except ModelFailed as error:
+        outcome.failure = str(error)
+        return outcome
+    if outcome.answer is None:
+        outcome.failure = f"no answer in {max_turns} turns"
     return outcome
 
 
@@ -235,7 +279,7 @@ class Strategy:
     """An agent: its system prompt (before the task's context) and its loop."""
 
     prompt: str
-    run: Callable[[ChatModel, Client, str, str, int], Awaitable[Outcome]]
+    run: Callable[[ChatModel, Client, str, User, int], Awaitable[Outcome]]
 
 
 STRATEGIES = {

@@ -72,6 +72,7 @@ def evaluate(
     resume: bool,
     on_record: Callable[[dict[str, Any]], None] = lambda record: None,
     judge: ModelEndpoint | None = None,
+    user: ModelEndpoint | None = None,
 ) -> list[dict[str, Any]]:
     """Run the plan's pending episodes; the run's records, all of them."""
     if run_file.recorded_keys() and not resume:
@@ -84,8 +85,9 @@ def evaluate(
         control = Control(localforce_url, admin_key)
         chat = model.client()
         judging = None if judge is None else LlmJudge(judge.client())
+        simulating = None if user is None else user.client()
         try:
-            await Runner(plan, control, chat, run_file, on_record, judging).run()
+            await Runner(plan, control, chat, run_file, on_record, judging, simulating).run()
         except ExceptionGroup as group:  # the episodes' task group: localforce failed them
             refused = group.subgroup(ControlError)
             if refused is None:
@@ -94,8 +96,9 @@ def evaluate(
         finally:
             await control.aclose()
             await chat.client.close()
-            if judging is not None:
-                await judging.model.client.close()
+            for other in (None if judging is None else judging.model, simulating):
+                if other is not None:
+                    await other.client.close()
 
     asyncio.run(main())
     return run_file.records()

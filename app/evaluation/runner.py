@@ -21,10 +21,19 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextResourceContents
 
-from app.evaluation.agent import MAX_TURNS, STRATEGIES, TASK_CONTEXT, ChatModel, Outcome
+from app.evaluation.agent import (
+    MAX_TURNS,
+    STRATEGIES,
+    TASK_CONTEXT,
+    ChatModel,
+    Outcome,
+    SingleTurn,
+    User,
+)
 from app.evaluation.control import Control, StartedEpisode
 from app.evaluation.judging import LlmJudge
 from app.evaluation.run_file import RunFile, episode_key
+from app.evaluation.simulated_user import SimulatedUser
 
 EPISODE_ID_CHARS = 32  # hex digits of the hash; a sandbox id has at most 40 characters
 
@@ -60,9 +69,11 @@ class Runner:
         run_file: RunFile,
         on_record: Callable[[dict[str, Any]], None] = lambda record: None,
         judge: LlmJudge | None = None,
+        user_model: ChatModel | None = None,
     ) -> None:
         self.plan = plan
         self.judge = judge
+        self.user_model = user_model
         self.control = control
         self.model = model
         self.run_file = run_file
@@ -128,6 +139,9 @@ class Runner:
             "tool_errors": outcome.tool_errors,
             "tokens_in": outcome.tokens_in,
             "tokens_out": outcome.tokens_out,
+            "user_turns": outcome.user_turns,
+            "user_tokens_in": outcome.user_tokens_in,
+            "user_tokens_out": outcome.user_tokens_out,
             "seconds": round(time.monotonic() - started_at, 3),
         }
         if self.judge is not None:
@@ -145,7 +159,10 @@ class Runner:
                 optional=metadata.get("optional", ""),
                 schema=schema,
             )
-            return await strategy.run(self.model, mcp, system, started.prompt, self.plan.max_turns)
+            user: User = SingleTurn(started.prompt)
+            if self.user_model is not None:
+                user = SimulatedUser(self.user_model, started.prompt, metadata)
+            return await strategy.run(self.model, mcp, system, user, self.plan.max_turns)
 
     async def _schema(self, mcp: Client, org: str) -> str:
         """The org's schema as CRMArena's prompt gives it (the MCP endpoint's resource)."""

@@ -13,6 +13,9 @@ by name, each a behaviour a real endpoint shows.
 - `judge-rules`, `judge-contrary`, `judge-garbage`: LLM judges. The first extracts what the
   rules extract and says a refusal is one when the rules do; the second extracts nothing and
   says YES to everything; the third answers neither JSON nor YES or NO.
+- `user-sim`: CRMArena-Pro's simulated user. It opens vaguely, gives its task's query when the
+  agent answers that, and ends with ###STOP### at the next answer. The `reference` model, not
+  yet knowing the task, asks what is needed.
 - `faulty`: a fault a conversation meets, by its task (FAULTS): a 429 or a 500 before the first
   answer, a call slower than the client's timeout, malformed tool arguments, an unknown tool,
   an endpoint that always fails, an output of megabytes, a model that never answers.
@@ -49,6 +52,9 @@ FAULTS = (
     "huge_output",
     "never_answers",
 )
+
+
+USER_LINES = ("Hi, I need some help with our CRM.", "{query}", "###STOP###")
 
 
 class NeedCall(Exception):
@@ -182,14 +188,19 @@ class FakeModels:
         self.app = FastAPI()
         self.app.post("/v1/chat/completions")(self.complete)
 
-    def task_of(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
-        system, query = messages[0]["content"], messages[1]["content"]
-        (task,) = [
+    def task_of(self, messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The task a conversation is about: its query said by the user (or, for the simulated
+        user, written in its prompt)."""
+        system = messages[0]["content"]
+        said = {m["content"] for m in messages if m["role"] in ("user", "tool")}
+        found = [
             task
             for task in self.tasks
-            if task["query"] == query and task["metadata"]["required"] in system
+            if task["metadata"]["required"] in system
+            and (task["query"] in said or f"fully: {task['query']}" in system)
         ]
-        return task
+        assert len(found) <= 1
+        return found[0] if found else None
 
     def fault_of(self, task: dict[str, Any]) -> str:
         return FAULTS[int(task["idx"]) % len(FAULTS)]
@@ -202,6 +213,11 @@ class FakeModels:
             return _completion(model, content=judge_reply(model, messages[0]["content"]))
         task = self.task_of(messages)
         turn = sum(message["role"] == "assistant" for message in messages)
+        if model == "user-sim":
+            assert task is not None
+            return _completion(model, content=USER_LINES[min(turn, 2)].format(**task), turn=turn)
+        if task is None:  # an interactive user's vague opening
+            return _completion(model, content="What do you need me to do?", turn=turn)
         if model == "reference":
             return self.reference(model, task, messages, turn)
         if model == "reference-react":

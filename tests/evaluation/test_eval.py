@@ -41,6 +41,7 @@ def run(
     agent: str = "function-calling",
     timeout: float = 60.0,
     judge: str | None = None,
+    user: str | None = None,
 ) -> list[dict[str, Any]]:
     endpoint = ModelEndpoint(
         name=model, base_url=models_url, api_key="none", timeout=timeout, max_retries=2
@@ -53,10 +54,13 @@ def run(
         TEST_ADMIN_KEY,
         RunFile.of_run(directory, name),
         resume=resume,
-        judge=None
-        if judge is None
-        else ModelEndpoint(name=judge, base_url=models_url, api_key="none", max_retries=0),
+        judge=None if judge is None else fake(judge, models_url),
+        user=None if user is None else fake(user, models_url),
     )
+
+
+def fake(model: str, models_url: str) -> ModelEndpoint:
+    return ModelEndpoint(name=model, base_url=models_url, api_key="none", max_retries=0)
 
 
 def stored_results(localforce_url: str, name: str) -> list[dict[str, Any]]:
@@ -291,3 +295,18 @@ def test_a_judge_without_a_verdict_is_recorded_as_its_failure(
             continue  # the answer itself: no extraction asked for
         assert record["judge_reward"] is None
         assert record["judge_failure"].startswith("judge: its extraction is not JSON: 'Perhaps.'")
+
+
+def test_an_interactive_episode_answers_a_simulated_user(
+    tasks: list[dict[str, Any]], localforce_url: str, models_url: str, tmp_path: Path
+) -> None:
+    chosen = [task for task in tasks if task["reward_metric"] != "diff_match"][::2]
+    records = run(
+        chosen, localforce_url, models_url, "reference", tmp_path, name="talk", user="user-sim"
+    )
+    assert len(records) == len(chosen)
+    for record in records:
+        # The agent asked what was needed, the user said it, the agent answered, the user
+        # stopped: two replies of the user, and the answer graded is the last one.
+        assert (record["status"], record["reward"], record["user_turns"]) == ("answered", 1.0, 2)
+        assert record["user_tokens_in"] > 0 and record["user_tokens_out"] > 0
