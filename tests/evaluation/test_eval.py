@@ -16,7 +16,9 @@ from typing import Any
 
 import httpx
 import pytest
+from typer.testing import CliRunner
 
+from app.cli import cli
 from app.evaluation.evaluate import EvalRefused, ModelEndpoint, evaluate
 from app.evaluation.run_file import RunFile
 from app.evaluation.runner import Plan, episode_id
@@ -310,3 +312,43 @@ def test_an_interactive_episode_answers_a_simulated_user(
         # stopped: two replies of the user, and the answer graded is the last one.
         assert (record["status"], record["reward"], record["user_turns"]) == ("answered", 1.0, 2)
         assert record["user_tokens_in"] > 0 and record["user_tokens_out"] > 0
+
+
+@pytest.mark.parametrize(
+    ("content", "arguments", "message"),
+    [
+        ("{}", [], "is not a task file: a JSON list of task rows (idx, task, ...)"),
+        ("[{", [], "is not a task file: Expecting property name"),
+        ('[{"idx": 1, "task": "a"}, {"idx": 1, "task": "b"}]', [], "numbers two tasks alike"),
+        ('[{"idx": 1, "task": "a"}]', ["--types", "b"], "has no task of type b"),
+    ],
+)
+def test_eval_refuses_what_it_cannot_run(
+    tmp_path: Path, content: str, arguments: list[str], message: str
+) -> None:
+    task_file = tmp_path / "tasks.json"
+    task_file.write_text(content)
+    command = [
+        "eval", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--tasks", str(task_file),
+        "--run", "r", "--runs-dir", str(tmp_path), *arguments,
+    ]  # fmt: skip
+    result = CliRunner().invoke(cli, command)
+    assert result.exit_code == 1
+    assert "Evaluation stopped:" in result.output and message in " ".join(result.output.split())
+
+
+def test_eval_stops_when_localforce_does_not_answer(
+    tasks: list[dict[str, Any]], models_url: str, tmp_path: Path
+) -> None:
+    task_file = tmp_path / "tasks.json"
+    task_file.write_text(json.dumps(tasks[:2]))
+    command = [
+        "eval", "--model", "reference", "--base-url", models_url, "--tasks", str(task_file),
+        "--run", "r", "--runs-dir", str(tmp_path), "--localforce-url", "http://127.0.0.1:9",
+    ]  # fmt: skip
+    result = CliRunner().invoke(cli, command)
+    assert result.exit_code == 1
+    assert "Evaluation stopped: localforce at http://127.0.0.1:9 did not answer" in " ".join(
+        result.output.split()
+    )
+    assert RunFile.of_run(tmp_path, "r").records() == []
