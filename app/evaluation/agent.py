@@ -133,27 +133,45 @@ class ModelFailed(Exception):
     """The endpoint gave no usable completion, after the client's retries."""
 
 
+@dataclass(frozen=True)
+class Reply:
+    message: Any  # the completion's first choice's message
+    tokens_in: int
+    tokens_out: int
+
+
+async def complete(
+    model: ChatModel, messages: list[dict[str, Any]], who: str, **options: Any
+) -> Reply:
+    """The model's next message and what it cost; ModelFailed, its text starting with `who`,
+    when the endpoint gives none after the client's retries."""
+    try:
+        completion = await model.client.chat.completions.create(
+            model=model.name,
+            messages=messages,  # type: ignore[arg-type]
+            **options,
+        )
+    except openai.OpenAIError as error:
+        raise ModelFailed(f"{who}: {type(error).__name__}: {str(error)[:300]}") from error
+    if not completion.choices:
+        raise ModelFailed(f"{who}: a completion without choices")
+    usage = completion.usage
+    return Reply(
+        completion.choices[0].message,
+        (usage.prompt_tokens or 0) if usage else 0,
+        (usage.completion_tokens or 0) if usage else 0,
+    )
+
+
 async def _complete(model: ChatModel, outcome: Outcome, tools: list[dict[str, Any]] | None) -> Any:
     """The model's next message (counted as a turn, its tokens added), appended to the
     conversation."""
     outcome.turns += 1
-    options: dict[str, Any] = {"tools": tools} if tools else {}
-    try:
-        completion = await model.client.chat.completions.create(
-            model=model.name,
-            messages=outcome.messages,  # type: ignore[arg-type]
-            **options,
-        )
-    except openai.OpenAIError as error:
-        raise ModelFailed(f"model: {type(error).__name__}: {str(error)[:300]}") from error
-    if completion.usage is not None:
-        outcome.tokens_in += completion.usage.prompt_tokens or 0
-        outcome.tokens_out += completion.usage.completion_tokens or 0
-    if not completion.choices:
-        raise ModelFailed("model: a completion without choices")
-    message = completion.choices[0].message
-    outcome.messages.append(message.model_dump(exclude_none=True, exclude_unset=True))
-    return message
+    reply = await complete(model, outcome.messages, "model", **({"tools": tools} if tools else {}))
+    outcome.tokens_in += reply.tokens_in
+    outcome.tokens_out += reply.tokens_out
+    outcome.messages.append(reply.message.model_dump(exclude_none=True, exclude_unset=True))
+    return reply.message
 
 
 async def _function_calling_turn(

@@ -10,9 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-import openai
-
-from app.evaluation.agent import ChatModel
+from app.evaluation.agent import ChatModel, ModelFailed, complete
 from app.tasks.judge import QUESTION, verdict_of
 from app.tasks.metrics import is_single_answer, items_match
 from app.tasks.registry import answer_kind
@@ -78,14 +76,9 @@ class LlmJudge:
         return items_match([str(item) for item in items], gold, kind)
 
     async def _ask(self, prompt: str) -> str:
+        messages = [{"role": "user", "content": prompt}]
         try:
-            completion = await self.model.client.chat.completions.create(
-                model=self.model.name,
-                temperature=0,
-                messages=[{"role": "user", "content": prompt}],
-            )
-        except openai.OpenAIError as error:
-            raise JudgeError(f"{type(error).__name__}: {str(error)[:200]}") from error
-        if not completion.choices:
-            raise JudgeError("a completion without choices")
-        return completion.choices[0].message.content or ""
+            reply = await complete(self.model, messages, "judge", temperature=0)
+        except ModelFailed as error:
+            raise JudgeError(str(error).removeprefix("judge: ")) from error
+        return str(reply.message.content or "")

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import openai
-
-from app.evaluation.agent import ChatModel, ModelFailed, Outcome
+from app.evaluation.agent import ChatModel, Outcome, complete
 
 MAX_USER_TURNS = 10  # CRMArena-Pro's limit of the user's turns
 STOP = "###STOP###"
@@ -44,18 +42,9 @@ class SimulatedUser:
 
     async def _say(self, outcome: Outcome, heard: str) -> str:
         self.messages.append({"role": "user", "content": heard})
-        try:
-            completion = await self.model.client.chat.completions.create(
-                model=self.model.name,
-                messages=self.messages,  # type: ignore[arg-type]
-            )
-        except openai.OpenAIError as error:
-            raise ModelFailed(f"user: {type(error).__name__}: {str(error)[:300]}") from error
-        if completion.usage is not None:
-            outcome.user_tokens_in += completion.usage.prompt_tokens or 0
-            outcome.user_tokens_out += completion.usage.completion_tokens or 0
-        if not completion.choices:
-            raise ModelFailed("user: a completion without choices")
-        said = completion.choices[0].message.content or ""
+        reply = await complete(self.model, self.messages, "user")
+        outcome.user_tokens_in += reply.tokens_in
+        outcome.user_tokens_out += reply.tokens_out
+        said = str(reply.message.content or "")
         self.messages.append({"role": "assistant", "content": said})
         return said
