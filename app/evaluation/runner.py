@@ -30,7 +30,7 @@ from app.evaluation.agent import (
     SingleTurn,
     User,
 )
-from app.evaluation.control import Control, StartedEpisode
+from app.evaluation.control import Control, ControlError, StartedEpisode
 from app.evaluation.judging import LlmJudge
 from app.evaluation.run_file import RunFile, episode_key
 from app.evaluation.simulated_user import SimulatedUser
@@ -124,8 +124,14 @@ class Runner:
         started = await self.control.start(eid, task, run=self.plan.run, agent=self.model.name)
         try:
             outcome = await self._converse(started)
-        except Exception as error:  # a tool's transport, not the model's output
-            outcome = Outcome(failure=f"episode: {type(error).__name__}: {str(error)[:300]}")
+        except Exception as error:
+            # Not the model's doing (its output ends an episode with a reason, never raises):
+            # localforce's MCP endpoint failed. The episode is not scored; a resumed run
+            # runs it again.
+            await self.control.discard(eid)
+            raise ControlError(
+                f"localforce's MCP endpoint failed: {type(error).__name__}: {str(error)[:300]}"
+            ) from error
         graded = await self.control.answer(eid, outcome.answer or "")
         await self.control.close(eid)
         record = {

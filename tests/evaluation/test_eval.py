@@ -16,9 +16,11 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI, Request, Response
 from typer.testing import CliRunner
 
 from app.cli import cli
+from app.evaluation.control import ADMIN_HEADER, ControlError
 from app.evaluation.evaluate import EvalRefused, ModelEndpoint, evaluate
 from app.evaluation.run_file import RunFile
 from app.evaluation.runner import Plan, episode_id
@@ -26,6 +28,7 @@ from app.tasks.grading import score
 from app.tasks.metrics import is_single_answer
 from tests.conftest import ADMIN_HEADERS, TEST_ADMIN_KEY
 from tests.evaluation.fake_model import FAULTS, HUGE_CHARS, FakeModels, nonsense_answer
+from tests.servers import serve_in_thread
 
 EMPTY_DIFF: dict[str, list[Any]] = {"created": [], "updated": [], "deleted": []}
 
@@ -352,3 +355,46 @@ def test_eval_stops_when_localforce_does_not_answer(
         result.output.split()
     )
     assert RunFile.of_run(tmp_path, "r").records() == []
+
+
+def broken_mcp_proxy(target: str) -> FastAPI:
+    """localforce as seen through a proxy whose MCP endpoint is down (502)."""
+    proxy = FastAPI()
+    passed = ("content-type", ADMIN_HEADER.lower(), "authorization")
+
+    @proxy.api_route("/{path:path}", methods=["GET", "POST", "DELETE"])
+    async def forward(path: str, request: Request) -> Response:
+        if path.startswith("mcp"):
+            return Response("upstream down", status_code=502)
+        headers = {k: v for k, v in request.headers.items() if k.lower() in passed}
+        async with httpx.AsyncClient(timeout=120) as client:
+            answer = await client.request(
+                request.method,
+                f"{target}/{path}",
+                params=request.query_params,
+                content=await request.body(),
+                headers=headers,
+            )
+        return Response(answer.content, answer.status_code, headers=dict(answer.headers))
+
+    return proxy
+
+
+def test_a_failing_mcp_endpoint_stops_the_run_scoring_nothing_and_a_resume_runs_it(
+    tasks: list[dict[str, Any]], localforce_url: str, models_url: str, tmp_path: Path
+) -> None:
+    with (
+        serve_in_thread(broken_mcp_proxy(localforce_url)) as port,
+        pytest.raises(ControlError, match="localforce's MCP endpoint failed"),
+    ):
+        run(tasks[:3], f"http://127.0.0.1:{port}", models_url, "reference", tmp_path, name="down")
+    assert RunFile.of_run(tmp_path, "down").records() == []
+    assert all(result["answered_at"] is None for result in stored_results(localforce_url, "down"))
+    # Resumed once the endpoint is back: each episode run again, and recorded once.
+    resumed = run(
+        tasks[:3], localforce_url, models_url, "reference", tmp_path, name="down", resume=True
+    )
+    assert [record["status"] for record in resumed] == ["answered"] * 3
+    stored = stored_results(localforce_url, "down")
+    assert sorted(result["idx"] for result in stored) == sorted(task["idx"] for task in tasks[:3])
+    assert all(result["answered_at"] for result in stored)
