@@ -78,6 +78,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.sandbox_bench
 	$(BIN)/python -m bench.throughput
 	$(BIN)/python -m bench.tasks_bench
+	$(BIN)/python -m bench.eval_bench
 	$(BIN)/python -m bench.agents_bench
 	$(BIN)/python -m bench.bulk_bench
 	$(BIN)/python -m bench.console_bench

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -78,6 +79,7 @@ class Outcome:
     tool_errors: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    model_seconds: float = 0.0  # spent waiting for the model (the rest is localforce's and ours)
     user_tokens_in: int = 0  # the simulated user's
     user_tokens_out: int = 0
     messages: list[dict[str, Any]] = field(default_factory=list)
@@ -167,7 +169,13 @@ async def _complete(model: ChatModel, outcome: Outcome, tools: list[dict[str, An
     """The model's next message (counted as a turn, its tokens added), appended to the
     conversation."""
     outcome.turns += 1
-    reply = await complete(model, outcome.messages, "model", **({"tools": tools} if tools else {}))
+    started = time.perf_counter()
+    try:
+        reply = await complete(
+            model, outcome.messages, "model", **({"tools": tools} if tools else {})
+        )
+    finally:
+        outcome.model_seconds += time.perf_counter() - started
     outcome.tokens_in += reply.tokens_in
     outcome.tokens_out += reply.tokens_out
     outcome.messages.append(reply.message.model_dump(exclude_none=True, exclude_unset=True))

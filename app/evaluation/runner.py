@@ -149,6 +149,7 @@ class Runner:
             "user_tokens_in": outcome.user_tokens_in,
             "user_tokens_out": outcome.user_tokens_out,
             "seconds": round(time.monotonic() - started_at, 3),
+            "model_seconds": round(outcome.model_seconds, 3),
         }
         if self.judge is not None:
             judged = await self.judge.judge(task, outcome.answer or "")
