@@ -10,6 +10,7 @@ by name, each a behaviour a real endpoint shows.
 - `nonsense`: answers, without a tool, another task's answer of the same type (the baseline of
   guessing from the answer key).
 - `verbose`: the right answer, in a sentence.
+- `oracle`: lists the org's cases (one query), then submits the right answer as it is written.
 - `judge-rules`, `judge-contrary`, `judge-garbage`: LLM judges. The first extracts what the
   rules extract and says a refusal is one when the rules do; the second extracts nothing and
   says YES to everything; the third answers neither JSON nor YES or NO.
@@ -222,6 +223,12 @@ class FakeModels:
             return self.reference(model, task, messages, turn)
         if model == "reference-react":
             return self.reference_react(model, task, messages, turn)
+        if model == "oracle":
+            if turn == 0:
+                query = {"query": "SELECT Id, Subject FROM Case ORDER BY Id"}
+                return _completion(model, call=("soql_query", query), turn=turn)
+            submitted = {"response": str(task["answer"])}
+            return _completion(model, call=("submit_answer", submitted), turn=turn)
         if model == "verbose":
             answer = f"Having read the org, the answer is {task['answer']}."
             return _completion(model, content=answer, turn=turn)
