@@ -117,6 +117,7 @@ class Runner:
         }
         left = await self.control.result(eid)
         if left is not None and left.get("answered_at"):
+            await self.control.close(eid)  # its sandbox, if the kill left it
             return {**base, **_recovered(left)}
         if left is not None:
             await self.control.discard(eid)

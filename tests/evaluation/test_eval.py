@@ -209,19 +209,29 @@ def test_a_resumed_run_recovers_an_unrecorded_answer_and_reruns_an_unanswered_ep
         timeout=60,
     )
     assert started.status_code == 201, started.text
+    # ... and after a fifth was answered, before its sandbox was deleted or its line written.
+    fifth = episode_id("recover", tasks[4], 0)
+    control = httpx.Client(base_url=localforce_url, headers=ADMIN_HEADERS, timeout=60)
+    body = {"id": fifth, "task": tasks[4], "run": "recover"}
+    assert control.post("/__localforce/episodes", json=body).status_code == 201
+    answer = {"response": "a guess"}
+    assert control.post(f"/__localforce/episodes/{fifth}/answer", json=answer).status_code == 200
     resumed = run(
-        tasks[:4], localforce_url, models_url, "reference", tmp_path, name="recover", resume=True
+        tasks[:5], localforce_url, models_url, "reference", tmp_path, name="recover", resume=True
     )
     assert sorted(record["key"] for record in resumed) == sorted(
-        f"{task['idx']}:0" for task in tasks[:4]
+        f"{task['idx']}:0" for task in tasks[:5]
     )
+    assert by_idx(resumed)[tasks[4]["idx"]]["answer"] == "a guess"  # recovered as it was
+    assert control.get(f"/__localforce/episodes/{fifth}").json()["sandbox"] is None
     recovered = by_idx(resumed)[chosen[0]["idx"]]
     assert recovered["status"] == "recovered" and recovered["reward"] == 1.0
     assert recovered["tokens_in"] is None
     assert by_idx(resumed)[tasks[3]["idx"]]["status"] == "answered"
     assert by_idx(records)[chosen[1]["idx"]] == by_idx(resumed)[chosen[1]["idx"]]
     stored = stored_results(localforce_url, "recover")
-    assert sorted(result["idx"] for result in stored) == sorted(task["idx"] for task in tasks[:4])
+    assert sorted(result["idx"] for result in stored) == sorted(task["idx"] for task in tasks[:5])
+    control.close()
 
 
 def test_a_run_killed_midway_and_resumed_records_each_episode_once(
