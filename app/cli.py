@@ -34,10 +34,11 @@ from app.config import REPO_ROOT, Settings
 from app.console import coverage
 from app.errors import SalesforceError
 from app.evaluation.control import ControlError
-from app.evaluation.evaluate import EvalRefused, ModelEndpoint, evaluate, load_tasks, summarize
+from app.evaluation.evaluate import EvalRefused, ModelEndpoint, evaluate, load_tasks
 from app.evaluation.report import ReportRefused, read_runs, write_report
 from app.evaluation.run_file import RunFile
 from app.evaluation.runner import Plan
+from app.evaluation.statistics import grouped
 from app.main import create_app, prepare_databases
 from app.seeding.bootstrap import OrgInTheWay
 from app.seeding.download import check_sha256_format, download, is_url, verify_sha256
@@ -833,8 +834,8 @@ def eval_command(
         )
         raise typer.Exit(code=1) from error
     table = Table("task", "episodes", "failed", "mean reward")
-    for row in summarize(records):
-        table.add_row(row.task, str(row.episodes), str(row.failed), f"{row.mean_reward:.3f}")
+    for row in grouped(records, lambda record: str(record["task"])):
+        table.add_row(row.name, str(row.episodes), str(row.failed), f"{row.mean_reward:.3f}")
     Console().print(table)
     console.print(f"Run {run}: {len(records)} episodes in {escape(str(run_file.path))}")
 

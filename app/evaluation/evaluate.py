@@ -1,11 +1,9 @@
-"""`localforce eval`: a model's run over a task file, with a progress bar and a summary per
-task type."""
+"""`localforce eval`: a model's run over a task file."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,27 +105,3 @@ def evaluate(
 def _first(group: BaseExceptionGroup[ControlError]) -> ControlError:
     first = group.exceptions[0]
     return first if isinstance(first, ControlError) else _first(first)
-
-
-@dataclass(frozen=True)
-class TypeSummary:
-    task: str
-    episodes: int
-    failed: int
-    mean_reward: float
-
-
-def summarize(records: Sequence[dict[str, Any]]) -> list[TypeSummary]:
-    """Per task type, in the order types first appear: episodes, failures, mean reward."""
-    by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for record in records:
-        by_type[str(record["task"])].append(record)
-    return [
-        TypeSummary(
-            task=task,
-            episodes=len(rows),
-            failed=sum(row["status"] == "failed" for row in rows),
-            mean_reward=sum(float(row["reward"] or 0) for row in rows) / len(rows),
-        )
-        for task, rows in by_type.items()
-    ]
