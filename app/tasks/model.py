@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from random import Random
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Connection
 
@@ -21,6 +21,8 @@ from app.seeding.pro import generate as generate_pro
 from app.storage.tables import TableSet
 from app.tasks.metrics import EXTRACTORS, METRICS
 from app.tasks.tools import READ_ONLY
+
+_T = TypeVar("_T")
 
 # A text answer (None: the task has none), a list of Ids, or a write task's expected changes:
 # [{"type": sObject, "id": record Id, "fields": {field: value}}].
@@ -100,6 +102,15 @@ class OrgData:
     org: str
     seed: int
     planted: bool = True  # False for an imported org: the types that read the truth are left out
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def remembered(self, key: str, read: Callable[[Connection, TableSet], _T]) -> _T:
+        """What `read` reads of the org, read once per OrgData (a type draws many times from
+        the same reads; the data does not change while it draws)."""
+        if key not in self.memo:
+            self.memo[key] = read(self.conn, self.tables)
+        value: _T = self.memo[key]
+        return value
 
     def truth(self) -> LatentTruth:
         """What the generator planted in the org of this seed (for the checks of the types

@@ -89,32 +89,21 @@ def closed_cases_by_state(
     return [(state, created, closed) for state, created, closed in rows]
 
 
-def product_case_dates(
-    conn: Connection, tables: TableSet, product_id: str, period: Period
-) -> list[tuple[str | None, datetime]]:
-    """(IssueId__c, CreatedDate) of the cases created in `period` about an order item of the
-    product."""
+def product_cases(
+    conn: Connection, tables: TableSet
+) -> dict[str, list[tuple[str | None, datetime]]]:
+    """Product2Id -> (IssueId__c, CreatedDate) of the cases about an order item of the product,
+    in case Id order."""
     case, item = tables["Case"], tables["OrderItem"]
     rows = conn.execute(
-        select(case.c.IssueId__c, case.c.CreatedDate)
+        select(item.c.Product2Id, case.c.IssueId__c, case.c.CreatedDate)
         .join_from(case, item, case.c.OrderItemId__c == item.c.Id)
-        .where(item.c.Product2Id == product_id, _in(case.c.CreatedDate, period))
         .order_by(case.c.Id)
     )
-    return [(issue, created) for issue, created in rows]
-
-
-def products_with_cases(conn: Connection, tables: TableSet, least: int) -> list[str]:
-    """The Ids of the products that at least `least` cases are about, in Id order."""
-    case, item = tables["Case"], tables["OrderItem"]
-    rows = conn.execute(
-        select(item.c.Product2Id)
-        .join_from(case, item, case.c.OrderItemId__c == item.c.Id)
-        .group_by(item.c.Product2Id)
-        .having(func.count(case.c.Id) >= least)
-        .order_by(item.c.Product2Id)
-    )
-    return [product for (product,) in rows]
+    cases: dict[str, list[tuple[str | None, datetime]]] = {}
+    for product, issue, created in rows:
+        cases.setdefault(str(product), []).append((issue, created))
+    return cases
 
 
 def open_cases(
@@ -201,6 +190,48 @@ def contacts_purchases(conn: Connection, tables: TableSet) -> list[tuple[str, st
         .order_by(contact.c.Id, item.c.Id)
     )
     return [(str(c), str(a), _date(day), str(p)) for c, a, day, p in rows]
+
+
+def _activated_lines(tables: TableSet) -> Any:
+    order, item = tables["Order"], tables["OrderItem"]
+    return item.join(order, item.c.OrderId == order.c.Id), (
+        order.c.Status == "Activated",
+        order.c.EffectiveDate.is_not(None),
+    )
+
+
+def order_line_count(conn: Connection, tables: TableSet) -> int:
+    """The order items of Activated orders."""
+    joined, activated = _activated_lines(tables)
+    return int(
+        conn.execute(select(func.count()).select_from(joined).where(*activated)).scalar_one()
+    )
+
+
+def order_line(
+    conn: Connection, tables: TableSet, index: int
+) -> tuple[str, str, date, float, float]:
+    """(Product2Id, the product's Name, the order's EffectiveDate, UnitPrice, Quantity) of the
+    `index`th order item of an Activated order, in Id order."""
+    order, item, product = tables["Order"], tables["OrderItem"], tables["Product2"]
+    joined, activated = _activated_lines(tables)
+    p, name, day, price, quantity = conn.execute(
+        select(item.c.Product2Id, product.c.Name, order.c.EffectiveDate)
+        .add_columns(item.c.UnitPrice, item.c.Quantity)
+        .select_from(joined.join(product, product.c.Id == item.c.Product2Id))
+        .where(*activated)
+        .order_by(item.c.Id)
+        .offset(index)
+        .limit(1)
+    ).one()
+    return str(p), str(name or ""), _date(day), float(price or 0), float(quantity or 0)
+
+
+def issue_ids(conn: Connection, tables: TableSet) -> dict[str, str]:
+    """Name -> Id of the org's Issue__c records."""
+    issue = tables["Issue__c"]
+    rows = conn.execute(select(issue.c.Name, issue.c.Id).order_by(issue.c.Id))
+    return {str(name): str(issue_id) for name, issue_id in rows}
 
 
 def products_bought_on(

@@ -1,5 +1,6 @@
 """The periods a task names, as CRMArena words and computes them (crmarena.md 5.1): a month, a
-quarter or a season of a year, or the past N weeks, months or quarters before the task's today.
+quarter or a season of a year, a run of whole months, or the past N weeks, months or quarters
+before the task's today.
 
 A period is a half-open window [start, end) of naive UTC datetimes, the form the org's
 datetimes are stored in. A calendar period runs whole months from its first day; "the past N
@@ -24,10 +25,11 @@ PAST_COUNTS = {"weeks": (4, 12), "months": (2, 8), "quarters": (1, 4)}  # unit -
 DEFINITIONS = (
     "Quarters: Q1 is January to March, Q2 April to June, Q3 July to September, Q4 October to "
     "December. Seasons: Spring is March to May, Summer June to August, Fall September to "
-    'November, Winter December of the year named to February of the next. "The past N '
-    'weeks/months/quarters" runs from today minus that many weeks, months or quarters (a quarter '
-    "being three months) up to today. Periods include their first day and end before the day "
-    "after their last."
+    "November, Winter December of the year named to February of the next. "
+    '"March 2021 through August 2021" runs from the first day of the first month named to the '
+    'last day of the second. "The past N weeks/months/quarters" runs from today minus that '
+    "many weeks, months or quarters (a quarter being three months) up to today. Periods "
+    "include their first day and end before the day after their last."
 )
 
 
@@ -73,6 +75,14 @@ def year(number: int) -> Period:
     return months_from(date(number, 1, 1), 12, f"the year {number}")
 
 
+def months_through(first: date, count: int) -> Period:
+    """`count` whole months from `first`'s month, named by the first and the last:
+    "March 2021 through August 2021"."""
+    last = add_months(first, count - 1)
+    words = f"{first:%B} {first.year} through {last:%B} {last.year}"
+    return months_from(date(first.year, first.month, 1), count, words)
+
+
 def past(today: date, count: int, unit: str) -> Period:
     """The past `count` weeks, months or quarters, up to today (today included)."""
     end = today + timedelta(days=1)
@@ -115,8 +125,16 @@ def draw_window(rng: Random, first: date, last: date) -> tuple[date, Period]:
     return today, draw_past_period(rng, today)
 
 
+def _through(first: date, last: date) -> Period:
+    return months_through(first, (last.year - first.year) * 12 + last.month - first.month + 1)
+
+
 _MONTHS = {name: number for number, name in enumerate(calendar.month_name) if name}
 _READERS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str], date], Period]], ...] = (
+    (
+        re.compile(rf"\b({'|'.join(_MONTHS)}) (\d{{4}}) through ({'|'.join(_MONTHS)}) (\d{{4}})\b"),
+        lambda m, _: _through(date(int(m[2]), _MONTHS[m[1]], 1), date(int(m[4]), _MONTHS[m[3]], 1)),
+    ),
     (re.compile(r"\bQ([1-4]) (\d{4})\b"), lambda m, _: quarter(int(m[2]), int(m[1]))),
     (
         re.compile(rf"\b({'|'.join(SEASONS)}) (\d{{4}})\b"),

@@ -184,3 +184,64 @@ def resolution_policy_title(org: str, issue: str) -> str:
     """The title of an issue's resolution policy article in a Pro org's knowledge base."""
     title: str = load_text("knowledge", org)["per_issue"][0]["title"]
     return title.format(issue=issue)
+
+
+@dataclass(frozen=True)
+class CaseStory:
+    """How a customer of the original org opens a case about an issue: the subjects and the
+    description of one of its stories (seed/orgs/original/text/issues.yaml)."""
+
+    issue: str
+    subjects: tuple[str, ...]
+    description: str
+
+
+def _reading_pattern(template: str) -> re.Pattern[str]:
+    """A template as a pattern that captures the product it names ({product}, first named,
+    then the same words again); its other placeholders match any text."""
+    parts = re.split(r"(\{\w+\})", template)
+    pattern, named = "", False
+    for part in parts:
+        if part == "{product}":
+            pattern += "(?P=product)" if named else "(?P<product>.+?)"
+            named = True
+        elif re.fullmatch(r"\{\w+\}", part):
+            pattern += ".+?"
+        else:
+            pattern += re.escape(part)
+    return re.compile(pattern)
+
+
+@functools.cache
+def case_stories() -> tuple[CaseStory, ...]:
+    """The stories whose description names the product: the ones a new case can be routed by
+    (the routing policy weighs the agents' cases about the product)."""
+    return tuple(
+        CaseStory(issue["name"], tuple(scenario["subjects"]), scenario["description"])
+        for issue in load_text("issues")["issues"]
+        for scenario in issue["scenarios"]
+        if "{product}" in scenario["description"]
+    )
+
+
+@functools.cache
+def _story_patterns() -> tuple[tuple[str, tuple[re.Pattern[str], ...], re.Pattern[str]], ...]:
+    return tuple(
+        (
+            story.issue,
+            tuple(template_pattern(subject) for subject in story.subjects),
+            _reading_pattern(story.description),
+        )
+        for story in case_stories()
+    )
+
+
+def story_readings(subject: str, description: str) -> set[tuple[str, str]]:
+    """(issue, product name) for every story whose words a new case's subject and description
+    are: one reading when the words tell both apart."""
+    readings: set[tuple[str, str]] = set()
+    for issue, subjects, words in _story_patterns():
+        told = words.fullmatch(description.strip())
+        if told is not None and any(s.fullmatch(subject.strip()) for s in subjects):
+            readings.add((issue, told["product"]))
+    return readings

@@ -5,6 +5,7 @@ generator planted the answer, from what it planted."""
 from __future__ import annotations
 
 import calendar
+import html
 import re
 import statistics
 from collections import Counter
@@ -102,7 +103,7 @@ def _best_region(records: Rows, period: Period) -> str:
     return _pick({state: statistics.fmean(t) for state, t in times.items()}, "min")
 
 
-def _case_routing(records: Rows, case: str, issue: str, product: str) -> str:
+def _case_routing(records: Rows, issue: str, product: str, case: str = "") -> str:
     items = {row["Id"]: row["Product2Id"] for row in records["OrderItem"]}
     closed = [row for row in records["Case"] if row["Status"] == "Closed"]
     by_issue = Counter(row["OwnerId"] for row in closed if row["IssueId__c"] == issue)
@@ -148,11 +149,31 @@ def _policy_violation(records: Rows, case: str, org: str = "original") -> str | 
 def _knowledge(records: Rows, fact: str, product: str = "", org: str = "original") -> str:
     if org != "original":
         return _product_fact(records, fact, product)
+    if product:
+        return _care_guide_figure(records, fact, product)
     (known,) = [known for known in FACTS if known.name == fact]
     value = planted_truth(TEST_SEED).policy_params[known.param] if known.param else None
     evidence = known.evidence.format(value=value)
     assert any(evidence in row["Summary"] for row in records["Knowledge__kav"])
     return known.answer.format(value=value)
+
+
+def _care_guide_figure(records: Rows, column: str, product: str) -> str:
+    """The figure in the row of the product's care guide table, the columns split by hand."""
+    (name,) = [row["Name"] for row in records["Product2"] if row["Id"] == product]
+    found = []
+    for row in records["Knowledge__kav"]:
+        text = row["FAQ_Answer__c"] or ""
+        if "<table>" not in text:
+            continue
+        header, *lines = text.split("<table>")[1].split("</table>")[0].split("</tr>")
+        columns = header.replace("<tr>", "").replace("</th>", "").split("<th>")[1:]
+        for line in lines:
+            cells = line.replace("<tr>", "").replace("</td>", "").split("<td>")[1:]
+            if cells and html.unescape(cells[0]) == name:
+                found.append(html.unescape(cells[columns.index(column)]))
+    (figure,) = found
+    return figure
 
 
 def _product_fact(records: Rows, fact: str, product: str) -> str:
@@ -181,7 +202,7 @@ def _product_fact(records: Rows, fact: str, product: str) -> str:
 
 
 def _case_routing_write(records: Rows, case: str, issue: str, product: str) -> list[dict[str, Any]]:
-    agent = _case_routing(records, case, issue, product)
+    agent = _case_routing(records, issue, product)
     (owner,) = [row["OwnerId"] for row in records["Case"] if row["Id"] == case]
     assert owner != agent
     return [{"type": "Case", "id": case, "fields": {"OwnerId": agent}}]

@@ -33,6 +33,7 @@ from app.tasks.model import (
     Api,
     Draft,
     NoAnswer,
+    NotPlanted,
     OrgData,
     TaskGenerationFailed,
     TaskType,
@@ -122,7 +123,8 @@ ANSWER_FORMS = {
     ),
     "named_entity_disambiguation": r"01t[0-9A-Za-z]{15}",
     "policy_violation_identification": r"ka0[0-9A-Za-z]{15}|None",
-    "knowledge_qa": r".*\d.*|XS to XXL",
+    # A figure, a size range or a country a care guide's table gives
+    "knowledge_qa": r".*\d.*|XS to XXL|[A-Z][a-z]+( [A-Z][a-z]+)?",
     "handle_time": r"005[0-9A-Za-z]{15}",
     "transfer_count": r"005[0-9A-Za-z]{15}",
     "top_issue_identification": r"a[0-9A-Za-z]{17}",
@@ -174,9 +176,17 @@ def test_the_org_generated_from_its_seed_gives_the_same_bytes(engine: Engine) ->
 
 
 def test_another_seed_draws_other_tasks(engine: Engine) -> None:
-    ours = generate_tasks(engine, TABLES, org="original", seed=TEST_SEED, per_type=3)
-    theirs = generate_tasks(engine, TABLES, org="original", seed=TEST_SEED + 1, per_type=3)
-    assert [row.query for row in ours] != [row.query for row in theirs]
+    """The draws' seed is the org's: drawn with another from the same org, the tasks differ
+    (the planted types' checks hold only for the org's own seed, so they are left out)."""
+    with engine.connect() as conn:
+        data = OrgData(conn=conn, tables=TABLES, org="original", seed=TEST_SEED, planted=False)
+        for kind in task_types("original"):
+            try:
+                ours = draw_drafts(data, kind, TEST_SEED, 3)
+            except NotPlanted:
+                continue
+            theirs = draw_drafts(data, kind, TEST_SEED + 1, 3)
+            assert [d.query for d in ours] != [d.query for d in theirs], kind.name
 
 
 @pytest.mark.parametrize("type_name", TYPES)

@@ -55,11 +55,11 @@ def test_an_org_that_does_not_exist_is_refused_and_nothing_written(tmp_path: Pat
 def test_a_type_asked_for_more_tasks_than_it_has_fails_the_run(tmp_path: Path) -> None:
     out = tmp_path / "tasks.json"
     result = CliRunner().invoke(
-        cli, ["tasks", "generate", "--seed", str(TEST_SEED), "--per-type", "23", "--out", str(out)]
+        cli, ["tasks", "generate", "--seed", str(TEST_SEED), "--per-type", "45", "--out", str(out)]
     )
     assert result.exit_code == 1
     assert " ".join(result.output.split()) == (
-        "Generation failed: Only 22 of 23 knowledge_qa tasks, each distinct and with a single "
+        "Generation failed: Only 44 of 45 case_routing_write tasks, each distinct and with a single "
         "answer, could be drawn from org original (seed 42): ask for fewer"
     )
     assert not out.exists()

@@ -19,7 +19,7 @@ from app.seeding.generate.case_records import (
 from app.seeding.generate.cases import plan_cases
 from app.seeding.generate.catalog import build_catalog
 from app.seeding.generate.conversations import build_conversations
-from app.seeding.generate.knowledge import build_knowledge
+from app.seeding.generate.knowledge import add_product_specs, build_knowledge
 from app.seeding.generate.orders import build_orders
 from app.seeding.generate.people import build_people
 from app.seeding.generate.records import Records, child_rng
@@ -37,6 +37,7 @@ class LatentTruth:
     violations: dict[str, str]  # Case Id -> Id of the Knowledge__kav article it violates
     agent_skill: dict[str, float]  # User Id -> 0..1
     agent_specialties: dict[str, tuple[str, ...]]  # User Id -> issue names
+    product_specs: dict[str, dict[str, str]]  # Product2 Id -> fact -> what its care guide states
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ def generate(seed: int) -> GeneratedOrg:
     people = build_people(child_rng(seed, "people"), issue_names)
     catalog = build_catalog(child_rng(seed, "catalog"), issue_names)
     knowledge = build_knowledge(child_rng(seed, "knowledge"))
+    product_specs = add_product_specs(child_rng(seed, "product-specs"), knowledge, catalog)
     orders = build_orders(child_rng(seed, "orders"), people, catalog)
     plans = plan_cases(child_rng(seed, "cases"), people, catalog, orders, issues)
     text_rng = child_rng(seed, "case-text")
@@ -82,6 +84,7 @@ def generate(seed: int) -> GeneratedOrg:
         violations=talk.violations,
         agent_skill={agent.id: agent.skill for agent in people.agents},
         agent_specialties={a.id: tuple(sorted(a.specialties)) for a in people.agents},
+        product_specs=product_specs,
     )
     return GeneratedOrg(records=records, truth=truth)
 

@@ -13,6 +13,7 @@ from random import Random
 from string import ascii_lowercase, digits
 from typing import Any
 
+from app.seeding.generate.catalog import Catalog
 from app.seeding.generate.records import Record, record_id
 from app.seeding.generate.text import fill, load_text
 
@@ -40,6 +41,7 @@ class Knowledge:
     params: dict[str, int]
     policies: dict[str, Policy] = field(default_factory=dict)
     records: list[Record] = field(default_factory=list)
+    care_guides: dict[str, Record] = field(default_factory=dict)  # category name -> its guide
 
 
 def _lines(spec: dict[str, Any], key: str) -> tuple[str, ...]:
@@ -55,8 +57,10 @@ def build_knowledge(rng: Random) -> Knowledge:
     ]
     drafts += [(None, spec["title"], spec["summary"], spec["answer"]) for spec in text["faqs"]]
     guide = text["care_guide"]
+    guides: dict[int, str] = {}  # draft index -> the category it guides
     for category in load_text("catalog")["categories"]:
         name = category["name"]
+        guides[len(drafts)] = name
         tips = "".join(f"<li>{html.escape(tip)}</li>" for tip in category["care"])
         context = {"category": name, "category_lower": name.lower()}
         drafts.append(
@@ -101,7 +105,43 @@ def build_knowledge(rng: Random) -> Knowledge:
         )
         if key is not None:
             knowledge.policies[key] = _policy(key, article_id, specs[key])
+        if n in guides:
+            knowledge.care_guides[guides[n]] = knowledge.records[-1]
     return knowledge
+
+
+SPEC_FACTS = ("weight", "made in", "introduced")  # the table's columns after the product's name
+
+
+def add_product_specs(
+    rng: Random, knowledge: Knowledge, catalog: Catalog
+) -> dict[str, dict[str, str]]:
+    """Each care guide's table of its category's products and their figures, drawn with `rng`
+    (its own stream: the rest of the org is the same with or without them); returns Product2
+    Id -> fact (SPEC_FACTS) -> the value the table states."""
+    spec = load_text("knowledge")["product_specs"]
+    first_year, last_year = spec["introduced"]
+    stated: dict[str, dict[str, str]] = {}
+    for category_index, category in enumerate(catalog.categories):
+        low, high = spec["weight_grams"][category["name"]]
+        rows = []
+        for product in catalog.products:
+            if product.category != category_index:
+                continue
+            values = (
+                f"{rng.randrange(low, high + 1, 5):,} g",
+                str(rng.choice(spec["countries"])),
+                str(rng.randint(first_year, last_year)),
+            )
+            stated[product.id] = dict(zip(SPEC_FACTS, values, strict=True))
+            cells = "".join(f"<td>{html.escape(cell)}</td>" for cell in (product.name, *values))
+            rows.append(f"<tr>{cells}</tr>")
+        header = "".join(f"<th>{html.escape(column)}</th>" for column in spec["columns"])
+        article = knowledge.care_guides[category["name"]]
+        article["FAQ_Answer__c"] += (
+            f"<h3>{html.escape(spec['heading'])}</h3><table><tr>{header}</tr>{''.join(rows)}</table>"
+        )
+    return stated
 
 
 def article_record(

@@ -14,6 +14,7 @@ violations, which words of an article state the figure each question asks for.""
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 from datetime import timedelta
@@ -309,7 +310,26 @@ FACTS = (
 )
 
 
+# A product's figures its category's care guide tabulates (app.seeding.generate.knowledge):
+# the column of the table -> the questions that ask for it ({product}: the product's name).
+SPEC_QUESTIONS = {
+    "Weight": ("How much does the {product} weigh?", "What is the weight of the {product}?"),
+    "Made in": (
+        "In which country is the {product} made?",
+        "Where is the {product} manufactured?",
+    ),
+    "Introduced": (
+        "In what year was the {product} introduced?",
+        "When was the {product} first introduced?",
+    ),
+}
+POLICY_FACT_SHARE = 0.25  # of the draws, those asking a policy or FAQ figure (FACTS)
+
+
 def draw_knowledge_qa(rng: Random, data: OrgData) -> Draft:
+    """A figure a policy or an FAQ states, or one a care guide's table gives for a product."""
+    if rng.random() >= POLICY_FACT_SHARE:
+        return _draw_product_spec(rng, data)
     fact = rng.choice(FACTS)
     value = data.truth().policy_params[fact.param] if fact.param else None
     evidence = fact.evidence.format(value=value)
@@ -321,6 +341,42 @@ def draw_knowledge_qa(rng: Random, data: OrgData) -> Draft:
     question = rng.choice(fact.questions)
     answer = fact.answer.format(value=value)
     return Draft(answer, question, last, "", "", {"fact": fact.name})
+
+
+def _draw_product_spec(rng: Random, data: OrgData) -> Draft:
+    specs = data.truth().product_specs
+    product = rng.choice(sorted(specs))
+    column = rng.choice(tuple(SPEC_QUESTIONS))
+    names = data.remembered("product_names", org_sql.product_names)
+    name = next((n for n, product_id in names.items() if product_id == product), None)
+    if name is None:
+        raise Ambiguous  # another product of the same name
+    value = specs[product][column.lower()]
+    guides = data.remembered(
+        "answers", lambda conn, tables: org_sql.online_articles(conn, tables, "FAQ_Answer__c")
+    )
+    stated = {found for text in guides.values() for found in spec_values(text, name, column)}
+    if stated != {value}:
+        raise PlantedTruthDisagrees(f"the care guides state {stated} as the {column} of {name}")
+    _, last = org_sql.day_span(data.conn, data.tables, "Case", "CreatedDate")
+    question = rng.choice(SPEC_QUESTIONS[column]).format(product=name)
+    return Draft(value, question, last, "", "", {"fact": column, "product": product})
+
+
+_CELL = re.compile(r"<t[hd]>(.*?)</t[hd]>")
+
+
+def spec_values(text: str, product: str, column: str) -> list[str]:
+    """What an article's tables state in `column` for the product named in a row's first cell."""
+    values: list[str] = []
+    for table in re.findall(r"<table>(.*?)</table>", text, re.S):
+        rows = [[html.unescape(cell) for cell in _CELL.findall(row)] for row in table.split("<tr>")]
+        header = next((row for row in rows if row), [])
+        if column not in header:
+            continue
+        at = header.index(column)
+        values += [row[at] for row in rows[1:] if len(row) > at and row[0] == product]
+    return values
 
 
 # --- the reference solvers --------------------------------------------------------------------
@@ -368,6 +424,27 @@ def solve_policy_violation(api: Api, task: dict[str, Any]) -> str:
 
 def solve_knowledge_qa(api: Api, task: dict[str, Any]) -> str:
     fact = next((fact for fact in FACTS if task["query"] in fact.questions), None)
+    asked = next(
+        (
+            (column, named["product"])
+            for column, questions in SPEC_QUESTIONS.items()
+            for question in questions
+            if (named := _product_question(question).fullmatch(task["query"]))
+        ),
+        None,
+    )
+    if asked is not None:
+        column, product = asked
+        stated = {
+            value
+            for row in api.query(
+                "SELECT FAQ_Answer__c FROM Knowledge__kav WHERE PublishStatus = 'Online'"
+            )
+            for value in spec_values(row["FAQ_Answer__c"] or "", product, column)
+        }
+        if len(stated) != 1:
+            raise NotScripted(f"the articles state {len(stated)} values of {column} for {product}")
+        return stated.pop()
     if fact is None:
         raise ForAnotherFamily("the question is not in the original org's rulebook")
     # A figure: digits (with separators) up to its last digit, else the shortest word; a lazy
@@ -380,6 +457,11 @@ def solve_knowledge_qa(api: Api, task: dict[str, Any]) -> str:
             value = stated[1] if pattern.groups else None
             return fact.answer.format(value=value)
     raise NotScripted("no article states it")
+
+
+def _product_question(question: str) -> re.Pattern[str]:
+    before, after = question.split("{product}")
+    return re.compile(re.escape(before) + "(?P<product>.+)" + re.escape(after))
 
 
 TASK_TYPES = (

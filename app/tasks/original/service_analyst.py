@@ -21,7 +21,17 @@ from app.tasks.model import (
     TaskType,
     single_extreme,
 )
-from app.tasks.periods import DEFINITIONS, Period, draw_window, quarter, season, year
+from app.tasks.periods import (
+    DEFINITIONS,
+    SEASONS,
+    Period,
+    add_months,
+    draw_window,
+    months_through,
+    quarter,
+    season,
+    year,
+)
 from app.tasks.solving import (
     created_in,
     ids,
@@ -37,8 +47,18 @@ MIN_PRODUCT_CASES = 3  # a product drawn for a task has at least this many cases
 CLOSURE_MARGIN = 60.0  # seconds: closer means are a tie, not an answer
 
 
+def _cases(data: OrgData) -> dict[str, list[tuple[str | None, datetime]]]:
+    """Product Id -> (IssueId__c, CreatedDate) of its cases, read once per draw session."""
+    return data.remembered("product_cases", org_sql.product_cases)
+
+
+def _cases_in(data: OrgData, product: str, period: Period) -> list[tuple[str | None, datetime]]:
+    return [(issue, created) for issue, created in _cases(data)[product] if period.holds(created)]
+
+
 def _product(rng: Random, data: OrgData) -> str:
-    products = org_sql.products_with_cases(data.conn, data.tables, MIN_PRODUCT_CASES)
+    cases = _cases(data)
+    products = sorted(p for p, of_product in cases.items() if len(of_product) >= MIN_PRODUCT_CASES)
     if not products:
         raise NoAnswer
     return rng.choice(products)
@@ -72,7 +92,7 @@ def _window_with_cases(
     hold none), its today, and those cases' (IssueId__c, CreatedDate)."""
     for _ in range(WINDOW_TRIES):
         today, period = draw_window(rng, *_span(data))
-        cases = org_sql.product_case_dates(data.conn, data.tables, product, period)
+        cases = _cases_in(data, product, period)
         if len(cases) >= 2:
             return today, period, cases
     raise NoAnswer
@@ -98,25 +118,32 @@ TREND_QUERIES = (
 )
 
 
-def _several_months(rng: Random, first: date, last: date) -> tuple[date, Period]:
-    """A year, a quarter or a season within the data (month names are unique in each)."""
-    while True:
-        number = rng.randint(first.year, last.year)
-        kind = rng.choice(("year", "quarter", "season"))
-        if kind == "year":
-            period = year(number)
-        elif kind == "quarter":
-            period = quarter(number, rng.randint(1, 4))
-        else:
-            period = season(number, rng.choice(("Spring", "Summer", "Fall", "Winter")))
-        if period.start.date() >= first and period.end.date() <= last:
-            return period.end.date() + timedelta(days=rng.randint(0, 90)), period
+def _months_around(rng: Random, moment: datetime) -> Period:
+    """A year, a quarter, a season or a run of 3 to 12 months that holds `moment` (month
+    names are unique in each)."""
+    kind = rng.choice(("year", "quarter", "season", "months"))
+    if kind == "year":
+        return year(moment.year)
+    if kind == "quarter":
+        return quarter(moment.year, (moment.month - 1) // 3 + 1)
+    if kind == "season":
+        first = add_months(date(moment.year, moment.month, 1), -((moment.month - 3) % 3))
+        name = next(name for name, start in SEASONS.items() if start == first.month)
+        return season(first.year, name)
+    count = rng.randint(3, 12)
+    return months_through(add_months(moment.date().replace(day=1), -rng.randrange(count)), count)
 
 
 def draw_monthly_trend(rng: Random, data: OrgData) -> Draft:
+    """A product and a period around one of its cases (in a sparse org, most periods drawn
+    blind hold too few of a product's cases to have a peak)."""
     product = _product(rng, data)
-    today, period = _several_months(rng, *_span(data))
-    cases = org_sql.product_case_dates(data.conn, data.tables, product, period)
+    period = _months_around(rng, rng.choice(_cases(data)[product])[1])
+    first, last = _span(data)
+    if period.start.date() < first or period.end.date() > last:
+        raise NoAnswer  # the period runs past the data
+    today = period.end.date() + timedelta(days=rng.randint(0, 90))
+    cases = _cases_in(data, product, period)
     answer = _most_cases(Counter(calendar.month_name[created.month] for _, created in cases))
     policy = (
         "A month's count is the number of cases created in it about an order item of the "

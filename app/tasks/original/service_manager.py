@@ -8,12 +8,14 @@ agent's, finds it again through the REST API."""
 
 from __future__ import annotations
 
+import functools
 import re
 import statistics
-from datetime import date
+from datetime import date, timedelta
 from random import Random
 from typing import Any
 
+from app.seeding.generate.text import agreement, fill, load_text, long_date, money
 from app.tasks import org_sql
 from app.tasks.model import (
     ABSTAIN_SHARE,
@@ -30,6 +32,7 @@ from app.tasks.model import (
     single_extreme,
 )
 from app.tasks.periods import DEFINITIONS, Period, draw_window
+from app.tasks.rulebook import case_stories, story_readings
 from app.tasks.solving import (
     counts,
     created_in,
@@ -195,6 +198,11 @@ def _top(counts: dict[str, int]) -> list[str]:
 
 
 def draw_case_routing(rng: Random, data: OrgData) -> Draft:
+    """In the original org a new case, told in the words of its issues' stories about a
+    product customers bought; in an org whose stories the generator did not write (a Pro or
+    an imported org), an open case of the org, found by its words."""
+    if data.org == "original" and data.planted:
+        return _draw_new_case(rng, data)
     case_id, subject, description, issue, product, created = rng.choice(
         org_sql.open_cases(data.conn, data.tables)
     )
@@ -204,6 +212,59 @@ def draw_case_routing(rng: Random, data: OrgData) -> Draft:
     query = rng.choice(ROUTING_QUERIES).format(subject=subject, description=description)
     params = {"case": case_id, "issue": issue, "product": product}
     return Draft(answer, query, created.date(), ROUTING_POLICY, "", params)
+
+
+def _draw_new_case(rng: Random, data: OrgData) -> Draft:
+    """A case not in the org: an issue's story about an order line's product, as a customer
+    writes it days after the order. Its issue and product are what the routing weighs, so two
+    cases of the same pair are one task."""
+    story = rng.choice(case_stories())
+    lines = org_sql.order_line_count(data.conn, data.tables)
+    product, name, ordered, price, quantity = org_sql.order_line(
+        data.conn, data.tables, rng.randrange(lines)
+    )
+    days = rng.randint(3, 40)
+    sizes = rng.sample(_sizes(name), 2)
+    context = (
+        data.truth().policy_params
+        | agreement(name.endswith("s"))
+        | {
+            "product": name,
+            "order_date": long_date(ordered),
+            "days_since": days,
+            "price": money(price),
+            "quantity": int(quantity),
+            "amount": money(price * quantity),
+            "size_ordered": sizes[0],
+            "size_received": sizes[1],
+            "carrier": rng.choice(load_text("conversation")["carriers"]),
+            "late_days": rng.randint(3, 12),
+            "points": rng.randint(12, 240) * 10,
+        }
+    )
+    subject = fill(rng.choice(story.subjects), context)
+    description = fill(story.description, context)
+    if story_readings(subject, description) != {(story.issue, name)}:
+        raise Ambiguous  # the words tell another story, or another product
+    issue = org_sql.issue_ids(data.conn, data.tables)[story.issue]
+    answer = route(data, issue, product)
+    query = rng.choice(ROUTING_QUERIES).format(subject=subject, description=description)
+    today = ordered + timedelta(days=days)
+    return Draft(answer, query, today, ROUTING_POLICY, "", {"issue": issue, "product": product})
+
+
+@functools.cache
+def _size_lists() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(a product base noun, its sizes) from the catalog, longest nouns first."""
+    groups = [g for c in load_text("catalog")["categories"] for g in c["groups"]]
+    pairs = {(base, tuple(g["sizes"])) for g in groups for base in g["bases"]}
+    return tuple(sorted(pairs, key=lambda pair: (-len(pair[0]), pair)))
+
+
+def _sizes(name: str) -> tuple[str, ...]:
+    """The sizes the product comes in (its catalog group's), or two generic ones."""
+    sizes = next((s for base, s in _size_lists() if name.endswith(base)), ())
+    return sizes if len(sizes) > 1 else ("M", "L")
 
 
 ROUTE_QUERIES = (
@@ -301,6 +362,17 @@ def solve_case_routing(api: Api, task: dict[str, Any]) -> str:
     if found is None:
         raise NotScripted("the query holds no subject and description")
     subject, description = found[1], found[2]
+    readings = story_readings(subject, description)
+    if len(readings) > 1:
+        raise NotScripted(f"the new case's words tell {len(readings)} stories")
+    if readings:
+        ((issue_name, product_name),) = readings
+        issues = api.query(f"SELECT Id FROM Issue__c WHERE Name = {quoted(issue_name)}")
+        products = api.query(f"SELECT Id FROM Product2 WHERE Name = {quoted(product_name)}")
+        if len(issues) != 1 or len(products) != 1:
+            raise NotScripted(f"{issue_name!r} or {product_name!r} is not one record")
+        return _routed(api, issues[0]["Id"], products[0]["Id"])
+    # Words no story tells: the case is in the org (an open case), found by them.
     cases = [
         case
         for case in api.query(
@@ -311,15 +383,19 @@ def solve_case_routing(api: Api, task: dict[str, Any]) -> str:
     ]
     if len(cases) != 1:
         raise NotScripted(f"{len(cases)} cases have the new case's subject and description")
-    return _routed(api, cases[0]["IssueId__c"], cases[0]["OrderItemId__c"])
+    return _routed(api, cases[0]["IssueId__c"], _product_of(api, cases[0]["OrderItemId__c"]))
 
 
-def _routed(api: Api, issue: str, item: str) -> str:
-    """The agent the routing policy picks for a case of `issue` about order item `item`."""
+def _product_of(api: Api, item: str) -> str:
+    (product,) = api.query(f"SELECT Product2Id FROM OrderItem WHERE Id = {quoted(item)}")
+    return str(product["Product2Id"])
+
+
+def _routed(api: Api, issue: str, product: str) -> str:
+    """The agent the routing policy picks for a case of `issue` about `product`."""
     closed = "SELECT OwnerId, COUNT(Id) n FROM Case WHERE Status = 'Closed' AND "
     by_issue = counts(api, f"{closed}IssueId__c = {quoted(issue)} GROUP BY OwnerId", "OwnerId")
-    (product,) = api.query(f"SELECT Product2Id FROM OrderItem WHERE Id = {quoted(item)}")
-    items = product_items(api, product["Product2Id"])
+    items = product_items(api, product)
     by_product = counts(api, f"{closed}OrderItemId__c IN {ids(items)} GROUP BY OwnerId", "OwnerId")
     still_open = counts(
         api,
@@ -336,7 +412,7 @@ def _routed(api: Api, issue: str, item: str) -> str:
 def solve_case_routing_write(api: Api, task: dict[str, Any]) -> str:
     case_id = named_id(task, "500", "case")
     (case,) = api.query(f"SELECT IssueId__c, OrderItemId__c FROM Case WHERE Id = {quoted(case_id)}")
-    agent = _routed(api, case["IssueId__c"], case["OrderItemId__c"])
+    agent = _routed(api, case["IssueId__c"], _product_of(api, case["OrderItemId__c"]))
     api.update("Case", case_id, {"OwnerId": agent})
     return f"Case {case_id} is now owned by {agent}."
 
