@@ -34,7 +34,13 @@ from app.config import REPO_ROOT, Settings
 from app.console import coverage
 from app.errors import SalesforceError
 from app.evaluation.control import ControlError
-from app.evaluation.evaluate import EvalRefused, ModelEndpoint, evaluate, load_tasks
+from app.evaluation.evaluate import (
+    EvalRefused,
+    ModelEndpoint,
+    evaluate,
+    load_tasks,
+    select_tasks,
+)
 from app.evaluation.report import ReportRefused, read_runs, write_report
 from app.evaluation.run_file import RunFile
 from app.evaluation.runner import Plan
@@ -58,8 +64,10 @@ from app.storage.database import create_db_engine, migrate_platform
 from app.tasks.generator import generate_tasks, task_types, write_task_file
 from app.tasks.grading import GradingFailed, grade
 from app.tasks.judge import Judge
+from app.tasks.model import TaskRow
 from app.tasks.results import export, purge, result_rows
 from app.tasks.source import org_database
+from app.tasks.splits import PARTS, SPLITS, split_named, verified_part
 from app.tls import ensure_certificates, tls_files
 from app.workers import serve_workers
 
@@ -607,6 +615,50 @@ def tasks_generate(
         )
 
 
+@tasks_cli.command("splits")
+def tasks_splits() -> None:
+    """List the fixed, versioned splits: each part's org, seed, types, tasks and SHA-256."""
+    table = Table("split", "org", "seed", "types", "tasks", "sha256")
+    for split in SPLITS:
+        for part in PARTS:
+            table.add_row(
+                f"{split.id}:{part}",
+                split.org,
+                str(split.seed),
+                str(len(split.types)),
+                str(split.size(part)),
+                split.sha256[part],
+            )
+    Console(width=200).print(table)
+
+
+@tasks_cli.command("split")
+def tasks_split(
+    name: Annotated[str, typer.Argument(help="The split's part, e.g. crmarena-original@v1:test")],
+    out: Annotated[Path, typer.Option("--out", help="The task file to write (JSON)")],
+) -> None:
+    """Write a split's part as a task file (CRMArena's layout), checked against its SHA-256."""
+    try:
+        rows = split_rows(name)
+    except SalesforceError as error:
+        console.print(
+            f"[bold red]No split:[/] {escape(str(error))}", highlight=False, soft_wrap=True
+        )
+        raise typer.Exit(code=1) from error
+    write_task_file(rows, out)
+    console.print(
+        f"Wrote {len(rows)} tasks of {escape(name)} to {escape(str(out))}", soft_wrap=True
+    )
+
+
+def split_rows(name: str) -> list[TaskRow]:
+    """A split's part, drawn from its org generated from its seed, its SHA-256 checked."""
+    split, part = split_named(name)
+    objects_dir = Settings().seed_dir / "orgs" / split.org / "objects"
+    with org_database(objects_dir, org=split.org, seed=split.seed) as database:
+        return verified_part(database.engine, database.tables, split, part)
+
+
 @tasks_cli.command("grade")
 def tasks_grade(
     tasks_file: Annotated[
@@ -713,15 +765,31 @@ def eval_command(
         str,
         typer.Option("--base-url", help="The model's OpenAI-compatible API, e.g. http://host/v1"),
     ],
-    tasks_file: Annotated[
-        Path, typer.Option("--tasks", exists=True, dir_okay=False, help="The task file to run")
-    ],
     run: Annotated[
         str,
         typer.Option(
             "--run", help="The run's name: its file in --runs-dir, its label in the results"
         ),
     ],
+    split_name: Annotated[
+        str | None,
+        typer.Option(
+            "--split",
+            help="The split's part to run, e.g. crmarena-original@v1:test (localforce tasks "
+            "splits lists them)",
+            show_default=False,
+        ),
+    ] = None,
+    tasks_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--tasks",
+            exists=True,
+            dir_okay=False,
+            help="A task file to run instead of a split",
+            show_default=False,
+        ),
+    ] = None,
     api_key_env: Annotated[
         str, typer.Option("--api-key-env", help="The variable holding the model's API key")
     ] = "OPENAI_API_KEY",
@@ -734,6 +802,10 @@ def eval_command(
     ] = None,
     types: Annotated[
         list[str] | None, typer.Option("--types", help="Run tasks of these types only")
+    ] = None,
+    per_type: Annotated[
+        int | None,
+        typer.Option("--per-type", min=1, help="Run the first K tasks of each type only"),
     ] = None,
     repeat: Annotated[
         int, typer.Option("--repeat", min=1, max=32, help="Run each task k times (pass^k)")
@@ -789,8 +861,11 @@ def eval_command(
     ] = None,
     data_dir: DataDirOption = None,
 ) -> None:
-    """Run a model over a task file: each task an episode in its own sandbox, the model acting
-    through the episode's tools, its answer graded and recorded in the run."""
+    """Run a model over a split or a task file: each task an episode in its own sandbox, the
+    model acting through the episode's tools, its answer graded and recorded in the run."""
+    if (split_name is None) == (tasks_file is None):
+        console.print("[bold red]Evaluation stopped:[/] name the tasks: --split or --tasks")
+        raise typer.Exit(code=2)
     settings = _settings(data_dir)
     admin_key = os.environ.get("LOCALFORCE_ADMIN_KEY")
     if admin_key is None and key_path(settings.data_dir).exists():
@@ -812,7 +887,14 @@ def eval_command(
     user = None if user_model is None else endpoint(user_model, user_base_url, user_api_key_env)
     run_file = RunFile.of_run(runs_dir, run)
     try:
-        tasks = load_tasks(tasks_file, types=types or (), limit=limit)
+        if tasks_file is not None:
+            tasks = load_tasks(tasks_file, types=types or (), limit=limit, per_type=per_type)
+        else:
+            assert split_name is not None
+            rows = [row.to_json() for row in split_rows(split_name)]
+            tasks = select_tasks(
+                rows, split_name, types=types or (), limit=limit, per_type=per_type
+            )
         plan = Plan(run=run, tasks=tasks, repeat=repeat, concurrency=concurrency, agent=agent.value)
         with _eval_progress(len(plan.episodes()) - len(run_file.recorded_keys())) as on_record:
             records = evaluate(
@@ -826,7 +908,7 @@ def eval_command(
                 judge=judge,
                 user=user,
             )
-    except (EvalRefused, ControlError) as error:
+    except (EvalRefused, ControlError, SalesforceError) as error:
         console.print(
             f"[bold red]Evaluation stopped:[/] {escape(str(error))}",
             highlight=False,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,8 +41,14 @@ class ModelEndpoint:
         return ChatModel(client=client, name=self.name)
 
 
-def load_tasks(path: Path, *, types: Sequence[str] = (), limit: int | None = None) -> list[Any]:
-    """A task file's rows, of the given types (all if none), the first `limit` of them."""
+def load_tasks(
+    path: Path,
+    *,
+    types: Sequence[str] = (),
+    limit: int | None = None,
+    per_type: int | None = None,
+) -> list[Any]:
+    """A task file's rows, chosen as `select_tasks` chooses them."""
     try:
         rows = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -50,13 +57,35 @@ def load_tasks(path: Path, *, types: Sequence[str] = (), limit: int | None = Non
         isinstance(row, dict) and "idx" in row and "task" in row for row in rows
     ):
         raise EvalRefused(f"{path} is not a task file: a JSON list of task rows (idx, task, ...)")
+    return select_tasks(rows, str(path), types=types, limit=limit, per_type=per_type)
+
+
+def select_tasks(
+    rows: list[dict[str, Any]],
+    source: str,
+    *,
+    types: Sequence[str] = (),
+    limit: int | None = None,
+    per_type: int | None = None,
+) -> list[Any]:
+    """The rows of the given types (all if none), the first `per_type` of each type, the
+    first `limit` of those; `source` names where they came from (a task file, a split) in a
+    refusal."""
     indexes = [row["idx"] for row in rows]
     if len(set(map(str, indexes))) != len(indexes):
-        raise EvalRefused(f"{path} numbers two tasks alike: each idx names one task")
+        raise EvalRefused(f"{source} numbers two tasks alike: each idx names one task")
     unknown = set(types) - {row["task"] for row in rows}
     if unknown:
-        raise EvalRefused(f"{path} has no task of type {', '.join(sorted(unknown))}")
+        raise EvalRefused(f"{source} has no task of type {', '.join(sorted(unknown))}")
     chosen = [row for row in rows if not types or row["task"] in types]
+    if per_type is not None:
+        counted: Counter[str] = Counter()
+        kept = []
+        for row in chosen:
+            counted[row["task"]] += 1
+            if counted[row["task"]] <= per_type:
+                kept.append(row)
+        chosen = kept
     return chosen[:limit] if limit is not None else chosen
 
 

@@ -19,14 +19,15 @@ import pytest
 from fastapi import FastAPI, Request, Response
 from typer.testing import CliRunner
 
-from app.cli import cli
+from app.cli import cli, split_rows
 from app.evaluation.control import ADMIN_HEADER, ControlError
-from app.evaluation.evaluate import EvalRefused, ModelEndpoint, evaluate
+from app.evaluation.evaluate import EvalRefused, ModelEndpoint, evaluate, select_tasks
 from app.evaluation.run_file import RunFile
 from app.evaluation.runner import Plan, episode_id
 from app.tasks.grading import score
 from app.tasks.metrics import is_single_answer
 from tests.conftest import ADMIN_HEADERS, TEST_ADMIN_KEY
+from tests.databases import DatabaseFactory
 from tests.evaluation.fake_model import FAULTS, HUGE_CHARS, FakeModels, nonsense_answer
 from tests.servers import serve_in_thread
 
@@ -348,6 +349,50 @@ def test_eval_refuses_what_it_cannot_run(
     result = CliRunner().invoke(cli, command)
     assert result.exit_code == 1
     assert "Evaluation stopped:" in result.output and message in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize(
+    ("arguments", "code", "message"),
+    [
+        ([], 2, "Evaluation stopped: name the tasks: --split or --tasks"),
+        (
+            ["--split", "nope@v1:test"],
+            1,
+            "Evaluation stopped: No split is named nope@v1 (known: crmarena-original@v1)",
+        ),
+    ],
+)
+def test_eval_refuses_a_run_without_its_tasks(
+    tmp_path: Path, arguments: list[str], code: int, message: str
+) -> None:
+    command = [
+        "eval", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--run", "r",
+        "--runs-dir", str(tmp_path), *arguments,
+    ]  # fmt: skip
+    result = CliRunner().invoke(cli, command)
+    assert result.exit_code == code
+    assert message in " ".join(result.output.split())
+
+
+def test_eval_runs_a_split_part_and_the_reference_model_scores_one_on_each_type(
+    localforce_url: str, database_factory: DatabaseFactory, tmp_path: Path
+) -> None:
+    if database_factory.backend != "sqlite":
+        pytest.skip("the split is drawn by the command, whatever the server's back end")
+    part = "crmarena-original@v1:test"
+    chosen = select_tasks([row.to_json() for row in split_rows(part)], part, per_type=1)
+    models = FakeModels(chosen)
+    with serve_in_thread(models.app) as port:
+        command = [
+            "eval", "--model", "reference", "--base-url", f"http://127.0.0.1:{port}/v1",
+            "--split", part, "--per-type", "1", "--concurrency", "4", "--run", "split",
+            "--runs-dir", str(tmp_path), "--localforce-url", localforce_url,
+        ]  # fmt: skip
+        result = CliRunner().invoke(cli, command, env={"LOCALFORCE_ADMIN_KEY": TEST_ADMIN_KEY})
+    assert result.exit_code == 0, result.output
+    records = RunFile.of_run(tmp_path, "split").records()
+    assert sorted((r["idx"], r["task"]) for r in records) == [(t["idx"], t["task"]) for t in chosen]
+    assert len(records) == 9 and all(record["reward"] == 1.0 for record in records)
 
 
 def test_eval_stops_when_localforce_does_not_answer(

@@ -59,8 +59,8 @@ def test_a_type_asked_for_more_tasks_than_it_has_fails_the_run(tmp_path: Path) -
     )
     assert result.exit_code == 1
     assert " ".join(result.output.split()) == (
-        "Generation failed: Only 44 of 45 case_routing_write tasks, each distinct and with a single "
-        "answer, could be drawn from org original (seed 42): ask for fewer"
+        "Generation failed: Only 44 of 45 case_routing_write tasks, each distinct and with a "
+        "single answer, could be drawn from org original (seed 42): ask for fewer"
     )
     assert not out.exists()
 

@@ -423,28 +423,10 @@ def solve_policy_violation(api: Api, task: dict[str, Any]) -> str:
 
 
 def solve_knowledge_qa(api: Api, task: dict[str, Any]) -> str:
+    spec = _product_spec(api, task["query"])
+    if spec is not None:
+        return spec
     fact = next((fact for fact in FACTS if task["query"] in fact.questions), None)
-    asked = next(
-        (
-            (column, named["product"])
-            for column, questions in SPEC_QUESTIONS.items()
-            for question in questions
-            if (named := _product_question(question).fullmatch(task["query"]))
-        ),
-        None,
-    )
-    if asked is not None:
-        column, product = asked
-        stated = {
-            value
-            for row in api.query(
-                "SELECT FAQ_Answer__c FROM Knowledge__kav WHERE PublishStatus = 'Online'"
-            )
-            for value in spec_values(row["FAQ_Answer__c"] or "", product, column)
-        }
-        if len(stated) != 1:
-            raise NotScripted(f"the articles state {len(stated)} values of {column} for {product}")
-        return stated.pop()
     if fact is None:
         raise ForAnotherFamily("the question is not in the original org's rulebook")
     # A figure: digits (with separators) up to its last digit, else the shortest word; a lazy
@@ -457,6 +439,28 @@ def solve_knowledge_qa(api: Api, task: dict[str, Any]) -> str:
             value = stated[1] if pattern.groups else None
             return fact.answer.format(value=value)
     raise NotScripted("no article states it")
+
+
+def _product_spec(api: Api, query: str) -> str | None:
+    """The figure a care guide's table gives for the product a question names (None: the
+    question asks no product's figure)."""
+    for column, questions in SPEC_QUESTIONS.items():
+        for question in questions:
+            named = _product_question(question).fullmatch(query)
+            if named is None:
+                continue
+            product = named["product"]
+            stated = {
+                value
+                for row in api.query(
+                    "SELECT FAQ_Answer__c FROM Knowledge__kav WHERE PublishStatus = 'Online'"
+                )
+                for value in spec_values(row["FAQ_Answer__c"] or "", product, column)
+            }
+            if len(stated) != 1:
+                raise NotScripted(f"the articles state {len(stated)} {column} values of {product}")
+            return stated.pop()
+    return None
 
 
 def _product_question(question: str) -> re.Pattern[str]:
