@@ -5,7 +5,8 @@ episodes a second at concurrency 1 (the floor) and N, their ratio, and the share
 episode's time spent outside the model. localforce runs as its own process (`localforce
 serve`, its default workers); the runner and the fake model share this one.
 
-Run: `make bench` (or `python -m bench.eval_bench [--per-type N] [--concurrency N]`).
+Run: `make bench` (or `python -m bench.eval_bench [--per-type N | --split NAME:PART]
+[--concurrency N]`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from app.evaluation.run_file import RunFile
 from app.evaluation.runner import Plan
 from app.tasks.generator import generate_tasks, task_file_text
 from app.tasks.source import org_database
+from app.tasks.splits import split_named, verified_part
 from bench.server import seeded_data_dir
 from tests.conftest import TEST_ADMIN_KEY
 from tests.evaluation.fake_model import FakeModels
@@ -49,15 +51,22 @@ def timed_run(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--per-type", type=int, default=10)
+    parser.add_argument(
+        "--split", help="Run a split's part (e.g. crmarena-original@v1:test) instead"
+    )
     parser.add_argument("--concurrency", type=int, default=16)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as workdir:
         data_dir = seeded_data_dir(Path(workdir))
         url = Settings(data_dir=data_dir).effective_database_url
         with org_database(ORIGINAL_OBJECTS, org="original", seed=SEED, database_url=url) as org:
-            rows = generate_tasks(
-                org.engine, org.tables, org="original", seed=SEED, per_type=args.per_type
-            )
+            if args.split:
+                split, part = split_named(args.split)
+                rows = verified_part(org.engine, org.tables, split, part)
+            else:
+                rows = generate_tasks(
+                    org.engine, org.tables, org="original", seed=SEED, per_type=args.per_type
+                )
         tasks: list[dict[str, Any]] = json.loads(task_file_text(rows))
         with (
             running(Deployment(data_dir, "")) as server,

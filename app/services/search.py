@@ -10,9 +10,10 @@ the list get what earlier ones left.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Table, select
 
 from app.errors import NotFound
 from app.metadata.registry import SchemaRegistry
@@ -28,7 +29,7 @@ from app.sosl.binder import MAX_SEARCH_ROWS, SearchContext, bind_search
 from app.sosl.compiler import CompiledSearch, compile_search
 from app.sosl.errors import malformed_search, no_search_term
 from app.sosl.parser import parse, returning_from_parts
-from app.sosl.results import labels_metadata, shape_target
+from app.sosl.results import TextReader, labels_metadata, shape_target
 from app.sosl.terms import parse_term
 from app.storage.tables import TableSet
 
@@ -80,7 +81,7 @@ def api_version(ctx: OrgContext) -> int:
 
 
 def execute(
-    conn: Connection, compiled: CompiledSearch, base_path: str, zone: str
+    conn: Connection, compiled: CompiledSearch, tables: TableSet, base_path: str, zone: str
 ) -> list[dict[str, Any]]:
     """The records of every object, in RETURNING order, within the overall LIMIT; FORMAT()
     writes datetimes in `zone`."""
@@ -92,9 +93,21 @@ def execute(
             continue
         statement = target.compiled.statement.limit(limit).offset(target.target.offset)
         rows = conn.execute(statement).all()
-        records.extend(shape_target(compiled, target, rows, base_path, zone))
+        reader = _text_reader(conn, tables[target.target.sobject.name])
+        records.extend(shape_target(compiled, target, rows, base_path, zone, reader))
         remaining -= len(rows)
     return records
+
+
+def _text_reader(conn: Connection, table: Table) -> TextReader:
+    """Reads fields of the table's records by Id (a snippet's other fields)."""
+
+    def read(fields: Sequence[str], ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        columns = [table.c[name] for name in fields]
+        found = conn.execute(select(table.c.Id, *columns).where(table.c.Id.in_(list(ids))))
+        return {str(row[0]): dict(zip(fields, row[1:], strict=True)) for row in found}
+
+    return read
 
 
 def respond(ctx: OrgContext, compiled: CompiledSearch, records: list[dict[str, Any]]) -> Any:
@@ -111,7 +124,9 @@ def run_search(conn: Connection, ctx: OrgContext, text: str | None) -> Any:
     if text is None or not text.strip():
         raise no_search_term()
     compiled = _prepared(conn, ctx, text)
-    return respond(ctx, compiled, execute(conn, compiled, ctx.base_path, ctx.org_calendar.zone))
+    return respond(
+        ctx, compiled, execute(conn, compiled, ctx.tables, ctx.base_path, ctx.org_calendar.zone)
+    )
 
 
 # -- parameterized search ------------------------------------------------------------------
@@ -252,7 +267,9 @@ def _run_parameterized(conn: Connection, ctx: OrgContext, query: SoslQuery) -> A
     if api_version(ctx) < SEARCH_RECORDS_SINCE:
         raise NotFound()  # parameterized search arrived in API 36.0
     compiled = _prepared(conn, ctx, query)
-    return respond(ctx, compiled, execute(conn, compiled, ctx.base_path, ctx.org_calendar.zone))
+    return respond(
+        ctx, compiled, execute(conn, compiled, ctx.tables, ctx.base_path, ctx.org_calendar.zone)
+    )
 
 
 def run_parameterized_get(conn: Connection, ctx: OrgContext, params: list[tuple[str, str]]) -> Any:

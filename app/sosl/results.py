@@ -3,13 +3,16 @@ the RETURNING fields), plus what WITH SNIPPET, WITH HIGHLIGHT and WITH METADATA 
 
 Highlights and snippets mark the search's words (and words sharing their stem) with `<mark>`;
 words with wildcards are not highlighted, as in Salesforce. They are drawn from the fields the
-record returns, text fields only (not picklists, phones or URLs).
+record returns, text fields only (not picklists, phones or URLs); a snippet, where no returned
+field matched, from the record's other text fields (an article's body matched where its title
+did not: what snippets are for), rich text read as its plain text.
 """
 
 from __future__ import annotations
 
+import html
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,7 +98,9 @@ class _Marking:
     name_field: str | None
     length: int  # of a snippet
 
-    def add_to(self, record: dict[str, Any]) -> None:
+    def add_to(self, record: dict[str, Any], others: Mapping[str, str] = {}) -> None:
+        """Mark the record; `others`: its text fields not returned, for a snippet none of its
+        returned fields give."""
         options = self.options
         highlights: dict[str, str] = {}
         snippet: str | None = None
@@ -108,10 +113,49 @@ class _Marking:
                 highlights[name] = marked
             if options.snippet and snippet is None and name != self.name_field and found:
                 snippet = _snippet(value, self.stems, self.length)
+        for value in others.values():
+            if snippet is None and options.snippet and mark(value, self.stems)[1]:
+                snippet = _snippet(value, self.stems, self.length)
         if options.snippet:
             record["snippet"] = {"text": snippet or ""}
         if highlights:
             record["highlight"] = highlights
+
+
+# Reads the given text fields of records by Id: Id -> field -> value.
+TextReader = Callable[[Sequence[str], Sequence[str]], Mapping[str, Mapping[str, Any]]]
+
+
+def _plain(value: str, rich: bool) -> str:
+    """Rich text as the words a reader sees: tags dropped, entities decoded."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", value)).split()) if rich else value
+
+
+def _other_texts(
+    target: CompiledTarget, records: Sequence[dict[str, Any]], read: TextReader
+) -> dict[str, dict[str, str]]:
+    """Record Id -> its text fields the search did not return (but the name), as plain text."""
+    sobject = target.target.sobject
+    returned = set(_text_fields(target))
+    fields = [
+        field
+        for field in sobject.fields
+        if field.type in HIGHLIGHTED_TYPES
+        and field.name not in returned
+        and field.name != sobject.name_field
+    ]
+    ids = [str(record["attributes"]["url"]).rsplit("/", 1)[-1] for record in records]
+    if not fields or not ids:
+        return {}
+    values = read([field.name for field in fields], ids)
+    return {
+        record_id: {
+            field.name: _plain(text, field.html_formatted)
+            for field in fields
+            if isinstance(text := values.get(record_id, {}).get(field.name), str)
+        }
+        for record_id in ids
+    }
 
 
 def shape_target(
@@ -120,9 +164,11 @@ def shape_target(
     rows: Sequence[Sequence[Any]],
     base_path: str,
     zone: str,
+    read_texts: TextReader | None = None,
 ) -> list[dict[str, Any]]:
     """An object's records, datetimes of FORMAT() written in `zone`, with the snippets and
-    highlights the search asks for."""
+    highlights the search asks for (`read_texts` reads the fields a snippet may come from
+    beside the returned ones)."""
     assert target.compiled is not None
     # A search returns no child subqueries: its rows are the whole result.
     records = shape_rows(target.compiled, ResultRows(rows), base_path, zone)
@@ -136,8 +182,15 @@ def shape_target(
         name_field=target.target.sobject.name_field,
         length=options.snippet_length or DEFAULT_SNIPPET_LENGTH,
     )
-    for record in records[:MAX_HIGHLIGHTED_RECORDS]:
-        marking.add_to(record)
+    marked = records[:MAX_HIGHLIGHTED_RECORDS]
+    others = (
+        _other_texts(target, marked, read_texts)
+        if options.snippet and read_texts is not None
+        else {}
+    )
+    for record in marked:
+        record_id = str(record["attributes"]["url"]).rsplit("/", 1)[-1]
+        marking.add_to(record, others.get(record_id, {}))
     return records
 
 

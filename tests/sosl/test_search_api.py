@@ -160,6 +160,16 @@ def test_with_snippet_and_highlight_mark_the_words(api: TestClient) -> None:
     record = body["searchRecords"][0]
     assert record["highlight"] == {"Title": "Shoe <mark>Recycling</mark> Program"}
     assert "<mark>" in record["snippet"]["text"] or record["snippet"]["text"] == ""
+    # Where only the body matched, the snippet is the body's plain text around the match; no
+    # returned field matched, so nothing is highlighted.
+    body = search(
+        api, "FIND {recycled} RETURNING Knowledge__kav(Title) WITH SNIPPET(target_length=40)"
+    )
+    guide = next(r for r in body["searchRecords"] if r["Title"] == "Care Guide: Outerwear")
+    assert list(guide) == ["attributes", "Title", "snippet"]
+    text = guide["snippet"]["text"]
+    assert "<mark>Recycled</mark>" in text and "<td>" not in text
+    assert text.startswith("...") and text.endswith("...")
     body = search(api, "FIND {jump rope} RETURNING Product2(Name) WITH HIGHLIGHT")
     for record in body["searchRecords"]:
         assert "<mark>Jump</mark> <mark>Rope</mark>" in record["highlight"]["Name"]

@@ -1,5 +1,5 @@
 """A server for agents' episodes: the org with its sandbox template built (a Pro org's
-template is built on its first episode)."""
+template is built on its first episode); an engine on the seeded original org."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from sqlalchemy import Engine
 
+from app.storage.database import create_db_engine
 from tests.conftest import ADMIN_HEADERS
 from tests.databases import DatabaseFactory
 from tests.servers import private_org_app, serve_in_thread
@@ -26,3 +28,11 @@ def agent_control(
         ) as client,
     ):
         yield client
+
+
+@pytest.fixture(scope="module")
+def engine(seeded_template: str) -> Iterator[Engine]:
+    """An engine on the seeded original org, read only (a Pro module has its own)."""
+    engine = create_db_engine(seeded_template, must_exist=True)
+    yield engine
+    engine.dispose()

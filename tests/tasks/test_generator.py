@@ -8,7 +8,6 @@ import calendar
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
 from random import Random
 from typing import Any
 
@@ -18,7 +17,6 @@ from sqlalchemy import Engine
 from app.config import REPO_ROOT
 from app.metadata.registry import SchemaRegistry
 from app.seeding.pipeline import build_rows
-from app.storage.database import create_db_engine
 from app.storage.tables import TableSet
 from app.tasks.generator import (
     draw_drafts,
@@ -58,13 +56,6 @@ TYPES = [
     "monthly_trend_analysis",
     "best_region_identification",
 ]
-
-
-@pytest.fixture(scope="module")
-def engine(seeded_template: str) -> Iterator[Engine]:
-    engine = create_db_engine(seeded_template, must_exist=True)
-    yield engine
-    engine.dispose()
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ import hashlib
 import json
 import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,6 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.crmarena import ASSETS_MODULE, use_task_file
-from app.storage.database import create_db_engine
 from app.tasks.model import TaskRow
 from app.tasks.splits import (
     SPLITS,
@@ -32,13 +30,6 @@ from tests.databases import DatabaseFactory
 from tests.tasks.original_tasks import ORIGINAL_TABLES
 
 ORIGINAL, PART = "crmarena-original@v1", "crmarena-original@v1:test"
-
-
-@pytest.fixture(scope="module")
-def engine(seeded_template: str) -> Iterator[Engine]:
-    engine = create_db_engine(seeded_template, must_exist=True)
-    yield engine
-    engine.dispose()
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,7 @@ from sqlalchemy import (
     Table,
     Text,
     bindparam,
+    case,
     cast,
     column,
     create_engine,
@@ -236,6 +237,9 @@ _WEIGHTS = {
     FieldGroup.PHONE: "C",
     FieldGroup.OTHER: "D",
 }
+
+
+NAME_MATCH_BONUS = 10.0  # above any ts_rank with normalization 1
 
 
 def _index_name(spec: SearchSpec) -> str:
@@ -628,8 +632,15 @@ class PostgresBackend:
         tsquery = _ts_query(bindparam(None, query))
         columns: list[ColumnElement[Any]] = [table.c.Id.label("Id")]
         if ranked:
-            # Normalization 1 divides by the log of the length: short texts rank higher.
-            relevance = func.ts_rank(vector, tsquery, literal_column("1"), type_=Float)
+            # Normalization 1 divides by the log of the length: short texts rank higher. A
+            # record whose names hold every word comes first whatever its body holds (ts_rank
+            # weighs proximity too, and a long body of near matches can outweigh a name).
+            named = func.ts_filter(vector, literal_column("'{a}'::\"char\"[]")).op(
+                "@@", return_type=Boolean
+            )(tsquery)
+            relevance = func.ts_rank(vector, tsquery, literal_column("1"), type_=Float) + case(
+                (named, NAME_MATCH_BONUS), else_=0.0
+            )
             columns.append((literal(0.0) - relevance).label("rank"))
         return select(*columns).where(vector.op("@@", return_type=Boolean)(tsquery))
 
