@@ -101,25 +101,23 @@ class _Marking:
     def add_to(self, record: dict[str, Any], others: Mapping[str, str] = {}) -> None:
         """Mark the record; `others`: its text fields not returned, for a snippet none of its
         returned fields give."""
-        options = self.options
+        texts = [
+            (name, value) for name in self.fields if isinstance(value := record.get(name), str)
+        ]
         highlights: dict[str, str] = {}
-        snippet: str | None = None
-        for name in self.fields:
-            value = record.get(name)
-            if not isinstance(value, str):
-                continue
+        for name, value in texts:
             marked, found = mark(value, self.stems)
-            if found and (options.highlight or name == self.name_field):
+            if found and (self.options.highlight or name == self.name_field):
                 highlights[name] = marked
-            if options.snippet and snippet is None and name != self.name_field and found:
-                snippet = _snippet(value, self.stems, self.length)
-        for value in others.values():
-            if snippet is None and options.snippet and mark(value, self.stems)[1]:
-                snippet = _snippet(value, self.stems, self.length)
-        if options.snippet:
-            record["snippet"] = {"text": snippet or ""}
+        if self.options.snippet:
+            body = [value for name, value in texts if name != self.name_field]
+            record["snippet"] = {"text": self._first_snippet([*body, *others.values()])}
         if highlights:
             record["highlight"] = highlights
+
+    def _first_snippet(self, texts: Sequence[str]) -> str:
+        snippets = (_snippet(text, self.stems, self.length) for text in texts)
+        return next((snippet for snippet in snippets if snippet is not None), "")
 
 
 # Reads the given text fields of records by Id: Id -> field -> value.

@@ -8,6 +8,7 @@ ordered so that the same data gives the same result on SQLite and PostgreSQL.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
@@ -208,23 +209,42 @@ def order_line_count(conn: Connection, tables: TableSet) -> int:
     )
 
 
-def order_line(
-    conn: Connection, tables: TableSet, index: int
-) -> tuple[str, str, date, float, float]:
-    """(Product2Id, the product's Name, the order's EffectiveDate, UnitPrice, Quantity) of the
-    `index`th order item of an Activated order, in Id order."""
+@dataclass(frozen=True)
+class OrderLine:
+    product: str  # Product2Id
+    product_name: str
+    account_name: str
+    ordered: date  # the order's EffectiveDate
+    unit_price: float
+    quantity: float
+
+
+def order_line(conn: Connection, tables: TableSet, index: int) -> OrderLine:
+    """The `index`th order item of an Activated order, in Id order."""
     order, item, product = tables["Order"], tables["OrderItem"], tables["Product2"]
+    account = tables["Account"]
     joined, activated = _activated_lines(tables)
-    p, name, day, price, quantity = conn.execute(
-        select(item.c.Product2Id, product.c.Name, order.c.EffectiveDate)
+    p, name, account_name, day, price, quantity = conn.execute(
+        select(item.c.Product2Id, product.c.Name, account.c.Name, order.c.EffectiveDate)
         .add_columns(item.c.UnitPrice, item.c.Quantity)
-        .select_from(joined.join(product, product.c.Id == item.c.Product2Id))
+        .select_from(
+            joined.join(product, product.c.Id == item.c.Product2Id).join(
+                account, account.c.Id == order.c.AccountId
+            )
+        )
         .where(*activated)
         .order_by(item.c.Id)
         .offset(index)
         .limit(1)
     ).one()
-    return str(p), str(name or ""), _date(day), float(price or 0), float(quantity or 0)
+    return OrderLine(
+        str(p),
+        str(name or ""),
+        str(account_name or ""),
+        _date(day),
+        float(price or 0),
+        float(quantity or 0),
+    )
 
 
 def issue_ids(conn: Connection, tables: TableSet) -> dict[str, str]:

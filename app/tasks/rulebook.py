@@ -188,8 +188,9 @@ def resolution_policy_title(org: str, issue: str) -> str:
 
 @dataclass(frozen=True)
 class CaseStory:
-    """How a customer of the original org opens a case about an issue: the subjects and the
-    description of one of its stories (seed/orgs/original/text/issues.yaml)."""
+    """How a customer opens a case about an issue: the subjects and the description of one of
+    its stories (the original org's seed/orgs/original/text/issues.yaml, a Pro org's
+    service.yaml)."""
 
     issue: str
     subjects: tuple[str, ...]
@@ -213,34 +214,43 @@ def _reading_pattern(template: str) -> re.Pattern[str]:
 
 
 @functools.cache
-def case_stories() -> tuple[CaseStory, ...]:
-    """The stories whose description names the product: the ones a new case can be routed by
-    (the routing policy weighs the agents' cases about the product)."""
-    return tuple(
-        CaseStory(issue["name"], tuple(scenario["subjects"]), scenario["description"])
-        for issue in load_text("issues")["issues"]
-        for scenario in issue["scenarios"]
-        if "{product}" in scenario["description"]
-    )
+def case_stories(org: str) -> tuple[CaseStory, ...]:
+    """The org's stories whose description names the product: the ones a new case can be
+    routed by (the routing policy weighs the agents' cases about the product)."""
+    if org == "original":
+        stories = [
+            CaseStory(issue["name"], tuple(scenario["subjects"]), scenario["description"])
+            for issue in load_text("issues")["issues"]
+            for scenario in issue["scenarios"]
+        ]
+    else:
+        stories = [
+            CaseStory(issue["name"], tuple(issue["subjects"]), description)
+            for issue in load_text("service", org)["issues"]
+            for description in issue["descriptions"]
+        ]
+    return tuple(story for story in stories if "{product}" in story.description)
 
 
 @functools.cache
-def _story_patterns() -> tuple[tuple[str, tuple[re.Pattern[str], ...], re.Pattern[str]], ...]:
+def _story_patterns(
+    org: str,
+) -> tuple[tuple[str, tuple[re.Pattern[str], ...], re.Pattern[str]], ...]:
     return tuple(
         (
             story.issue,
             tuple(template_pattern(subject) for subject in story.subjects),
             _reading_pattern(story.description),
         )
-        for story in case_stories()
+        for story in case_stories(org)
     )
 
 
-def story_readings(subject: str, description: str) -> set[tuple[str, str]]:
-    """(issue, product name) for every story whose words a new case's subject and description
-    are: one reading when the words tell both apart."""
+def story_readings(org: str, subject: str, description: str) -> set[tuple[str, str]]:
+    """(issue, product name) for every story of the org whose words a new case's subject and
+    description are: one reading when the words tell both apart."""
     readings: set[tuple[str, str]] = set()
-    for issue, subjects, words in _story_patterns():
+    for issue, subjects, words in _story_patterns(org):
         told = words.fullmatch(description.strip())
         if told is not None and any(s.fullmatch(subject.strip()) for s in subjects):
             readings.add((issue, told["product"]))

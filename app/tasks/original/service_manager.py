@@ -40,6 +40,7 @@ from app.tasks.solving import (
     ids,
     moment,
     named_id,
+    org_of,
     period_of,
     pick,
     product_items,
@@ -198,10 +199,10 @@ def _top(counts: dict[str, int]) -> list[str]:
 
 
 def draw_case_routing(rng: Random, data: OrgData) -> Draft:
-    """In the original org a new case, told in the words of its issues' stories about a
-    product customers bought; in an org whose stories the generator did not write (a Pro or
-    an imported org), an open case of the org, found by its words."""
-    if data.org == "original" and data.planted:
+    """A new case, told in the words of the org's issue stories about a product customers
+    bought; in an org whose stories the generator did not write (an imported org), an open
+    case of the org, found by its words."""
+    if data.planted:
         return _draw_new_case(rng, data)
     case_id, subject, description, issue, product, created = rng.choice(
         org_sql.open_cases(data.conn, data.tables)
@@ -218,23 +219,42 @@ def _draw_new_case(rng: Random, data: OrgData) -> Draft:
     """A case not in the org: an issue's story about an order line's product, as a customer
     writes it days after the order. Its issue and product are what the routing weighs, so two
     cases of the same pair are one task."""
-    story = rng.choice(case_stories())
+    story = rng.choice(case_stories(data.org))
     lines = org_sql.order_line_count(data.conn, data.tables)
-    product, name, ordered, price, quantity = org_sql.order_line(
-        data.conn, data.tables, rng.randrange(lines)
-    )
+    line = org_sql.order_line(data.conn, data.tables, rng.randrange(lines))
     days = rng.randint(3, 40)
+    context = _story_context(rng, data, line, days)
+    name, ordered = line.product_name, line.ordered
+    subject = fill(rng.choice(story.subjects), context)
+    description = fill(story.description, context)
+    if story_readings(data.org, subject, description) != {(story.issue, name)}:
+        raise Ambiguous  # the words tell another story, or another product
+    issue = org_sql.issue_ids(data.conn, data.tables)[story.issue]
+    answer = route(data, issue, line.product)
+    query = rng.choice(ROUTING_QUERIES).format(subject=subject, description=description)
+    today = ordered + timedelta(days=days)
+    params = {"issue": issue, "product": line.product}
+    return Draft(answer, query, today, ROUTING_POLICY, "", params)
+
+
+def _story_context(
+    rng: Random, data: OrgData, line: org_sql.OrderLine, days: int
+) -> dict[str, object]:
+    """What a story's placeholders say of the order line, `days` after the order."""
+    name = line.product_name
+    if data.org != "original":
+        return {"product": name, "quantity": int(line.quantity), "account": line.account_name}
     sizes = rng.sample(_sizes(name), 2)
-    context = (
+    return (
         data.truth().policy_params
         | agreement(name.endswith("s"))
         | {
             "product": name,
-            "order_date": long_date(ordered),
+            "order_date": long_date(line.ordered),
             "days_since": days,
-            "price": money(price),
-            "quantity": int(quantity),
-            "amount": money(price * quantity),
+            "price": money(line.unit_price),
+            "quantity": int(line.quantity),
+            "amount": money(line.unit_price * line.quantity),
             "size_ordered": sizes[0],
             "size_received": sizes[1],
             "carrier": rng.choice(load_text("conversation")["carriers"]),
@@ -242,15 +262,6 @@ def _draw_new_case(rng: Random, data: OrgData) -> Draft:
             "points": rng.randint(12, 240) * 10,
         }
     )
-    subject = fill(rng.choice(story.subjects), context)
-    description = fill(story.description, context)
-    if story_readings(subject, description) != {(story.issue, name)}:
-        raise Ambiguous  # the words tell another story, or another product
-    issue = org_sql.issue_ids(data.conn, data.tables)[story.issue]
-    answer = route(data, issue, product)
-    query = rng.choice(ROUTING_QUERIES).format(subject=subject, description=description)
-    today = ordered + timedelta(days=days)
-    return Draft(answer, query, today, ROUTING_POLICY, "", {"issue": issue, "product": product})
 
 
 @functools.cache
@@ -362,7 +373,7 @@ def solve_case_routing(api: Api, task: dict[str, Any]) -> str:
     if found is None:
         raise NotScripted("the query holds no subject and description")
     subject, description = found[1], found[2]
-    readings = story_readings(subject, description)
+    readings = story_readings(org_of(api), subject, description)
     if len(readings) > 1:
         raise NotScripted(f"the new case's words tell {len(readings)} stories")
     if readings:
