@@ -255,3 +255,11 @@ def story_readings(org: str, subject: str, description: str) -> set[tuple[str, s
         if told is not None and any(s.fullmatch(subject.strip()) for s in subjects):
             readings.add((issue, told["product"]))
     return readings
+
+
+@functools.cache
+def spec_questions(org: str) -> dict[str, str]:
+    """A Pro org's specification sheet columns -> the question that asks one of a product
+    ({product}: its name)."""
+    columns = load_text("knowledge", org)["spec_sheet"]["columns"]
+    return {str(column["name"]): str(column["question"]) for column in columns}

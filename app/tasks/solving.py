@@ -5,6 +5,7 @@ database or the answer."""
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterable
 from datetime import date, datetime
@@ -147,3 +148,27 @@ def pick(values: dict[str, float], extreme: str) -> str:
     if not values:
         return "None"
     return (min if extreme == "min" else max)(values, key=lambda key: values[key])
+
+
+# --- a product's specification tables ---------------------------------------------------------
+
+_CELL = re.compile(r"<t[hd]>(.*?)</t[hd]>")
+
+
+def spec_values(text: str, product: str, column: str) -> list[str]:
+    """What an article's tables state in `column` for the product named in a row's first cell."""
+    values: list[str] = []
+    for table in re.findall(r"<table>(.*?)</table>", text, re.S):
+        rows = [[html.unescape(cell) for cell in _CELL.findall(row)] for row in table.split("<tr>")]
+        header = next((row for row in rows if row), [])
+        if column not in header:
+            continue
+        at = header.index(column)
+        values += [row[at] for row in rows[1:] if len(row) > at and row[0] == product]
+    return values
+
+
+def product_question(question: str) -> re.Pattern[str]:
+    """A question about a product ({product}: its name) as a pattern that captures the name."""
+    before, after = question.split("{product}")
+    return re.compile(re.escape(before) + "(?P<product>.+)" + re.escape(after))

@@ -159,8 +159,14 @@ def _knowledge(records: Rows, fact: str, product: str = "", org: str = "original
 
 
 def _care_guide_figure(records: Rows, column: str, product: str) -> str:
-    """The figure in the row of the product's care guide table, the columns split by hand."""
+    """The figure in the row of the product's care guide table."""
     (name,) = [row["Name"] for row in records["Product2"] if row["Id"] == product]
+    return _table_figure(records, column, name)
+
+
+def _table_figure(records: Rows, column: str, name: str) -> str:
+    """The figure in the column of the row an article's table gives the product named, the
+    cells split by hand."""
     found = []
     for row in records["Knowledge__kav"]:
         text = row["FAQ_Answer__c"] or ""
@@ -180,6 +186,8 @@ def _product_fact(records: Rows, fact: str, product: str) -> str:
     """From the product's own records where they hold it (its price book entry), else from its
     articles' sentences, split by hand."""
     (product_id,) = [row["Id"] for row in records["Product2"] if row["Name"] == product]
+    if fact not in ("list price", "quantity limit", "exclusion"):  # a specification sheet's
+        return _table_figure(records, fact, product)
     if fact == "list price":
         (standard,) = [row["Id"] for row in records["Pricebook2"] if row["IsStandard"]]
         ((price,),) = {

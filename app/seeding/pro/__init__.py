@@ -18,7 +18,12 @@ from app.seeding.pro.catalog import build_catalog
 from app.seeding.pro.people import build_people, customer_records
 from app.seeding.pro.profile import B2B, B2C, PROFILES, OrgProfile
 from app.seeding.pro.sales import build_sales
-from app.seeding.pro.service import build_knowledge, build_service, issue_specs
+from app.seeding.pro.service import (
+    add_spec_sheets,
+    build_knowledge,
+    build_service,
+    issue_specs,
+)
 
 __all__ = ["GeneratedProOrg", "ProLatentTruth", "generate", "generate_b2b_org", "generate_b2c_org"]
 
@@ -44,6 +49,7 @@ class ProLatentTruth:
     case_violations: dict[str, str]  # Case Id -> Knowledge__kav Id
     service_skill: dict[str, float]  # service agent User Id -> 0..1
     service_specialties: dict[str, tuple[str, ...]]  # service agent User Id -> issue names
+    product_specs: dict[str, dict[str, str]]  # Product2 Id -> column -> what its sheet states
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,7 @@ def generate(org: str, seed: int) -> GeneratedProOrg:
     people = build_people(profile.rng(seed, "people"), profile, issue_names)
     catalog = build_catalog(profile.rng(seed, "catalog"), profile, issue_names)
     knowledge = build_knowledge(profile.rng(seed, "knowledge"), profile, catalog)
+    specs = add_spec_sheets(profile.rng(seed, "product-specs"), profile, knowledge, catalog)
     sales = build_sales(profile.rng(seed, "sales"), profile, people, catalog)
     accounts, contacts = customer_records(profile.rng(seed, "customers"), people)
     activities = build_activities(profile.rng(seed, "activities"), profile, people, catalog, sales)
@@ -110,6 +117,7 @@ def generate(org: str, seed: int) -> GeneratedProOrg:
         case_violations=service.violations,
         service_skill={a.id: a.skill for a in people.service},
         service_specialties={a.id: tuple(sorted(a.specialties)) for a in people.service},
+        product_specs=specs,
     )
     return GeneratedProOrg(records=records, truth=truth)
 

@@ -49,6 +49,9 @@ class Knowledge:
     policies: dict[str, str]  # policy key -> Knowledge__kav Id
     product_articles: dict[int, str]  # product index -> its configuration article
     issue_articles: dict[str, str]  # issue name -> its resolution policy article
+    overviews: dict[int, Record] = field(
+        default_factory=dict
+    )  # product index -> its sheet's article
 
 
 @dataclass(kw_only=True)
@@ -119,7 +122,41 @@ def build_knowledge(rng: Random, profile: OrgProfile, catalog: Catalog) -> Knowl
             )
         )
         _index_article(knowledge, family, key, article_id)
+        # A product's sheet ends its overview, or its only article where it has one.
+        if family == "product-info" or (family == "product" and key not in knowledge.overviews):
+            knowledge.overviews[int(key)] = knowledge.records[-1]
     return knowledge
+
+
+def add_spec_sheets(
+    rng: Random, profile: OrgProfile, knowledge: Knowledge, catalog: Catalog
+) -> dict[str, dict[str, str]]:
+    """Each product's specification sheet at the end of its overview, drawn with `rng` (its
+    own stream: the rest of the org is the same with or without them); returns Product2 Id ->
+    column -> the value the sheet states."""
+    sheet = load_text("knowledge", profile.org)["spec_sheet"]
+    header = "".join(
+        f"<th>{html.escape(name)}</th>"
+        for name in ["Product", *(c["name"] for c in sheet["columns"])]
+    )
+    stated: dict[str, dict[str, str]] = {}
+    for product in catalog.products:
+        values = {column["name"]: _spec_value(rng, column) for column in sheet["columns"]}
+        stated[product.id] = values
+        cells = "".join(
+            f"<td>{html.escape(cell)}</td>" for cell in (product.name, *values.values())
+        )
+        knowledge.overviews[product.index]["FAQ_Answer__c"] += (
+            f"<h3>{html.escape(sheet['heading'])}</h3>"
+            f"<table><tr>{header}</tr><tr>{cells}</tr></table>"
+        )
+    return stated
+
+
+def _spec_value(rng: Random, column: dict[str, Any]) -> str:
+    if "values" in column:
+        return str(rng.choice(column["values"]))
+    return str(column["format"]).format(n=rng.randint(*column["range"]))
 
 
 def _index_article(knowledge: Knowledge, family: str, key: str | int, article_id: str) -> None:

@@ -14,7 +14,6 @@ violations, which words of an article state the figure each question asks for.""
 
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import dataclass
 from datetime import timedelta
@@ -43,7 +42,9 @@ from app.tasks.solving import (
     case_conversation,
     named_id,
     org_of,
+    product_question,
     quoted,
+    spec_values,
     today_of,
 )
 
@@ -363,22 +364,6 @@ def _draw_product_spec(rng: Random, data: OrgData) -> Draft:
     return Draft(value, question, last, "", "", {"fact": column, "product": product})
 
 
-_CELL = re.compile(r"<t[hd]>(.*?)</t[hd]>")
-
-
-def spec_values(text: str, product: str, column: str) -> list[str]:
-    """What an article's tables state in `column` for the product named in a row's first cell."""
-    values: list[str] = []
-    for table in re.findall(r"<table>(.*?)</table>", text, re.S):
-        rows = [[html.unescape(cell) for cell in _CELL.findall(row)] for row in table.split("<tr>")]
-        header = next((row for row in rows if row), [])
-        if column not in header:
-            continue
-        at = header.index(column)
-        values += [row[at] for row in rows[1:] if len(row) > at and row[0] == product]
-    return values
-
-
 # --- the reference solvers --------------------------------------------------------------------
 
 _BOUGHT = re.compile(r"the (\S+) I (?:bought|purchased|ordered) (a|\d+) (days?|weeks?) ago")
@@ -446,7 +431,7 @@ def _product_spec(api: Api, query: str) -> str | None:
     question asks no product's figure)."""
     for column, questions in SPEC_QUESTIONS.items():
         for question in questions:
-            named = _product_question(question).fullmatch(query)
+            named = product_question(question).fullmatch(query)
             if named is None:
                 continue
             product = named["product"]
@@ -461,11 +446,6 @@ def _product_spec(api: Api, query: str) -> str | None:
                 raise NotScripted(f"the articles state {len(stated)} {column} values of {product}")
             return stated.pop()
     return None
-
-
-def _product_question(question: str) -> re.Pattern[str]:
-    before, after = question.split("{product}")
-    return re.compile(re.escape(before) + "(?P<product>.+)" + re.escape(after))
 
 
 TASK_TYPES = (

@@ -35,8 +35,20 @@ from app.tasks.model import (
     PlantedTruthDisagrees,
     TaskType,
 )
-from app.tasks.rulebook import resolution_policy_title, resolutions_stated, template_pattern
-from app.tasks.solving import article_titled, case_conversation, named_id, org_of
+from app.tasks.rulebook import (
+    resolution_policy_title,
+    resolutions_stated,
+    spec_questions,
+    template_pattern,
+)
+from app.tasks.solving import (
+    article_titled,
+    case_conversation,
+    named_id,
+    org_of,
+    product_question,
+    spec_values,
+)
 
 PERSONA = "Service Agent"
 PVI_QUERIES = (
@@ -137,7 +149,13 @@ def fact_value(fact: ProductFact, articles: list[str]) -> str:
     return values.pop()
 
 
+SPEC_SHARE = 0.8  # of the draws, those asking a figure of a product's specification sheet
+
+
 def draw_knowledge_qa(rng: Random, data: OrgData) -> Draft:
+    """A figure a product's specification sheet gives, or a fact its other articles state."""
+    if rng.random() < SPEC_SHARE:
+        return _draw_spec(rng, data)
     fact = rng.choice(PRODUCT_FACTS)
     names = org_sql.product_names(data.conn, data.tables)
     name = rng.choice(sorted(names))
@@ -152,6 +170,26 @@ def draw_knowledge_qa(rng: Random, data: OrgData) -> Draft:
     question = rng.choice(fact.questions).format(product=name)
     params = {"fact": fact.name, "product": name, "org": data.org}
     return Draft(fact.answer.format(value=value), question, last, "", "", params)
+
+
+def _draw_spec(rng: Random, data: OrgData) -> Draft:
+    specs = data.pro_truth().product_specs
+    questions = spec_questions(data.org)
+    product = rng.choice(sorted(specs))
+    column = rng.choice(tuple(questions))
+    names = data.remembered("product_names", org_sql.product_names)
+    name = next((n for n, product_id in names.items() if product_id == product), None)
+    if name is None:
+        raise Ambiguous  # another product of the same name
+    value = specs[product][column]
+    articles = org_sql.product_articles(data.conn, data.tables, name)
+    stated = {found for text in articles for found in spec_values(text, name, column)}
+    if stated != {value}:
+        raise PlantedTruthDisagrees(f"{name}'s articles state {stated} as its {column}")
+    _, last = org_sql.day_span(data.conn, data.tables, "Case", "CreatedDate")
+    question = questions[column].format(product=name)
+    params = {"fact": column, "product": name, "org": data.org}
+    return Draft(value, question, last, "", "", params)
 
 
 # --- the reference solvers --------------------------------------------------------------------
@@ -169,11 +207,34 @@ def solve_policy_violation(api: Api, task: dict[str, Any]) -> str:
 
 
 def solve_knowledge_qa(api: Api, task: dict[str, Any]) -> str:
+    org = org_of(api)
+    if org not in PRO:
+        raise ForAnotherFamily("the original org's question: its care guides and policies")
+    for column, question in spec_questions(org).items():
+        named = product_question(question).fullmatch(task["query"])
+        if named is not None:
+            return _spec(api, column, named["product"])
     for fact in PRODUCT_FACTS:
         for question in fact.questions:
             if template_pattern(question).fullmatch(task["query"]):
                 return _product_fact(api, fact, task["query"], question)
     raise NotScripted("the question is not in the rulebook")
+
+
+def _spec(api: Api, column: str, product: str) -> str:
+    """The figure in the column of the product's specification sheet."""
+    rows = api.query(
+        "SELECT Title, FAQ_Answer__c FROM Knowledge__kav WHERE PublishStatus = 'Online'"
+    )
+    values = {
+        value
+        for row in rows
+        if row["Title"].startswith(f"{product}: ")
+        for value in spec_values(row["FAQ_Answer__c"] or "", product, column)
+    }
+    if len(values) != 1:
+        raise NotScripted(f"the articles of {product} state {len(values)} {column} values")
+    return values.pop()
 
 
 def _product_fact(api: Api, fact: ProductFact, query: str, question: str) -> str:
