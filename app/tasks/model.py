@@ -20,6 +20,7 @@ from app.seeding.pro import ProLatentTruth
 from app.seeding.pro import generate as generate_pro
 from app.storage.tables import TableSet
 from app.tasks.metrics import EXTRACTORS, METRICS
+from app.tasks.org_sql import product_names
 from app.tasks.tools import READ_ONLY
 
 _T = TypeVar("_T")
@@ -111,6 +112,15 @@ class OrgData:
             self.memo[key] = read(self.conn, self.tables)
         value: _T = self.memo[key]
         return value
+
+    def product_name(self, product_id: str) -> str:
+        """The product's name; Ambiguous where another product has the same one (a question
+        naming it would name both)."""
+        names = self.remembered("product_names", product_names)  # name -> Id, one per name
+        name = next((n for n, found in names.items() if found == product_id), None)
+        if name is None:
+            raise Ambiguous
+        return name
 
     def truth(self) -> LatentTruth:
         """What the generator planted in the org of this seed (for the checks of the types

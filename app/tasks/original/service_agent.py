@@ -348,10 +348,7 @@ def _draw_product_spec(rng: Random, data: OrgData) -> Draft:
     specs = data.truth().product_specs
     product = rng.choice(sorted(specs))
     column = rng.choice(tuple(SPEC_QUESTIONS))
-    names = data.remembered("product_names", org_sql.product_names)
-    name = next((n for n, product_id in names.items() if product_id == product), None)
-    if name is None:
-        raise Ambiguous  # another product of the same name
+    name = data.product_name(product)
     value = specs[product][column.lower()]
     guides = data.remembered(
         "answers", lambda conn, tables: org_sql.online_articles(conn, tables, "FAQ_Answer__c")

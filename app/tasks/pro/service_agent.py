@@ -177,10 +177,7 @@ def _draw_spec(rng: Random, data: OrgData) -> Draft:
     questions = spec_questions(data.org)
     product = rng.choice(sorted(specs))
     column = rng.choice(tuple(questions))
-    names = data.remembered("product_names", org_sql.product_names)
-    name = next((n for n, product_id in names.items() if product_id == product), None)
-    if name is None:
-        raise Ambiguous  # another product of the same name
+    name = data.product_name(product)
     value = specs[product][column]
     articles = org_sql.product_articles(data.conn, data.tables, name)
     stated = {found for text in articles for found in spec_values(text, name, column)}
