@@ -502,6 +502,15 @@ def deal_activity(conn: Connection, tables: TableSet, deal: str) -> tuple[str, D
     return str(stage), activity
 
 
+def deal_calls(conn: Connection, tables: TableSet, deal: str) -> list[str]:
+    """The transcripts of the opportunity's calls, in Id order."""
+    call = tables["VoiceCallTranscript__c"]
+    rows = conn.execute(
+        select(call.c.Body__c).where(call.c.OpportunityId__c == deal).order_by(call.c.Id)
+    )
+    return [str(body or "") for (body,) in rows]
+
+
 def deal_last_activity_day(conn: Connection, tables: TableSet, deal: str) -> date:
     """The day of the opportunity's latest task, event, e-mail or call."""
     days = [

@@ -21,6 +21,7 @@ from app.tasks.pro import (
     confidentiality,
     sales_activity,
     sales_analyst,
+    sales_insights,
     sales_leads,
     sales_ops,
     writes,
@@ -41,6 +42,7 @@ FAMILIES = (
     sales_activity,
     confidentiality,
     writes,
+    sales_insights,
 )
 # What declarations of one name must agree on: what is read of a task row by its name alone.
 SHARED = ("reward_metric", "answer_kind", "tools", "external_facing", "skill")

@@ -1,7 +1,8 @@
 """What a scripted reader knows of an org's texts (`seed/orgs/<org>/text`), where a task asks
 for reading rather than querying: the lines the original org's policies count as violations,
 which stage each kind of Pro sales activity belongs to, what a lead's answers say of each
-BANT factor, and which resolutions break a Pro issue's policy.
+BANT factor, which resolutions break a Pro issue's policy and what concern a deal's customer
+raises on its calls.
 
 The task generator and the reference agent both read through it: the generator over plain
 SQL, the agent over the API, so each checks the other's reading."""
@@ -154,6 +155,29 @@ def factors_failed(org: str, transcripts: list[str]) -> dict[str, bool] | None:
     if set(heard) != set(bant_factors(org)) or any(len(v) != 1 for v in heard.values()):
         return None
     return {factor: heard[factor].pop() for factor in bant_factors(org)}
+
+
+# --- Pro deals: the concern a deal's customer raises on its calls ----------------------------
+
+
+@functools.cache
+def _insight_answers(org: str) -> tuple[re.Pattern[str], ...]:
+    lead_ins = load_text("sales", org)["insights"]["lead_ins"]
+    patterns = []
+    for template in lead_ins:
+        before, after = template.split("{insight}")
+        patterns.append(re.compile(f"{re.escape(before)}(?P<insight>.+){re.escape(after)}"))
+    return tuple(patterns)
+
+
+def insights_stated(org: str, transcripts: list[str]) -> set[str]:
+    """The concerns the customer states in the deal's call transcripts, in their words."""
+    return {
+        found["insight"]
+        for said in (line for body in transcripts for line in said_lines(body))
+        for pattern in _insight_answers(org)
+        if (found := pattern.fullmatch(said))
+    }
 
 
 # --- Pro service: the resolution a case's conversation shows to break its policy -------------

@@ -4,6 +4,7 @@ Each org is generated once per module."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter, defaultdict
 from datetime import date, datetime
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from app.metadata.registry import SchemaRegistry
+from app.seeding.generate.text import load_text
 from app.seeding.pro import GeneratedProOrg, generate
 from app.seeding.pro.profile import LAST_DAY, NOW, PROFILES, STAGES
 from app.seeding.standard_records import standard_records
@@ -388,6 +390,27 @@ def test_activities_follow_the_deal_timeline(
     lead_calls = [c for c in records["VoiceCallTranscript__c"] if c["LeadId__c"]]
     assert {c["LeadId__c"] for c in lead_calls} == set(truth.lead_failing_factors)
     assert any(truth.lead_failing_factors.values())
+
+
+def test_each_deal_with_calls_has_one_insight_its_customer_states_once(
+    org: str, generated: GeneratedProOrg, records: Records
+) -> None:
+    spec = load_text("sales", org)["insights"]
+    stated: dict[str, list[tuple[str, str]]] = defaultdict(list)  # deal -> (question, reply)
+    for call in records["VoiceCallTranscript__c"]:
+        lines = [line.split("): ", 1) for line in call["Body__c"].split("\n")]
+        for (asker, asked), (replier, reply) in itertools.pairwise(lines):
+            if asked in spec["questions"]:
+                assert call["OpportunityId__c"] is not None, call  # never on a lead's call
+                assert (asker.endswith("(Agent"), replier.endswith("(Customer")) == (True, True)
+                stated[call["OpportunityId__c"]].append((asked, reply))
+    insights = generated.truth.deal_insights
+    with_calls = {c["OpportunityId__c"] for c in records["VoiceCallTranscript__c"]} - {None}
+    assert set(insights) == set(stated) == with_calls
+    for deal, insight in insights.items():
+        ((_, reply),) = stated[deal]
+        assert reply in {lead_in.format(insight=insight) for lead_in in spec["lead_ins"]}
+    assert len(set(insights.values())) > len(insights) / 3  # varied, not a handful of texts
 
 
 def test_emails_are_about_cases_or_deals(records: Records, by_id: dict[str, Any]) -> None:

@@ -289,6 +289,24 @@ def _lead_qualification(records: Rows, lead: str, org: str) -> list[str] | None:
     ] or None
 
 
+def _sales_insight(records: Rows, deal: str, org: str) -> str:
+    """The customer's reply to the agent's concern question on the deal's calls, its lead-in
+    taken off by plain string matching (no patterns)."""
+    spec = load_text("sales", org)["insights"]
+    said: list[str] = [
+        line.split("): ", 1)[1]
+        for row in records["VoiceCallTranscript__c"]
+        if row["OpportunityId__c"] == deal
+        for line in row["Body__c"].splitlines()
+    ]
+    (reply,) = [said[n + 1] for n, line in enumerate(said[:-1]) if line in spec["questions"]]
+    for lead_in in spec["lead_ins"]:
+        before, after = lead_in.split("{insight}")
+        if reply.startswith(before) and reply.endswith(after):
+            return reply[len(before) : len(reply) - len(after)]
+    raise AssertionError(f"no lead-in of {org} opens {reply!r}")
+
+
 def _lead_routing(records: Rows, name: str, state: str, org: str) -> str:
     """The territory the generator gave the state, its users, ranked by the Accepted quotes of
     the opportunities they own, then the fewest unconverted leads they own."""
@@ -356,6 +374,7 @@ def _change(sobject: str, record: str, **fields: Any) -> dict[str, Any]:
 
 
 SECOND_SOLVERS: dict[str, Callable[..., Any]] = {
+    "sales_insight_mining": _sales_insight,
     "stage_rectification_write": _stage_write,
     "lead_routing_write": _lead_write,
     "case_closing_write": _case_close,

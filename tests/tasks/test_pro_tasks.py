@@ -56,6 +56,7 @@ TYPES = [
     "stage_rectification_write",
     "lead_routing_write",
     "case_closing_write",
+    "sales_insight_mining",
 ]
 AGENT_ANSWERS = {
     "case_routing",

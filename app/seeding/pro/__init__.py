@@ -15,6 +15,7 @@ from typing import Any
 from app.seeding.generate.records import Records
 from app.seeding.pro.activities import build_activities
 from app.seeding.pro.catalog import build_catalog
+from app.seeding.pro.insights import plant_insights
 from app.seeding.pro.people import build_people, customer_records
 from app.seeding.pro.profile import B2B, B2C, PROFILES, OrgProfile
 from app.seeding.pro.sales import build_sales
@@ -50,6 +51,7 @@ class ProLatentTruth:
     service_skill: dict[str, float]  # service agent User Id -> 0..1
     service_specialties: dict[str, tuple[str, ...]]  # service agent User Id -> issue names
     product_specs: dict[str, dict[str, str]]  # Product2 Id -> column -> what its sheet states
+    deal_insights: dict[str, str]  # Opportunity Id -> the concern its customer raised on a call
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,9 @@ def generate(org: str, seed: int) -> GeneratedProOrg:
     sales = build_sales(profile.rng(seed, "sales"), profile, people, catalog)
     accounts, contacts = customer_records(profile.rng(seed, "customers"), people)
     activities = build_activities(profile.rng(seed, "activities"), profile, people, catalog, sales)
+    insights = plant_insights(
+        profile.rng(seed, "insights"), profile, catalog, sales.deals, activities.calls
+    )
     service = build_service(
         profile.rng(seed, "service"), profile, people, catalog, sales, knowledge
     )
@@ -118,6 +123,7 @@ def generate(org: str, seed: int) -> GeneratedProOrg:
         service_skill={a.id: a.skill for a in people.service},
         service_specialties={a.id: tuple(sorted(a.specialties)) for a in people.service},
         product_specs=specs,
+        deal_insights=insights,
     )
     return GeneratedProOrg(records=records, truth=truth)
 
