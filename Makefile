@@ -79,6 +79,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.throughput
 	$(BIN)/python -m bench.tasks_bench
 	$(BIN)/python -m bench.eval_bench
+	$(BIN)/python -m bench.split_hashes
 	$(BIN)/python -m bench.agents_bench
 	$(BIN)/python -m bench.bulk_bench
 	$(BIN)/python -m bench.console_bench

@@ -3,6 +3,7 @@ generate benchmark tasks."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -617,14 +618,14 @@ def tasks_generate(
 
 @tasks_cli.command("splits")
 def tasks_splits() -> None:
-    """List the fixed, versioned splits: each part's org, seed, types, tasks and SHA-256."""
-    table = Table("split", "org", "seed", "types", "tasks", "sha256")
+    """List the fixed, versioned splits: each part's org, seeds, types, tasks and SHA-256."""
+    table = Table("split", "org", "seeds", "types", "tasks", "sha256")
     for split in SPLITS:
         for part in PARTS:
             table.add_row(
                 f"{split.id}:{part}",
                 split.org,
-                str(split.seed),
+                ",".join(str(seed) for seed in split.seeds(part)),
                 str(len(split.types)),
                 str(split.size(part)),
                 split.sha256[part],
@@ -652,11 +653,18 @@ def tasks_split(
 
 
 def split_rows(name: str) -> list[TaskRow]:
-    """A split's part, drawn from its org generated from its seed, its SHA-256 checked."""
+    """A split's part, drawn from its org generated from each seed it is drawn from, its
+    SHA-256 checked."""
     split, part = split_named(name)
     objects_dir = Settings().seed_dir / "orgs" / split.org / "objects"
-    with org_database(objects_dir, org=split.org, seed=split.seed) as database:
-        return verified_part(database.engine, database.tables, split, part)
+    with contextlib.ExitStack() as stack:
+        databases = {
+            seed: stack.enter_context(org_database(objects_dir, org=split.org, seed=seed))
+            for seed in split.seeds(part)
+        }
+        engines = {seed: database.engine for seed, database in databases.items()}
+        tables = next(iter(databases.values())).tables
+        return verified_part(engines, tables, split, part)
 
 
 @tasks_cli.command("grade")
@@ -886,6 +894,7 @@ def eval_command(
     )
     user = None if user_model is None else endpoint(user_model, user_base_url, user_api_key_env)
     run_file = RunFile.of_run(runs_dir, run)
+    org, seed = None, None  # a task file's tasks are on the server's org and seed
     try:
         if tasks_file is not None:
             tasks = load_tasks(tasks_file, types=types or (), limit=limit, per_type=per_type)
@@ -895,7 +904,17 @@ def eval_command(
             tasks = select_tasks(
                 rows, split_name, types=types or (), limit=limit, per_type=per_type
             )
-        plan = Plan(run=run, tasks=tasks, repeat=repeat, concurrency=concurrency, agent=agent.value)
+            split = split_named(split_name)[0]
+            org, seed = split.org, split.seed
+        plan = Plan(
+            run=run,
+            tasks=tasks,
+            repeat=repeat,
+            concurrency=concurrency,
+            agent=agent.value,
+            org=org,
+            seed=seed,
+        )
         with _eval_progress(len(plan.episodes()) - len(run_file.recorded_keys())) as on_record:
             records = evaluate(
                 plan,

@@ -18,13 +18,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from app.cli import split_rows
 from app.config import REPO_ROOT, Settings
 from app.evaluation.evaluate import ModelEndpoint, evaluate
 from app.evaluation.run_file import RunFile
 from app.evaluation.runner import Plan
 from app.tasks.generator import generate_tasks, task_file_text
 from app.tasks.source import org_database
-from app.tasks.splits import split_named, verified_part
+from app.tasks.splits import split_named
 from bench.server import seeded_data_dir
 from tests.conftest import TEST_ADMIN_KEY
 from tests.evaluation.fake_model import FakeModels
@@ -36,11 +37,16 @@ ORIGINAL_OBJECTS = REPO_ROOT / "seed" / "orgs" / "original" / "objects"
 
 
 def timed_run(
-    tasks: list[dict[str, Any]], base_url: str, models_url: str, concurrency: int, runs: Path
+    tasks: list[dict[str, Any]],
+    base_url: str,
+    models_url: str,
+    concurrency: int,
+    runs: Path,
+    org: tuple[str, int],
 ) -> tuple[float, list[dict[str, Any]]]:
     name = f"{runs.name}-c{concurrency}"  # its own episodes
     endpoint = ModelEndpoint(name="reference", base_url=models_url, api_key="none")
-    plan = Plan(run=name, tasks=tasks, concurrency=concurrency)
+    plan = Plan(run=name, tasks=tasks, concurrency=concurrency, org=org[0], seed=org[1])
     started = time.perf_counter()
     records = evaluate(
         plan, endpoint, base_url, TEST_ADMIN_KEY, RunFile.of_run(runs, name), resume=False
@@ -58,16 +64,19 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as workdir:
         data_dir = seeded_data_dir(Path(workdir))
-        url = Settings(data_dir=data_dir).effective_database_url
-        with org_database(ORIGINAL_OBJECTS, org="original", seed=SEED, database_url=url) as org:
-            if args.split:
-                split, part = split_named(args.split)
-                rows = verified_part(org.engine, org.tables, split, part)
-            else:
+        org_name, seed = "original", SEED
+        if args.split:  # drawn from its own orgs; its episodes on the split's org and seeds
+            split = split_named(args.split)[0]
+            org_name, seed = split.org, split.seed
+            rows = split_rows(args.split)
+        else:
+            url = Settings(data_dir=data_dir).effective_database_url
+            with org_database(ORIGINAL_OBJECTS, org=org_name, seed=SEED, database_url=url) as org:
                 rows = generate_tasks(
-                    org.engine, org.tables, org="original", seed=SEED, per_type=args.per_type
+                    org.engine, org.tables, org=org_name, seed=SEED, per_type=args.per_type
                 )
         tasks: list[dict[str, Any]] = json.loads(task_file_text(rows))
+        on = (org_name, seed)
         with (
             running(Deployment(data_dir, "")) as server,
             serve_in_thread(FakeModels(tasks).app) as port,
@@ -75,11 +84,11 @@ def main() -> None:
             models_url = f"http://127.0.0.1:{port}/v1"
             # The first episodes pay for what a server builds once (the sandbox template,
             # the schema, compiled statements): a run of its own, not timed.
-            timed_run(tasks[:4], server.base, models_url, 4, Path(workdir) / "warm-up")
+            timed_run(tasks[:4], server.base, models_url, 4, Path(workdir) / "warm-up", on)
             figures = {}
             for concurrency in (1, args.concurrency):
                 wall, records = timed_run(
-                    tasks, server.base, models_url, concurrency, Path(workdir) / "timed"
+                    tasks, server.base, models_url, concurrency, Path(workdir) / "timed", on
                 )
                 mean = sum(float(record["reward"]) for record in records) / len(records)
                 busy = sum(float(record["seconds"]) for record in records)

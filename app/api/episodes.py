@@ -36,8 +36,9 @@ router = SalesforceRouter(
 class EpisodeCreate(SandboxCreate):
     """The body of `POST /__localforce/episodes`: the task (a task file's row, or its idx in
     the server's LOCALFORCE_TASK_FILE), the labels its result is filed under, and the
-    sandbox's id, org and seed as for a sandbox. The clock defaults to noon UTC of the task's
-    today, pinned."""
+    sandbox's id, org and seed as for a sandbox (the seed defaults to the one the task row
+    names, a split's train part drawn from sibling orgs). The clock defaults to noon UTC of
+    the task's today, pinned."""
 
     task: dict[str, Any] | StrictInt = Field(description="A task row, or its idx in the task file")
     run: str | None = Field(default=None, max_length=80, description="The run it belongs to")
@@ -60,8 +61,9 @@ def _task(state: AppState, body: EpisodeCreate) -> EpisodeTask:
 
 def _create(state: AppState, body: EpisodeCreate) -> tuple[dict[str, Any], EpisodeTask]:
     task = _task(state, body)
-    # Validated already: a copy with the task's clock need not be validated again.
-    sandbox_body = body.model_copy(update={"clock": body.clock or task.clock})
+    # Validated already: a copy with the task's clock and seed need not be validated again.
+    seed = task.seed if body.seed is None else body.seed
+    sandbox_body = body.model_copy(update={"clock": body.clock or task.clock, "seed": seed})
     created = create_with_session(state, sandbox_body)
     sandbox = created.sandbox
     labels = EpisodeLabels(

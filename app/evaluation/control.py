@@ -45,9 +45,25 @@ class Control:
             raise ControlError(f"localforce at {self.base_url} did not answer: {error}") from error
 
     async def start(
-        self, episode_id: str, task: dict[str, Any], *, run: str, agent: str
+        self,
+        episode_id: str,
+        task: dict[str, Any],
+        *,
+        run: str,
+        agent: str,
+        org: str | None = None,
+        seed: int | None = None,
     ) -> StartedEpisode:
-        body = {"id": episode_id, "task": task, "run": run, "agent": agent}
+        """An episode of the task on the org generated from `seed` (None: the server's org,
+        and the seed the task's row names, else the server's)."""
+        body = {
+            "id": episode_id,
+            "task": task,
+            "run": run,
+            "agent": agent,
+            "org": org,
+            "seed": seed,
+        }
         response = await self._call("POST", "/__localforce/episodes", json=body)
         made = _json(response, 201)
         return StartedEpisode(

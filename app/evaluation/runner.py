@@ -55,6 +55,8 @@ class Plan:
     concurrency: int = 1
     max_turns: int = MAX_TURNS
     agent: str = "function-calling"  # one of agent.STRATEGIES
+    org: str | None = None  # the tasks' org and seed (a split's); None: the server's
+    seed: int | None = None  # a row's own "seed" comes first
 
     def episodes(self) -> list[tuple[dict[str, Any], int]]:
         return [(task, repeat) for repeat in range(self.repeat) for task in self.tasks]
@@ -122,7 +124,14 @@ class Runner:
         if left is not None:
             await self.control.discard(eid)
         started_at = time.monotonic()
-        started = await self.control.start(eid, task, run=self.plan.run, agent=self.model.name)
+        started = await self.control.start(
+            eid,
+            task,
+            run=self.plan.run,
+            agent=self.model.name,
+            org=self.plan.org,
+            seed=task.get("seed", self.plan.seed),
+        )
         try:
             outcome = await self._converse(started)
         except Exception as error:

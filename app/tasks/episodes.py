@@ -97,6 +97,9 @@ class InvalidTask(SalesforceError):
     status_code = 400
 
 
+MAX_SEED = 2**53 - 1  # as a sandbox's: what every JSON reader holds exactly
+
+
 @dataclass(frozen=True)
 class EpisodeTask:
     """A task row, checked: what an episode is made for and graded by."""
@@ -124,6 +127,11 @@ class EpisodeTask:
         metadata = value["metadata"]
         if not all(isinstance(metadata.get(key, ""), str) for key in ("required", "optional")):
             raise InvalidTask("task.metadata: required and optional are text")
+        seed = value.get("seed")
+        if seed is not None and (
+            not isinstance(seed, int) or isinstance(seed, bool) or abs(seed) > MAX_SEED
+        ):
+            raise InvalidTask(f"task.seed: the org's seed, a whole number within +/-{MAX_SEED}")
         return cls(row=dict(value))
 
     @property
@@ -136,6 +144,11 @@ class EpisodeTask:
             return date.fromisoformat(found.group(1))
         except ValueError as error:
             raise InvalidTask(f"task.metadata.required: {error}") from error
+
+    @property
+    def seed(self) -> int | None:
+        """The seed of the org the task is on, where its row names one."""
+        return self.row.get("seed")
 
     @property
     def clock(self) -> datetime | None:

@@ -29,8 +29,6 @@ from app.tasks.model import (
 )
 from app.tasks.registry import TASK_TYPES
 
-DRAWS_PER_TASK = 40  # draws a type may spend on each task it emits before giving up
-
 
 def task_types(org: str) -> Sequence[TaskType]:
     """The types drawn in `org`, in the order its task file numbers them (app.tasks.registry)."""
@@ -50,7 +48,7 @@ def draw_drafts(
     rng = Random(f"localforce-tasks/{data.org}/{seed}/{task_type.name}")
     drafts: list[Draft] = []
     seen: set[str] = set()
-    for _ in range(count * DRAWS_PER_TASK):
+    for _ in range(count * task_type.draws_per_task):
         if len(drafts) == count:
             break
         try:
@@ -69,9 +67,12 @@ def draw_drafts(
     return drafts
 
 
-def task_row(idx: int, task_type: TaskType, draft: Draft, org: str) -> TaskRow:
+def task_row(
+    idx: int, task_type: TaskType, draft: Draft, org: str, seed: int | None = None
+) -> TaskRow:
     """The row of a draft: the original org's answer as CRMArena's rows hold it (a string or
-    None), a Pro org's as CRMArena-Pro's (a list)."""
+    None), a Pro org's as CRMArena-Pro's (a list); `seed` names the org's seed in the row,
+    where a task file holds tasks of several."""
     return TaskRow(
         idx=idx,
         task=task_type.name,
@@ -81,6 +82,7 @@ def task_row(idx: int, task_type: TaskType, draft: Draft, org: str) -> TaskRow:
         optional=draft.optional,
         reward_metric=task_type.reward_metric,
         query=draft.query,
+        seed=seed,
     )
 
 

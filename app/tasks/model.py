@@ -195,6 +195,9 @@ class TaskType:
     tools: frozenset[str] = READ_ONLY  # what its agent may call (app.tasks.tools)
     # Asked as the company's customer-facing agent (CRMArena's EXTERNAL_FACING_TASKS).
     external_facing: bool = False
+    # Draws the generator may spend on each task it emits before giving up: more for a type
+    # whose draws seldom find a single answer in a sparse org.
+    draws_per_task: int = 40
 
     def __post_init__(self) -> None:
         problem = declaration_problem(self)
@@ -234,10 +237,11 @@ class TaskRow:
     optional: str
     reward_metric: str
     query: str
+    seed: int | None = None  # the seed of the org the task is on, where a file holds several
 
     def to_json(self) -> dict[str, Any]:
-        """The row in CRMArena's key order."""
-        return {
+        """The row in CRMArena's key order, then the org's seed if it names one."""
+        row = {
             "idx": self.idx,
             "answer": self.answer,
             "task": self.task,
@@ -246,6 +250,7 @@ class TaskRow:
             "reward_metric": self.reward_metric,
             "query": self.query,
         }
+        return row if self.seed is None else {**row, "seed": self.seed}
 
 
 def pro_answer(answer: Answer) -> Answer:

@@ -1,12 +1,21 @@
 """Fixed, versioned splits: a benchmark's task lists, the same bytes on every machine.
 
 A split is a deterministic function of (org, seed, version): its types, each drawn from the
-org generated from the seed by the task generator's stream for that type, the first
-`test_per_type` distinct tasks of a type making its `test` part and the next `train_per_type`
-its `train` part (so the parts are disjoint, and the test part is drawn without drawing the
-train part). A part's task file is CRMArena's layout; its SHA-256 is published here, and a
-part whose generation gives other bytes is refused (the code that draws it changed: that is a
-new version of the split, not the same one).
+org generated from the seed by the task generator's stream for that type, the first distinct
+tasks of a type (its count in the split) making its `test` part. The `train` part is five
+times larger, drawn one of two ways:
+
+- from the same org, as the next distinct draws of each type after the test part's (so the
+  parts are disjoint, and the test part is drawn without drawing the train part);
+- from sibling orgs, the same generator at other seeds (`train_seeds`), each giving a part of
+  the test part's shape; each row names its seed (`"seed"`), which an episode of it takes.
+  The Pro orgs' record counts are CRMArena-Pro's, and a type that reads one record per task
+  (a case's resolution, a quote's discounts) has no 600 of them in one org; no train task is
+  on the org the test part is on, either.
+
+A part's task file is CRMArena's layout; its SHA-256 is published here, and a part whose
+generation gives other bytes is refused (the code that draws it changed: that is a new
+version of the split, not the same one).
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ from sqlalchemy import Engine
 from app.errors import SalesforceError
 from app.storage.tables import TableSet
 from app.tasks.generator import draw_drafts, task_file_text, task_row
-from app.tasks.model import OrgData, TaskRow, TaskType
+from app.tasks.model import Draft, OrgData, TaskRow, TaskType
 from app.tasks.registry import TASK_TYPES
 
 PARTS = ("test", "train")
@@ -33,26 +42,37 @@ class SplitRefused(SalesforceError):
     status_code = 400
 
 
+TRAIN_FACTOR = 5  # the train part's tasks of a type, per task of the test part
+
+
 @dataclass(frozen=True)
 class Split:
     name: str
     version: int
     org: str
     seed: int
-    types: tuple[str, ...]  # in the order the parts number their tasks
-    test_per_type: int
-    train_per_type: int
+    test: Mapping[str, int]  # type -> its tasks in the test part, in the order parts number them
     sha256: Mapping[str, str]  # part -> the SHA-256 of its task file
+    train_seeds: tuple[int, ...] = ()  # the sibling orgs of the train part (none: the same org)
+
+    def __post_init__(self) -> None:
+        if self.train_seeds and len(self.train_seeds) != TRAIN_FACTOR:
+            raise ValueError(f"{self.id}: a train part from siblings takes {TRAIN_FACTOR} seeds")
 
     @property
     def id(self) -> str:
         return f"{self.name}@v{self.version}"
 
-    def per_type(self, part: str) -> int:
-        return self.test_per_type if part == "test" else self.train_per_type
+    @property
+    def types(self) -> tuple[str, ...]:
+        return tuple(self.test)
 
     def size(self, part: str) -> int:
-        return self.per_type(part) * len(self.types)
+        return sum(self.test.values()) * (TRAIN_FACTOR if part == "train" else 1)
+
+    def seeds(self, part: str) -> tuple[int, ...]:
+        """The seeds of the orgs the part is drawn from."""
+        return self.train_seeds if part == "train" and self.train_seeds else (self.seed,)
 
     def kinds(self) -> tuple[TaskType, ...]:
         declared = {kind.name: kind for kind in TASK_TYPES.of_org(self.org)}
@@ -73,19 +93,93 @@ CRMARENA_ORIGINAL_TYPES = (
     "best_region_identification",
 )
 
+# CRMArena-Pro's 19 business types at 100 tasks each and its 3 confidentiality types at 80
+# (crmarena.md 5.2), per org; the train part from five sibling orgs, the first seeds after 42
+# whose org gives every type its count (the b2c org of seed 44 gives 53 conversion rate
+# tasks: its agents' lead counts leave most rates tied).
+CRMARENA_PRO_TYPES = {
+    **dict.fromkeys(
+        (
+            "case_routing",
+            "handle_time",
+            "transfer_count",
+            "named_entity_disambiguation",
+            "policy_violation_identification",
+            "knowledge_qa",
+            "top_issue_identification",
+            "monthly_trend_analysis",
+            "best_region_identification",
+            "sales_amount_understanding",
+            "sales_cycle_understanding",
+            "conversion_rate_comprehension",
+            "quote_approval",
+            "invalid_config",
+            "lead_routing",
+            "lead_qualification",
+            "activity_priority",
+            "wrong_stage_rectification",
+            "sales_insight_mining",
+        ),
+        100,
+    ),
+    **dict.fromkeys(
+        (
+            "private_customer_information",
+            "internal_operation_data",
+            "confidential_company_knowledge",
+        ),
+        80,
+    ),
+}
+
+# The b2b org has 70 closed cases: CRMArena-Pro's 393 case history rows over its 153 cases
+# (a creation and an assignment each, 17 transfers) leave room for no more closings, and a
+# policy violation task reads one closed case's resolution. Its orgs give 65 to 69 such
+# tasks (a conversation that states two resolutions is not asked about).
+B2B_FEWER = {"policy_violation_identification": 65}
+
 SPLITS = (
     Split(
         name="crmarena-original",
         version=1,
         org="original",
         seed=42,
-        types=CRMARENA_ORIGINAL_TYPES,
-        test_per_type=130,
-        train_per_type=650,
+        test=dict.fromkeys(CRMARENA_ORIGINAL_TYPES, 130),
         sha256={
             "test": "d307db7e906c2a07484396286fdf546b504903cad47b59dec15bef6afe953212",
             "train": "65bd5487cb7038029b21b7355b61920b94479cb04dfe122d8cd7e9621f860208",
         },
+    ),
+    *(
+        Split(
+            name=f"crmarena-pro-{org}",
+            version=1,
+            org=org,
+            seed=42,
+            test={**CRMARENA_PRO_TYPES, **fewer},
+            sha256=sha256,
+            train_seeds=train_seeds,
+        )
+        for org, fewer, train_seeds, sha256 in (
+            (
+                "b2b",
+                B2B_FEWER,
+                (43, 44, 45, 46, 47),
+                {
+                    "test": "0e18c3af16befb8e1634a9fb0fd0159c55d3097f17aea7ef5c8a96c525f2862d",
+                    "train": "aa1074d39bb397523596d4be8866952dc7d80fca03a1e2b17984ff9638d8aab3",
+                },
+            ),
+            (
+                "b2c",
+                {},
+                (43, 45, 46, 47, 48),
+                {
+                    "test": "e0d17076e6da125df5dce76e0d6c5190cc208c890896ba1ace04be47604b6be5",
+                    "train": "3a246ca5bc12887045dd74d685f3988f08a65b25166b4c1eebd95882b8cab27b",
+                },
+            ),
+        )
     ),
 )
 
@@ -102,30 +196,49 @@ def split_named(name: str) -> tuple[Split, str]:
     return found, part
 
 
-def part_rows(engine: Engine, tables: TableSet, split: Split, part: str) -> list[TaskRow]:
-    """The part's tasks, drawn from the split's org in `engine`, numbered from 0."""
+def part_rows(
+    engines: Mapping[int, Engine], tables: TableSet, split: Split, part: str
+) -> list[TaskRow]:
+    """The part's tasks, numbered from 0, drawn from the split's org in `engines` (seed ->
+    an engine on the org generated from it, for each of `split.seeds(part)`)."""
+    siblings = part == "train" and bool(split.train_seeds)
+    drawn: dict[int, dict[str, list[Draft]]] = {}
+    for seed in split.seeds(part):
+        with engines[seed].connect() as conn:
+            data = OrgData(conn=conn, tables=tables, org=split.org, seed=seed)
+            drawn[seed] = {
+                kind.name: _drafts(data, kind, seed, split.test[kind.name], part, siblings)
+                for kind in split.kinds()
+            }
     rows: list[TaskRow] = []
-    with engine.connect() as conn:
-        data = OrgData(conn=conn, tables=tables, org=split.org, seed=split.seed)
-        for kind in split.kinds():
-            wanted = split.test_per_type + (split.train_per_type if part == "train" else 0)
-            drafts = draw_drafts(data, kind, split.seed, wanted)
-            chosen = (
-                drafts[: split.test_per_type] if part == "test" else drafts[split.test_per_type :]
-            )
+    for kind in split.kinds():
+        for seed in split.seeds(part):
             rows += [
-                task_row(len(rows) + n, kind, draft, split.org) for n, draft in enumerate(chosen)
+                task_row(len(rows) + n, kind, draft, split.org, seed if siblings else None)
+                for n, draft in enumerate(drawn[seed][kind.name])
             ]
     return rows
+
+
+def _drafts(
+    data: OrgData, kind: TaskType, seed: int, count: int, part: str, siblings: bool
+) -> list[Draft]:
+    """A type's drafts in the part: the first `count` of the org, or in a train part from the
+    same org the next TRAIN_FACTOR * `count`."""
+    if part == "test" or siblings:
+        return draw_drafts(data, kind, seed, count)
+    return draw_drafts(data, kind, seed, count * (1 + TRAIN_FACTOR))[count:]
 
 
 def digest(rows: Sequence[TaskRow]) -> str:
     return hashlib.sha256(task_file_text(rows).encode("utf-8")).hexdigest()
 
 
-def verified_part(engine: Engine, tables: TableSet, split: Split, part: str) -> list[TaskRow]:
+def verified_part(
+    engines: Mapping[int, Engine], tables: TableSet, split: Split, part: str
+) -> list[TaskRow]:
     """The part's tasks, refused unless their task file's SHA-256 is the published one."""
-    rows = part_rows(engine, tables, split, part)
+    rows = part_rows(engines, tables, split, part)
     found = digest(rows)
     if found != split.sha256[part]:
         raise SplitRefused(

@@ -358,7 +358,8 @@ def test_eval_refuses_what_it_cannot_run(
         (
             ["--split", "nope@v1:test"],
             1,
-            "Evaluation stopped: No split is named nope@v1 (known: crmarena-original@v1)",
+            "Evaluation stopped: No split is named nope@v1 (known: crmarena-original@v1, "
+            "crmarena-pro-b2b@v1, crmarena-pro-b2c@v1)",
         ),
     ],
 )
@@ -374,12 +375,15 @@ def test_eval_refuses_a_run_without_its_tasks(
     assert message in " ".join(result.output.split())
 
 
+@pytest.mark.parametrize(
+    ("part", "types"), [("crmarena-original@v1:test", 9), ("crmarena-pro-b2b@v1:test", 22)]
+)
 def test_eval_runs_a_split_part_and_the_reference_model_scores_one_on_each_type(
-    localforce_url: str, database_factory: DatabaseFactory, tmp_path: Path
+    localforce_url: str, database_factory: DatabaseFactory, tmp_path: Path, part: str, types: int
 ) -> None:
+    """Each episode on the split's org (the server's is the original org)."""
     if database_factory.backend != "sqlite":
         pytest.skip("the split is drawn by the command, whatever the server's back end")
-    part = "crmarena-original@v1:test"
     chosen = select_tasks([row.to_json() for row in split_rows(part)], part, per_type=1)
     models = FakeModels(chosen)
     with serve_in_thread(models.app) as port:
@@ -392,7 +396,7 @@ def test_eval_runs_a_split_part_and_the_reference_model_scores_one_on_each_type(
     assert result.exit_code == 0, result.output
     records = RunFile.of_run(tmp_path, "split").records()
     assert sorted((r["idx"], r["task"]) for r in records) == [(t["idx"], t["task"]) for t in chosen]
-    assert len(records) == 9 and all(record["reward"] == 1.0 for record in records)
+    assert len(records) == types and all(record["reward"] == 1.0 for record in records)
 
 
 def test_eval_stops_when_localforce_does_not_answer(

@@ -271,6 +271,21 @@ BAD_TASKS = [
         },
         "task.metadata.required: day is out of range for month",
     ),
+    *(
+        (
+            {
+                "idx": 1,
+                "task": "knowledge_qa",
+                "query": "q",
+                "reward_metric": "fuzzy_match",
+                "metadata": {},
+                "answer": "x",
+                "seed": seed,
+            },
+            "task.seed: the org's seed, a whole number within +/-9007199254740991",
+        )
+        for seed in ("43", 4.5, True, 2**53)
+    ),
 ]
 
 

@@ -35,7 +35,7 @@ ORIGINAL, PART = "crmarena-original@v1", "crmarena-original@v1:test"
 @pytest.fixture(scope="module")
 def test_part(engine: Engine) -> list[TaskRow]:
     split, part = split_named(PART)
-    return verified_part(engine, ORIGINAL_TABLES, split, part)
+    return verified_part({split.seed: engine}, ORIGINAL_TABLES, split, part)
 
 
 def words(row: TaskRow) -> tuple[str, str, str]:
@@ -58,7 +58,7 @@ def test_the_train_part_is_five_times_larger_and_shares_no_task_with_the_test_pa
     if database_factory.backend != "sqlite":
         pytest.skip("drawn once, on SQLite: the test part shows the back ends agree")
     split, part = split_named(f"{ORIGINAL}:train")
-    train = verified_part(engine, ORIGINAL_TABLES, split, part)
+    train = verified_part({split.seed: engine}, ORIGINAL_TABLES, split, part)
     assert Counter(row.task for row in train) == dict.fromkeys(split.types, 650)
     assert len({words(row) for row in train}) == len(train) == 5 * len(test_part)
     assert not {words(row) for row in train} & {words(row) for row in test_part}
@@ -66,11 +66,13 @@ def test_the_train_part_is_five_times_larger_and_shares_no_task_with_the_test_pa
 
 def test_a_part_drawn_otherwise_than_published_is_refused(engine: Engine) -> None:
     split, _ = split_named(PART)
-    small = dataclasses.replace(split, test_per_type=1, sha256={"test": "0" * 64})
-    drawn = part_rows(engine, ORIGINAL_TABLES, small, "test")
+    small = dataclasses.replace(
+        split, test=dict.fromkeys(split.types, 1), sha256={"test": "0" * 64}
+    )
+    drawn = part_rows({split.seed: engine}, ORIGINAL_TABLES, small, "test")
     found = digest(drawn)
     with pytest.raises(SplitRefused) as refused:
-        verified_part(engine, ORIGINAL_TABLES, small, "test")
+        verified_part({split.seed: engine}, ORIGINAL_TABLES, small, "test")
     assert str(refused.value) == (
         f"{ORIGINAL}:test drawn here has SHA-256 {found}, not the published {'0' * 64}: the "
         "code that draws it differs from the version's"
@@ -82,7 +84,8 @@ def test_a_part_drawn_otherwise_than_published_is_refused(engine: Engine) -> Non
     [
         (
             "crmarena-original@v2:test",
-            "No split is named crmarena-original@v2 (known: crmarena-original@v1)",
+            "No split is named crmarena-original@v2 (known: crmarena-original@v1, "
+            "crmarena-pro-b2b@v1, crmarena-pro-b2c@v1)",
         ),
         (
             ORIGINAL,
@@ -104,9 +107,16 @@ def test_the_splits_command_lists_each_part_with_its_count_and_hash() -> None:
     result = CliRunner().invoke(cli, ["tasks", "splits"])
     assert result.exit_code == 0, result.output
     lines = [" ".join(line.replace("│", " ").split()) for line in result.output.splitlines()]
-    for split in SPLITS:
-        for part, size in (("test", 1170), ("train", 5850)):
-            row = f"{split.id}:{part} original 42 9 {size} {split.sha256[part]}"
+    listed = {
+        ("crmarena-original@v1", "original", "42", "42", 9, 1170),
+        ("crmarena-pro-b2b@v1", "b2b", "42", "43,44,45,46,47", 22, 2105),
+        ("crmarena-pro-b2c@v1", "b2c", "42", "43,45,46,47,48", 22, 2140),
+    }
+    assert {split.id for split in SPLITS} == {name for name, *_ in listed}
+    for name, org, test_seeds, train_seeds, types, size in listed:
+        split = split_named(f"{name}:test")[0]
+        for part, seeds, tasks in (("test", test_seeds, size), ("train", train_seeds, 5 * size)):
+            row = f"{name}:{part} {org} {seeds} {types} {tasks} {split.sha256[part]}"
             assert row in lines, result.output
 
 

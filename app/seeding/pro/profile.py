@@ -72,10 +72,13 @@ class OrgProfile:
     lead_conversion: float  # mean lead conversion rate; agents and territories vary around it
     lead_calls: int  # VoiceCallTranscript__c rows about leads; the rest are about deals
     case_emails: int  # EmailMessage rows about cases; the rest are about deals
+    # Fixed by the published counts: each case has a creation and an assignment history row,
+    # a transfer and a closing one more (b2b: 393 = 2 x 153 + 17 + 70).
     closed_cases: int
     case_transfers: int
-    # Injected inconsistencies the Pro policy and text tasks look for: enough of each that 50
-    # tasks of a type keep Pro's share of None answers (a fifth) where the org allows it.
+    # Injected inconsistencies the Pro policy and text tasks look for: enough of each that a
+    # split's 100 tasks of a type keep near Pro's share of None answers (a fifth), although
+    # their records are drawn again and again while the compliant ones are not.
     approval_violations: int  # quotes approved although their discount breaks the rules
     config_violations: int  # quotes whose lines break a product's configuration rules
     wrong_stages: int  # open deals whose StageName lags or leads what the activity shows
@@ -129,11 +132,11 @@ B2B = OrgProfile(
     case_emails=459,
     closed_cases=70,
     case_transfers=17,
-    approval_violations=45,
-    config_violations=45,
-    wrong_stages=45,
-    stray_tasks=70,
-    case_violations=30,
+    approval_violations=150,
+    config_violations=170,
+    wrong_stages=220,
+    stray_tasks=300,
+    case_violations=55,
 )
 
 B2C = OrgProfile(
@@ -158,11 +161,11 @@ B2C = OrgProfile(
     case_emails=867,
     closed_cases=133,
     case_transfers=30,
-    approval_violations=45,
-    config_violations=45,
-    wrong_stages=45,
-    stray_tasks=70,
-    case_violations=45,
+    approval_violations=300,
+    config_violations=200,
+    wrong_stages=300,
+    stray_tasks=200,
+    case_violations=95,
 )
 
 PROFILES = {profile.org: profile for profile in (B2B, B2C)}

@@ -237,6 +237,9 @@ TASK_TYPES = (
         draw=draw_monthly_trend,
         solve=solve_monthly_trend,
         orgs=EVERY_ORG,
+        # A Pro org's 150 to 290 cases spread over dozens of products: most periods drawn
+        # around a product's case hold no month with two of its cases.
+        draws_per_task=400,
     ),
     TaskType(
         name="best_region_identification",
