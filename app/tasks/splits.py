@@ -100,15 +100,7 @@ CRMARENA_ORIGINAL_TYPES = (
 CRMARENA_PRO_TYPES = {
     **dict.fromkeys(
         (
-            "case_routing",
-            "handle_time",
-            "transfer_count",
-            "named_entity_disambiguation",
-            "policy_violation_identification",
-            "knowledge_qa",
-            "top_issue_identification",
-            "monthly_trend_analysis",
-            "best_region_identification",
+            *CRMARENA_ORIGINAL_TYPES,  # over the Pro org's own cases
             "sales_amount_understanding",
             "sales_cycle_understanding",
             "conversion_rate_comprehension",
