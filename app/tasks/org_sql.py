@@ -502,13 +502,16 @@ def deal_activity(conn: Connection, tables: TableSet, deal: str) -> tuple[str, D
     return str(stage), activity
 
 
-def deal_calls(conn: Connection, tables: TableSet, deal: str) -> list[str]:
-    """The transcripts of the opportunity's calls, in Id order."""
-    call = tables["VoiceCallTranscript__c"]
-    rows = conn.execute(
+def deal_conversation(conn: Connection, tables: TableSet, deal: str) -> tuple[list[str], list[str]]:
+    """The transcripts of the opportunity's calls and the bodies of its e-mails, in Id order."""
+    call, email = tables["VoiceCallTranscript__c"], tables["EmailMessage"]
+    calls = conn.execute(
         select(call.c.Body__c).where(call.c.OpportunityId__c == deal).order_by(call.c.Id)
     )
-    return [str(body or "") for (body,) in rows]
+    emails = conn.execute(
+        select(email.c.TextBody).where(email.c.RelatedToId == deal).order_by(email.c.Id)
+    )
+    return [str(body or "") for (body,) in calls], [str(body or "") for (body,) in emails]
 
 
 def deal_last_activity_day(conn: Connection, tables: TableSet, deal: str) -> date:

@@ -161,22 +161,28 @@ def factors_failed(org: str, transcripts: list[str]) -> dict[str, bool] | None:
 
 
 @functools.cache
-def _insight_answers(org: str) -> tuple[re.Pattern[str], ...]:
-    lead_ins = load_text("sales", org)["insights"]["lead_ins"]
+def _insight_lines(org: str, key: str) -> tuple[re.Pattern[str], ...]:
+    """The lines (said on a call: `lead_ins`, written in an e-mail: `email_lead_ins`) that
+    state an insight, as patterns whose group `insight` is it."""
     patterns = []
-    for template in lead_ins:
+    for template in load_text("sales", org)["insights"][key]:
         before, after = template.split("{insight}")
         patterns.append(re.compile(f"{re.escape(before)}(?P<insight>.+){re.escape(after)}"))
     return tuple(patterns)
 
 
-def insights_stated(org: str, transcripts: list[str]) -> set[str]:
-    """The concerns the customer states in the deal's call transcripts, in their words."""
+def insights_stated(org: str, transcripts: list[str], emails: list[str]) -> set[str]:
+    """The concerns the customer states in the deal's call transcripts and e-mail bodies, in
+    their words."""
+    lines = [
+        *((line, "lead_ins") for body in transcripts for line in said_lines(body)),
+        *((line, "email_lead_ins") for body in emails for line in body.splitlines()),
+    ]
     return {
         found["insight"]
-        for said in (line for body in transcripts for line in said_lines(body))
-        for pattern in _insight_answers(org)
-        if (found := pattern.fullmatch(said))
+        for line, key in lines
+        for pattern in _insight_lines(org, key)
+        if (found := pattern.fullmatch(line))
     }
 
 

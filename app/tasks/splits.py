@@ -158,8 +158,8 @@ SPLITS = (
                 B2B_FEWER,
                 (43, 44, 45, 46, 47),
                 {
-                    "test": "0e18c3af16befb8e1634a9fb0fd0159c55d3097f17aea7ef5c8a96c525f2862d",
-                    "train": "aa1074d39bb397523596d4be8866952dc7d80fca03a1e2b17984ff9638d8aab3",
+                    "test": "06e4559fe72beab062b2860a8c2a752558edbf297aec92d4b6f3b2ee748bbbbc",
+                    "train": "1c13e56948b4404b2e794eac6af202fd966faff1bbf515e9e78b8de127c64179",
                 },
             ),
             (
@@ -167,8 +167,8 @@ SPLITS = (
                 {},
                 (43, 45, 46, 47, 48),
                 {
-                    "test": "e0d17076e6da125df5dce76e0d6c5190cc208c890896ba1ace04be47604b6be5",
-                    "train": "3a246ca5bc12887045dd74d685f3988f08a65b25166b4c1eebd95882b8cab27b",
+                    "test": "d2340b8e9dc1fa09f7c29ede4a9d578e481dfabb97b664f2845e5c2795f70d6b",
+                    "train": "ea7d7174a061aac4586e2969b8e92eb72bfba1a57d18954942b6d39bf2eccfb9",
                 },
             ),
         )

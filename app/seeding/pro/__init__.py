@@ -71,7 +71,12 @@ def generate(org: str, seed: int) -> GeneratedProOrg:
     accounts, contacts = customer_records(profile.rng(seed, "customers"), people)
     activities = build_activities(profile.rng(seed, "activities"), profile, people, catalog, sales)
     insights = plant_insights(
-        profile.rng(seed, "insights"), profile, catalog, sales.deals, activities.calls
+        profile.rng(seed, "insights"),
+        profile,
+        catalog,
+        sales.deals,
+        activities.calls,
+        activities.emails,
     )
     service = build_service(
         profile.rng(seed, "service"), profile, people, catalog, sales, knowledge

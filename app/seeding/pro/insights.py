@@ -1,10 +1,12 @@
 """ConversationInsights: the concern a deal's customer raises on one of its calls, the answer
 of sales_insight_mining.
 
-Planted after the calls are written, from a random stream of its own, so that every other
-record stays as it was: one exchange (the agent's question, the customer's answer around the
-insight) slipped into one of the deal's calls before its closing line, at times between that
-line and the one before it. The texts are the org's `insights` in sales.yaml.
+Planted after the calls and e-mails are written, from a random stream of its own, so that
+every other record stays as it was: one exchange (the agent's question, the customer's answer
+around the insight) slipped into one of the deal's calls before its closing line, at times
+between that line and the one before it; and, where the customer wrote about the deal after
+that call, a paragraph saying it again in one of those e-mails. The texts are the org's
+`insights` in sales.yaml.
 """
 
 from __future__ import annotations
@@ -26,15 +28,25 @@ TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
 
 def plant_insights(
-    rng: Random, profile: OrgProfile, catalog: Catalog, deals: list[DealPlan], calls: list[Record]
+    rng: Random,
+    profile: OrgProfile,
+    catalog: Catalog,
+    deals: list[DealPlan],
+    calls: list[Record],
+    emails: list[Record],
 ) -> dict[str, str]:
     """Opportunity Id -> the insight its customer states, for every deal with a call; the
-    exchange that states it is written into one of the deal's `calls` (changed in place)."""
+    exchange that states it is written into one of the deal's `calls`, and the paragraph that
+    repeats it into one of its customer's later `emails` (both changed in place)."""
     spec = load_text("sales", profile.org)["insights"]
     calls_of: dict[str, list[Record]] = {}
     for call in calls:
         if call["OpportunityId__c"] is not None:
             calls_of.setdefault(call["OpportunityId__c"], []).append(call)
+    replies_of: dict[str, list[Record]] = {}
+    for email in emails:
+        if email["Incoming"] and email["RelatedToId"] is not None:
+            replies_of.setdefault(email["RelatedToId"], []).append(email)
     planted: dict[str, str] = {}
     for deal in deals:
         own = calls_of.get(deal.id)
@@ -45,6 +57,12 @@ def plant_insights(
         asked = rng.choice(spec["questions"])
         said = fill(rng.choice(spec["lead_ins"]), {"insight": insight})
         call["Body__c"] = _with_exchange(call["Body__c"], asked, said)
+        later = [e for e in replies_of.get(deal.id, []) if e["MessageDate"] > call["EndTime__c"]]
+        if later:
+            email = rng.choice(later)
+            again = fill(rng.choice(spec["email_lead_ins"]), {"insight": insight})
+            greeting, *paragraphs, signature = email["TextBody"].split("\n\n")
+            email["TextBody"] = "\n\n".join([greeting, *paragraphs, again, signature])
         planted[deal.id] = insight
     return planted
 
