@@ -100,6 +100,14 @@ class InvalidTask(SalesforceError):
 MAX_SEED = 2**53 - 1  # as a sandbox's: what every JSON reader holds exactly
 
 
+def _check_seed(seed: object) -> None:
+    """A task row's seed, if it names one: a whole number as a sandbox's."""
+    if seed is not None and (
+        not isinstance(seed, int) or isinstance(seed, bool) or abs(seed) > MAX_SEED
+    ):
+        raise InvalidTask(f"task.seed: the org's seed, a whole number within +/-{MAX_SEED}")
+
+
 @dataclass(frozen=True)
 class EpisodeTask:
     """A task row, checked: what an episode is made for and graded by."""
@@ -127,11 +135,7 @@ class EpisodeTask:
         metadata = value["metadata"]
         if not all(isinstance(metadata.get(key, ""), str) for key in ("required", "optional")):
             raise InvalidTask("task.metadata: required and optional are text")
-        seed = value.get("seed")
-        if seed is not None and (
-            not isinstance(seed, int) or isinstance(seed, bool) or abs(seed) > MAX_SEED
-        ):
-            raise InvalidTask(f"task.seed: the org's seed, a whole number within +/-{MAX_SEED}")
+        _check_seed(value.get("seed"))
         return cls(row=dict(value))
 
     @property
