@@ -14,10 +14,13 @@ SF_STAMP := $(SF_DIR)/node_modules/.installed
 
 .PHONY: install js run seed test lint typecheck docs unit bench fuzz soak coverage chromium clean
 
-$(STAMP): pyproject.toml
+# The client distribution (clients/python, importable as `localforce`) beside the server, in
+# the compat editable mode: a path on sys.path, which mypy follows.
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e './clients/python[simple-salesforce]' --config-settings editable_mode=compat
 	touch $(STAMP)
 
 $(JS_STAMP): $(JS_DIR)/package.json $(JS_DIR)/package-lock.json
@@ -50,7 +53,7 @@ lint: $(STAMP)
 	$(BIN)/lint-imports --no-cache
 
 typecheck: $(STAMP)
-	$(BIN)/mypy app tests bench examples
+	$(BIN)/mypy app tests bench examples clients/python/src
 
 # Two workers (the machine's cores; worksteal evens out the few long tests), then the tests
 # that time latency, alone, so that the other worker's load does not enter their figures.

@@ -3,7 +3,6 @@ generate benchmark tasks."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shlex
@@ -65,10 +64,10 @@ from app.storage.database import create_db_engine, migrate_platform
 from app.tasks.generator import generate_tasks, task_types, write_task_file
 from app.tasks.grading import GradingFailed, grade
 from app.tasks.judge import Judge
-from app.tasks.model import TaskRow
 from app.tasks.results import export, purge, result_rows
 from app.tasks.source import org_database
-from app.tasks.splits import PARTS, SPLITS, split_named, verified_part
+from app.tasks.split_files import draw_part
+from app.tasks.splits import PARTS, SPLITS, split_named
 from app.tls import ensure_certificates, tls_files
 from app.workers import serve_workers
 
@@ -640,7 +639,7 @@ def tasks_split(
 ) -> None:
     """Write a split's part as a task file (CRMArena's layout), checked against its SHA-256."""
     try:
-        rows = split_rows(name)
+        rows = draw_part(name, Settings().seed_dir)
     except SalesforceError as error:
         console.print(
             f"[bold red]No split:[/] {escape(str(error))}", highlight=False, soft_wrap=True
@@ -650,21 +649,6 @@ def tasks_split(
     console.print(
         f"Wrote {len(rows)} tasks of {escape(name)} to {escape(str(out))}", soft_wrap=True
     )
-
-
-def split_rows(name: str) -> list[TaskRow]:
-    """A split's part, drawn from its org generated from each seed it is drawn from, its
-    SHA-256 checked."""
-    split, part = split_named(name)
-    objects_dir = Settings().seed_dir / "orgs" / split.org / "objects"
-    with contextlib.ExitStack() as stack:
-        databases = {
-            seed: stack.enter_context(org_database(objects_dir, org=split.org, seed=seed))
-            for seed in split.seeds(part)
-        }
-        engines = {seed: database.engine for seed, database in databases.items()}
-        tables = next(iter(databases.values())).tables
-        return verified_part(engines, tables, split, part)
 
 
 @tasks_cli.command("grade")
@@ -900,7 +884,7 @@ def eval_command(
             tasks = load_tasks(tasks_file, types=types or (), limit=limit, per_type=per_type)
         else:
             assert split_name is not None
-            rows = [row.to_json() for row in split_rows(split_name)]
+            rows = [row.to_json() for row in draw_part(split_name, Settings().seed_dir)]
             tasks = select_tasks(
                 rows, split_name, types=types or (), limit=limit, per_type=per_type
             )

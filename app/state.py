@@ -25,6 +25,7 @@ from app.services.cursors import CursorStore
 from app.services.usage import ApiUsage
 from app.storage.backends import Copies, backend_for_url
 from app.storage.database import create_db_engine
+from app.tasks.split_files import SplitFiles
 
 
 def server_clock(settings: Settings) -> SandboxClock:
@@ -77,6 +78,7 @@ def build_state(settings: Settings) -> AppState:
             idle_seconds=settings.cursor_idle_seconds,
         ),
         usage=ApiUsage(platform),
+        splits=SplitFiles(settings.data_dir / "splits", settings.seed_dir),
     )
     if settings.bulk_runner:
         state.bulk = bulk_runner(settings, state)

@@ -18,13 +18,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app.cli import split_rows
 from app.config import REPO_ROOT, Settings
 from app.evaluation.evaluate import ModelEndpoint, evaluate
 from app.evaluation.run_file import RunFile
 from app.evaluation.runner import Plan
 from app.tasks.generator import generate_tasks, task_file_text
 from app.tasks.source import org_database
+from app.tasks.split_files import draw_part
 from app.tasks.splits import split_named
 from bench.server import seeded_data_dir
 from tests.conftest import TEST_ADMIN_KEY
@@ -68,7 +68,7 @@ def main() -> None:
         if args.split:  # drawn from its own orgs; its episodes on the split's org and seeds
             split = split_named(args.split)[0]
             org_name, seed = split.org, split.seed
-            rows = split_rows(args.split)
+            rows = draw_part(args.split, Settings().seed_dir)
         else:
             url = Settings(data_dir=data_dir).effective_database_url
             with org_database(ORIGINAL_OBJECTS, org=org_name, seed=SEED, database_url=url) as org:

@@ -16,14 +16,15 @@ import sys
 import time
 from collections import Counter
 
-from app.cli import split_rows
+from app.config import Settings
+from app.tasks.split_files import draw_part
 from app.tasks.splits import PARTS, SPLITS, SplitRefused
 
 
 def check(name: str) -> bool:
     started = time.perf_counter()
     try:
-        rows = split_rows(name)
+        rows = draw_part(name, Settings().seed_dir)
     except SplitRefused as refused:
         print(f"{name}: DIFFERS: {refused}")
         return False

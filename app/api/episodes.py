@@ -4,6 +4,7 @@ results store (/__localforce/results), which outlives the sandbox."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import Body, Depends, Query, Request, Response
@@ -19,6 +20,7 @@ from app.services.auth import revoke_sandbox_sessions
 from app.tasks.episodes import (
     EpisodeLabels,
     EpisodeTask,
+    InvalidTask,
     file_episode,
     find_episode,
     rest_tools,
@@ -27,6 +29,7 @@ from app.tasks.episodes import (
 )
 from app.tasks.judge import Judge
 from app.tasks.results import close_episode, ensure_open, export, purge_results, result_rows
+from app.tasks.splits import PARTS, SPLITS, Split
 
 router = SalesforceRouter(
     prefix="/__localforce", tags=["localforce episodes"], dependencies=[Depends(require_admin)]
@@ -40,7 +43,15 @@ class EpisodeCreate(SandboxCreate):
     names, a split's train part drawn from sibling orgs). The clock defaults to noon UTC of
     the task's today, pinned."""
 
-    task: dict[str, Any] | StrictInt = Field(description="A task row, or its idx in the task file")
+    task: dict[str, Any] | StrictInt = Field(
+        description="A task row, or its idx in the task file (or in `split`'s part)"
+    )
+    split: str | None = Field(
+        default=None,
+        max_length=80,
+        description="A split's part (crmarena-original@v1:test) whose task `task` is the idx of: "
+        "the episode is on the split's org and the row's seed",
+    )
     run: str | None = Field(default=None, max_length=80, description="The run it belongs to")
     agent: str | None = Field(
         default=None, max_length=120, description="The model or agent's label"
@@ -53,17 +64,26 @@ class EpisodeAnswer(BaseModel):
     response: str = Field(description="The agent's final answer")
 
 
-def _task(state: AppState, body: EpisodeCreate) -> EpisodeTask:
+def _task(state: AppState, body: EpisodeCreate) -> tuple[EpisodeTask, Split | None]:
+    """The task, and the split it is of (None: a task row, or the server's task file's)."""
+    if body.split is not None:
+        if not isinstance(body.task, int):
+            raise InvalidTask(f"task: the idx of one of {body.split}'s tasks, with split")
+        split, path = state.splits.path(body.split)
+        return task_from_file(path, body.task), split
     if isinstance(body.task, int):
-        return task_from_file(state.settings.task_file, body.task)
-    return EpisodeTask.parse(body.task)
+        return task_from_file(state.settings.task_file, body.task), None
+    return EpisodeTask.parse(body.task), None
 
 
 def _create(state: AppState, body: EpisodeCreate) -> tuple[dict[str, Any], EpisodeTask]:
-    task = _task(state, body)
-    # Validated already: a copy with the task's clock and seed need not be validated again.
-    seed = task.seed if body.seed is None else body.seed
-    sandbox_body = body.model_copy(update={"clock": body.clock or task.clock, "seed": seed})
+    task, split = _task(state, body)
+    org = body.org or (split.org if split else None)
+    seed = next((s for s in (body.seed, task.seed, split and split.seed) if s is not None), None)
+    # Validated already: a copy with the task's clock, org and seed need not be validated again.
+    sandbox_body = body.model_copy(
+        update={"clock": body.clock or task.clock, "org": org, "seed": seed}
+    )
     created = create_with_session(state, sandbox_body)
     sandbox = created.sandbox
     labels = EpisodeLabels(
@@ -113,18 +133,58 @@ async def create_episode(
     )
 
 
-def _task_list(state: AppState) -> dict[str, Any]:
-    if state.settings.task_file is None:  # no task an episode could name by its idx
+def _task_list(task_file: Path | None) -> dict[str, Any]:
+    """Each task's idx and type (and the seed of its org, where the row names one)."""
+    if task_file is None:  # no task an episode could name by its idx
         return {"tasks": []}
-    rows = task_rows(state.settings.task_file)
-    return {"tasks": [{"idx": row.get("idx"), "task": row.get("task")} for row in rows]}
+    named = ("idx", "task", "seed")
+    return {
+        "tasks": [{key: row[key] for key in named if key in row} for row in task_rows(task_file)]
+    }
 
 
 @router.get("/tasks")
 async def list_tasks(state: StateDep) -> dict[str, Any]:
     """The tasks of the server's task file (LOCALFORCE_TASK_FILE) an episode may name: each
     one's idx and type, its answer left out (none without a task file)."""
-    return await run_in_threadpool(_task_list, state)
+    return await run_in_threadpool(_task_list, state.settings.task_file)
+
+
+def _split_list(state: AppState) -> dict[str, Any]:
+    return {
+        "splits": [
+            {
+                "name": f"{split.id}:{part}",
+                "org": split.org,
+                "seeds": list(split.seeds(part)),
+                "types": list(split.types),
+                "size": split.size(part),
+                "sha256": split.sha256[part],
+                "drawn": state.splits.drawn(split, part),
+            }
+            for split in SPLITS
+            for part in PARTS
+        ]
+    }
+
+
+@router.get("/splits")
+async def list_splits(state: StateDep) -> dict[str, Any]:
+    """The fixed splits' parts an episode may name: each one's org, seeds, task types, size,
+    published SHA-256, and whether this server has drawn it yet."""
+    return await run_in_threadpool(_split_list, state)
+
+
+@router.get("/splits/{name}/tasks")
+async def list_split_tasks(name: str, state: StateDep) -> dict[str, Any]:
+    """A split's part's tasks an episode may name (`"split": name, "task": idx`): each one's
+    idx, type and seed, the answers left out. The first call draws the part (seconds to a
+    couple of minutes, by its size) and keeps it in the data directory."""
+
+    def listed() -> dict[str, Any]:
+        return _task_list(state.splits.path(name)[1])
+
+    return await run_in_threadpool(listed)
 
 
 @router.get("/episodes/{episode_id}")

@@ -26,6 +26,7 @@ from app.services.cursors import CursorStore
 from app.services.usage import ApiUsage
 from app.soql.date_literals import OrgCalendar
 from app.soql.function_registry import FUNCTIONS, FunctionRegistry
+from app.tasks.split_files import SplitFiles
 
 # How long a token's session and sandbox are trusted without asking the platform database.
 SESSION_CACHE_SECONDS = 1.0
@@ -85,6 +86,8 @@ class AppState:
     record: EpisodeRecord
     cursors: CursorStore
     usage: ApiUsage
+    # The task files of the splits' parts episodes have named, drawn on first use.
+    splits: SplitFiles
     sessions: SessionCache = field(default_factory=SessionCache)
     # The first user (id, username) of a new sandbox of each template.
     first_users: dict[str, tuple[str, str]] = field(default_factory=dict)

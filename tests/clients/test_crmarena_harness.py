@@ -1,7 +1,7 @@
 """CRMArena's connector, reproduced, against a running localforce (crmarena.md sections 6 and 8).
 
 The harness builds `Salesforce(username, password, security_token)` itself: a SOAP login at
-https://login.salesforce.com, then REST on the instance. `app.clients.install()` (one call)
+https://login.salesforce.com, then REST on the instance. `localforce.routing.install()` (one call)
 routes both to localforce. The connector runs `FIND ...` through `sf.search` and everything else
 through `sf.query_all`, strips `attributes` at the top level only, drops columns null in every
 row, and turns errors into `"<errorCode>: <message>"` by parsing what follows
@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from localforce import routing
 from simple_salesforce.api import Salesforce
 
-from app import clients
 from app.config import REPO_ROOT
 from app.metadata.registry import SchemaRegistry
 from app.seeding.pipeline import build_rows
@@ -65,11 +65,11 @@ class SalesforceConnector:
 @pytest.fixture(scope="module")
 def connector(database_factory: DatabaseFactory, seeded_template: str) -> Iterator[Any]:
     with serve_in_thread(private_org_app(database_factory, seeded_template)) as port:
-        clients.install(f"http://127.0.0.1:{port}")
+        routing.install(f"http://127.0.0.1:{port}")
         try:
             yield SalesforceConnector("agent@example.com", "password", "TOKEN123")
         finally:
-            clients.uninstall()
+            routing.uninstall()
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import requests
+from localforce.routing import localforce_session
 from requests.adapters import HTTPAdapter
 from simple_salesforce.api import Salesforce
 from simple_salesforce.exceptions import (
@@ -21,7 +22,6 @@ from simple_salesforce.exceptions import (
     SalesforceResourceNotFound,
 )
 
-from app.clients import localforce_session
 from tests.databases import DatabaseFactory
 from tests.servers import private_org_app, serve_in_thread
 

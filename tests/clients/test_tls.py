@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 import requests
+from localforce.routing import connect
 from simple_salesforce.api import Salesforce
 from typer.testing import CliRunner
 
 from app.cli import cli
-from app.clients import connect
 from app.tls import ensure_certificates
 from tests.databases import DatabaseFactory
 from tests.servers import private_org_app, serve_in_thread

@@ -19,13 +19,15 @@ import pytest
 from fastapi import FastAPI, Request, Response
 from typer.testing import CliRunner
 
-from app.cli import cli, split_rows
+from app.cli import cli
+from app.config import REPO_ROOT
 from app.evaluation.control import ADMIN_HEADER, ControlError
 from app.evaluation.evaluate import EvalRefused, ModelEndpoint, evaluate, select_tasks
 from app.evaluation.run_file import RunFile
 from app.evaluation.runner import Plan, episode_id
 from app.tasks.grading import score
 from app.tasks.metrics import is_single_answer
+from app.tasks.split_files import draw_part
 from tests.conftest import ADMIN_HEADERS, TEST_ADMIN_KEY
 from tests.databases import DatabaseFactory
 from tests.evaluation.fake_model import FAULTS, HUGE_CHARS, FakeModels, nonsense_answer
@@ -384,7 +386,8 @@ def test_eval_runs_a_split_part_and_the_reference_model_scores_one_on_each_type(
     """Each episode on the split's org (the server's is the original org)."""
     if database_factory.backend != "sqlite":
         pytest.skip("the split is drawn by the command, whatever the server's back end")
-    chosen = select_tasks([row.to_json() for row in split_rows(part)], part, per_type=1)
+    rows = [row.to_json() for row in draw_part(part, REPO_ROOT / "seed")]
+    chosen = select_tasks(rows, part, per_type=1)
     models = FakeModels(chosen)
     with serve_in_thread(models.app) as port:
         command = [

@@ -11,11 +11,11 @@ from collections import Counter
 import httpx
 import pytest
 
-from app.cli import split_rows
 from app.config import REPO_ROOT
 from app.tasks.harness import run_episode
 from app.tasks.reference_agent import solve
 from app.tasks.source import org_database
+from app.tasks.split_files import draw_part
 from app.tasks.splits import CRMARENA_PRO_TYPES, part_rows, split_named
 from tests.tasks.test_splits import words
 
@@ -25,7 +25,8 @@ PRO = ["crmarena-pro-b2b@v1", "crmarena-pro-b2c@v1"]
 @pytest.mark.parametrize("name", PRO)
 def test_a_pro_test_part_is_its_published_bytes_with_crmarena_pros_counts(name: str) -> None:
     split = split_named(f"{name}:test")[0]
-    rows = split_rows(f"{name}:test")  # drawn from the org generated anew, its hash checked
+    # Drawn from the org generated anew, its hash checked.
+    rows = draw_part(f"{name}:test", REPO_ROOT / "seed")
     counts = Counter(row.task for row in rows)
     fewer = {"policy_violation_identification": 65} if "b2b" in name else {}
     assert counts == split.test == {**CRMARENA_PRO_TYPES, **fewer} and len(split.test) == 22

@@ -1,5 +1,6 @@
-"""Ready clients for Python users: a requests session that reaches localforce wherever a
-Salesforce client sends it, and a logged-in simple-salesforce client.
+"""simple-salesforce routed to localforce: a requests session that reaches localforce wherever
+a Salesforce client sends it, and a logged-in simple-salesforce client (the
+`localforce-client[simple-salesforce]` extra brings requests and simple-salesforce).
 
 simple-salesforce (and harnesses built on it, such as CRMArena's) log in at
 `https://login.salesforce.com` and then call `https://<instance>`. `LocalforceAdapter` sends
