@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 import httpx
 
-from localforce.plans import Call, Http, Plan, awaiting, blocking, body
+from localforce.plans import Awaiting, Blocking, Call, Http, Plan, awaiting, blocking, body
 
 ADMIN_HEADER = "X-Localforce-Admin-Key"
 CONTROL = "/__localforce"
@@ -162,10 +162,8 @@ class ControlPlans(ControlClient):
         return list(body(listed)["tasks"])
 
 
-class Control(ControlClient):
+class Control(ControlClient, Blocking):
     """The control plane of a localforce server (blocking)."""
-
-    http: httpx.Client
 
     def __init__(
         self,
@@ -177,15 +175,6 @@ class Control(ControlClient):
     ) -> None:
         super().__init__(url, admin_key)
         self.http = httpx.Client(base_url=self.url, timeout=timeout, verify=verify)
-
-    def close(self) -> None:
-        self.http.close()
-
-    def __enter__(self) -> Control:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     create_sandbox = blocking(ControlPlans.create_sandbox)
     sandboxes = blocking(ControlPlans.sandboxes)
@@ -208,10 +197,8 @@ class Control(ControlClient):
     split_tasks = blocking(ControlPlans.split_tasks)
 
 
-class AsyncControl(ControlClient):
+class AsyncControl(ControlClient, Awaiting):
     """The control plane of a localforce server (asyncio)."""
-
-    http: httpx.AsyncClient
 
     def __init__(
         self,
@@ -223,15 +210,6 @@ class AsyncControl(ControlClient):
     ) -> None:
         super().__init__(url, admin_key)
         self.http = httpx.AsyncClient(base_url=self.url, timeout=timeout, verify=verify)
-
-    async def aclose(self) -> None:
-        await self.http.aclose()
-
-    async def __aenter__(self) -> AsyncControl:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
     create_sandbox = awaiting(ControlPlans.create_sandbox)
     sandboxes = awaiting(ControlPlans.sandboxes)

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import httpx
 
 from localforce.control import TIMEOUT, ControlPlans
-from localforce.plans import Http, Plan, awaiting, blocking
+from localforce.plans import Awaiting, Blocking, Http, Plan, awaiting, blocking
 from localforce.tools import ToolResult, call_tool, function_schema, list_tools
 
 ANSWER_TOOL = "submit_answer"
@@ -207,10 +207,8 @@ class EnvPlans(EnvClient):
             yield from self.control.end_episode(episode.id)
 
 
-class Env(EnvClient):
+class Env(EnvClient, Blocking):
     """The environment, blocking."""
-
-    http: httpx.Client
 
     def __init__(
         self, url: str, *, timeout: float = TIMEOUT, verify: bool | str = True, **options: Any
@@ -229,17 +227,9 @@ class Env(EnvClient):
         finally:
             self.http.close()
 
-    def __enter__(self) -> Env:
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class AsyncEnv(EnvClient):
+class AsyncEnv(EnvClient, Awaiting):
     """The environment, asyncio: `await env.reset()`, `await env.step(call)`."""
-
-    http: httpx.AsyncClient
 
     def __init__(
         self, url: str, *, timeout: float = TIMEOUT, verify: bool | str = True, **options: Any
@@ -257,12 +247,6 @@ class AsyncEnv(EnvClient):
             await self.end()
         finally:
             await self.http.aclose()
-
-    async def __aenter__(self) -> AsyncEnv:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
 
 def make(url: str, split: str | None = None, admin_key: str | None = None, **options: Any) -> Env:

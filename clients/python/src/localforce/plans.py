@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar
 
 import httpx
 
@@ -59,6 +59,36 @@ class Http:
     """What a client holds: its HTTP client (blocking or asyncio)."""
 
     http: httpx.Client | httpx.AsyncClient
+
+
+class Blocking(Http):
+    """A blocking client: closed by `close()` or at the end of a `with` block."""
+
+    http: httpx.Client
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Awaiting(Http):
+    """An asyncio client: closed by `aclose()` or at the end of an `async with` block."""
+
+    http: httpx.AsyncClient
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
 def run(plan: Plan[T], http: httpx.Client) -> T:

@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 import httpx
 
-from localforce.plans import Call, Http, Plan, awaiting, blocking, body
+from localforce.plans import Awaiting, Blocking, Call, Http, Plan, awaiting, blocking, body
 
 API_VERSION = "59.0"
 TIMEOUT = 60.0
@@ -93,10 +93,8 @@ class OrgPlans(OrgClient):
         return dict(body((yield Call("GET", f"{self.api}/limits"))))
 
 
-class Org(OrgClient):
+class Org(OrgClient, Blocking):
     """The REST API of an org, sandbox or episode, with its access token (blocking)."""
-
-    http: httpx.Client
 
     def __init__(
         self,
@@ -112,15 +110,6 @@ class Org(OrgClient):
             base_url=self.instance_url, headers=self._headers(), timeout=timeout, verify=verify
         )
 
-    def close(self) -> None:
-        self.http.close()
-
-    def __enter__(self) -> Org:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     query = blocking(OrgPlans.query)
     query_more = blocking(OrgPlans.query_more)
     query_all = blocking(OrgPlans.query_all)
@@ -134,10 +123,8 @@ class Org(OrgClient):
     limits = blocking(OrgPlans.limits)
 
 
-class AsyncOrg(OrgClient):
+class AsyncOrg(OrgClient, Awaiting):
     """The REST API of an org, sandbox or episode, with its access token (asyncio)."""
-
-    http: httpx.AsyncClient
 
     def __init__(
         self,
@@ -152,15 +139,6 @@ class AsyncOrg(OrgClient):
         self.http = httpx.AsyncClient(
             base_url=self.instance_url, headers=self._headers(), timeout=timeout, verify=verify
         )
-
-    async def aclose(self) -> None:
-        await self.http.aclose()
-
-    async def __aenter__(self) -> AsyncOrg:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
     query = awaiting(OrgPlans.query)
     query_more = awaiting(OrgPlans.query_more)
