@@ -81,6 +81,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.sandbox_bench
 	$(BIN)/python -m bench.throughput
 	$(BIN)/python -m bench.tasks_bench
+	$(BIN)/python -m bench.episodes_at_scale
 	$(BIN)/python -m bench.eval_bench
 	$(BIN)/python -m bench.split_hashes
 	$(BIN)/python -m bench.agents_bench

@@ -1,11 +1,12 @@
 """Sandbox lifecycle cost at CRMArena scale and at ten times that scale (SQLite): create, the
 first write to an object (which copies its table into the copy-on-write sandbox), reset after 10
 and after 100 writes, delete; beside the floor to beat, a plain full reload (copying the seeded
-template's file, and re-seeding it). Then many live sandboxes at once (1,000 by default), on
-SQLite and PostgreSQL: create median, disk per idle sandbox, open files, and the database
-connections they hold.
+template's file, and re-seeding it). Then many live sandboxes at once (1,000 on SQLite and
+10,000 on PostgreSQL by default): create median (and of the first and last 100), disk per idle
+sandbox, open files, and the database connections they hold.
 
-Run: `make bench` (or `python -m bench.sandbox_bench [--repeat N] [--scales 1,10] [--live N]`).
+Run: `make bench` (or `python -m bench.sandbox_bench [--repeat N] [--scales 1,10] [--live N]
+[--live-postgres N]`).
 """
 
 from __future__ import annotations
@@ -235,6 +236,8 @@ def bench_live(backend: str, count: int) -> None:
                 live = len(org.state.sandboxes.all())
                 print(f"\n{backend}: {count} sandboxes created, {live} live")
                 print(f"  create (HTTP) median               {_median_ms(create)} ms")
+                print(f"  create, the first 100               {_median_ms(create[:100])} ms")
+                print(f"  create, the last 100                {_median_ms(create[-100:])} ms")
                 print(f"  disk per idle sandbox               {disk:8.2f} MB")
                 print(f"  open files in the server process    {_open_files():8d}")
                 if connections is not None:
@@ -268,14 +271,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--scales", default="1,10")
-    parser.add_argument("--live", type=int, default=1000, help="live sandboxes to hold at once")
+    parser.add_argument("--live", type=int, default=1000, help="live SQLite sandboxes at once")
+    parser.add_argument(
+        "--live-postgres", type=int, default=10_000, help="live PostgreSQL sandboxes at once"
+    )
     parser.add_argument("--backends", default="sqlite,postgresql")
     args = parser.parse_args()
     for factor in (int(part) for part in args.scales.split(",")):
         bench_scale(factor, args.repeat)
+    live = {"sqlite": args.live, "postgresql": args.live_postgres}
     for backend in args.backends.split(","):
-        if args.live > 0:
-            bench_live(backend, args.live)
+        if live[backend] > 0:
+            bench_live(backend, live[backend])
 
 
 if __name__ == "__main__":
