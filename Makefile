@@ -12,7 +12,7 @@ JS_STAMP := $(JS_DIR)/node_modules/.installed
 SF_DIR := tests/clients/sf
 SF_STAMP := $(SF_DIR)/node_modules/.installed
 
-.PHONY: install js run seed test lint typecheck docs unit bench fuzz soak coverage chromium clean
+.PHONY: adapters install js run seed test lint typecheck docs unit bench fuzz soak coverage chromium clean
 
 # The client distribution (clients/python, importable as `localforce`) beside the server, in
 # the compat editable mode: a path on sys.path, which mypy follows.
@@ -62,7 +62,7 @@ typecheck: $(STAMP)
 TIMING_TESTS = $(shell grep -rl --include='test_*.py' 'mark.timing' tests)
 
 unit: $(STAMP) $(JS_STAMP) $(SF_STAMP)
-	$(BIN)/pytest -q -n 2 --dist worksteal -m 'not timing'
+	$(BIN)/pytest -q -n 2 --dist worksteal -m 'not timing and not adapters'
 	$(BIN)/pytest -q -m timing $(TIMING_TESTS)
 
 # The documentation site (mkdocs.yml, docs/) into build/docs, git-ignored: --strict makes a
@@ -71,6 +71,12 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 test: lint typecheck docs unit
+
+# The client's trainer adapters (verifiers, NeMo Gym, TRL), each with its package from PyPI in a
+# virtualenv of its own under build/adapters, kept between runs (tests/adapters): minutes and
+# a few GB on a first run, so outside the gate's 15 minutes; CI runs it after the gate.
+adapters: $(STAMP)
+	$(BIN)/pytest -q -m adapters tests/adapters
 
 # Every figure is a ratio to a floor measured in the same run (bench/floor.py: a bare app on
 # the same stack and data); PostgreSQL parts run when a server is reachable on 127.0.0.1:5432.

@@ -134,10 +134,11 @@ async def create_episode(
 
 
 def _task_list(task_file: Path | None) -> dict[str, Any]:
-    """Each task's idx and type (and the seed of its org, where the row names one)."""
+    """Each task's idx, type, query and metadata (what its agent is given), and the seed of its
+    org where the row names one: never its answer."""
     if task_file is None:  # no task an episode could name by its idx
         return {"tasks": []}
-    named = ("idx", "task", "seed")
+    named = ("idx", "task", "query", "metadata", "seed")
     return {
         "tasks": [{key: row[key] for key in named if key in row} for row in task_rows(task_file)]
     }
@@ -146,7 +147,7 @@ def _task_list(task_file: Path | None) -> dict[str, Any]:
 @router.get("/tasks")
 async def list_tasks(state: StateDep) -> dict[str, Any]:
     """The tasks of the server's task file (LOCALFORCE_TASK_FILE) an episode may name: each
-    one's idx and type, its answer left out (none without a task file)."""
+    one's idx, type, query and metadata, its answer left out (none without a task file)."""
     return await run_in_threadpool(_task_list, state.settings.task_file)
 
 
@@ -178,7 +179,7 @@ async def list_splits(state: StateDep) -> dict[str, Any]:
 @router.get("/splits/{name}/tasks")
 async def list_split_tasks(name: str, state: StateDep) -> dict[str, Any]:
     """A split's part's tasks an episode may name (`"split": name, "task": idx`): each one's
-    idx, type and seed, the answers left out. The first call draws the part (seconds to a
+    idx, type, query, metadata and seed, the answers left out. The first call draws the part (seconds to a
     couple of minutes, by its size) and keeps it in the data directory."""
 
     def listed() -> dict[str, Any]:

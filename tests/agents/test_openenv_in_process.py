@@ -204,5 +204,6 @@ def test_the_task_list_leaves_the_answers_out(app: FastAPI, tasks: list[dict[str
         listed = http.get("/__localforce/tasks", headers={"Authorization": f"Bearer {KEY}"})
         refused = http.get("/__localforce/tasks")
     assert listed.status_code == 200
-    assert listed.json() == {"tasks": [{"idx": t["idx"], "task": t["task"]} for t in tasks]}
+    given = ("idx", "task", "query", "metadata")
+    assert listed.json() == {"tasks": [{key: t[key] for key in given} for t in tasks]}
     assert refused.status_code == 401

@@ -149,7 +149,8 @@ class ControlPlans(ControlClient):
         return int(body(purged)["purged"])
 
     def tasks(self) -> Plan[list[dict[str, Any]]]:
-        """The tasks of the server's task file: idx and type of each."""
+        """The tasks of the server's task file: idx, type, query and metadata of each (and the
+        seed of its org where the row names one), never the answer."""
         return list(body((yield self._call("GET", "/tasks")))["tasks"])
 
     def splits(self) -> Plan[list[dict[str, Any]]]:
@@ -157,7 +158,8 @@ class ControlPlans(ControlClient):
         return list(body((yield self._call("GET", "/splits")))["splits"])
 
     def split_tasks(self, name: str) -> Plan[list[dict[str, Any]]]:
-        """A split's part's tasks (idx, type, seed), drawn by the server on first use."""
+        """A split's part's tasks (idx, type, query, metadata, seed), drawn by the server on
+        first use."""
         listed = yield self._call("GET", f"/splits/{_segment(name)}/tasks")
         return list(body(listed)["tasks"])
 
