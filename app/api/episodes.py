@@ -179,8 +179,8 @@ async def list_splits(state: StateDep) -> dict[str, Any]:
 @router.get("/splits/{name}/tasks")
 async def list_split_tasks(name: str, state: StateDep) -> dict[str, Any]:
     """A split's part's tasks an episode may name (`"split": name, "task": idx`): each one's
-    idx, type, query, metadata and seed, the answers left out. The first call draws the part (seconds to a
-    couple of minutes, by its size) and keeps it in the data directory."""
+    idx, type, query, metadata and seed, the answers left out. The first call draws the part
+    (seconds to a couple of minutes, by its size) and keeps it in the data directory."""
 
     def listed() -> dict[str, Any]:
         return _task_list(state.splits.path(name)[1])
