@@ -33,6 +33,7 @@ import localforce
 from openenv.core.env_server.mcp_types import CallToolAction
 
 from app.agents.openenv_client import LocalforceEnvClient
+from bench.agents_bench import TASK  # a task row of the benches' own: calls, not grading
 from bench.server import API, seeded_data_dir
 from tests.conftest import TEST_ADMIN_KEY
 from tests.processes import Deployment, ServerProcess
@@ -42,15 +43,6 @@ QUERIES = (
     "SELECT Id, Name FROM Issue__c",
     "SELECT COUNT() FROM Account",
 )
-# A task row of the bench's own: the figures are of calls, not of grading.
-TASK = {
-    "idx": 0,
-    "task": "top_issue_identification",
-    "query": "Which issue comes up most?",
-    "reward_metric": "exact_match",
-    "metadata": {"required": "", "optional": ""},
-    "answer": "none",
-}
 P99_BOUND_MS = 1000.0
 
 
