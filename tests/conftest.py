@@ -16,6 +16,7 @@ from app.sandbox.schemas import Schemas
 from app.seeding.bootstrap import ensure_database
 from app.state import build_state
 from tests.databases import DatabaseFactory, require_postgres
+from tests.databases import postgres_database as postgres_database  # a fixture of every test
 
 BACKENDS = ["sqlite", "postgres"]
 # Tests of a minute or more that use no parametrized session fixture: run first, so that the

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,3 +170,12 @@ class DatabaseFactory:
 
 def _path(sqlite_url: str) -> Path:
     return Path(make_url(sqlite_url).database or "")
+
+
+@pytest.fixture
+def postgres_database(tmp_path: Path) -> Iterator[str]:
+    """An empty PostgreSQL database of its own, dropped at the end (skips without PostgreSQL)."""
+    require_postgres()
+    factory = DatabaseFactory(backend="postgres", workdir=tmp_path)
+    yield factory.new_url()
+    factory.drop_all()

@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -20,7 +19,6 @@ import pytest
 import yaml
 
 from app.config import REPO_ROOT
-from tests.databases import DatabaseFactory, require_postgres
 from tests.servers import free_port
 
 
@@ -76,14 +74,6 @@ def wait_until_serving(server: subprocess.Popen[bytes], port: int, log: Path) ->
         time.sleep(0.3)
 
 
-@pytest.fixture
-def postgres_database(tmp_path: Path) -> Iterator[str]:
-    require_postgres()
-    factory = DatabaseFactory(backend="postgres", workdir=tmp_path)
-    yield factory.new_url()
-    factory.drop_all()
-
-
 @pytest.mark.postgres
 def test_the_image_recipe_installs_and_serves_as_compose_runs_it(
     tmp_path: Path, postgres_database: str
@@ -109,9 +99,11 @@ def test_the_image_recipe_installs_and_serves_as_compose_runs_it(
             )
 
     compose = yaml.safe_load((REPO_ROOT / "docker-compose.yml").read_text())
-    api_env = {
-        name: str(value) for name, value in compose["services"]["api"]["environment"].items()
-    }
+    services = compose["services"]
+    # The API hosts behind the balancer are one service's copies (tests/test_multi_host.py
+    # runs them behind it).
+    assert services["api1"] == services["api2"] == services["api3"]
+    api_env = {name: str(value) for name, value in services["api1"]["environment"].items()}
     assert api_env["LOCALFORCE_WORKERS"] == "${LOCALFORCE_WORKERS:-2}"
     assert api_env["LOCALFORCE_ADMIN_KEY"] == "${LOCALFORCE_ADMIN_KEY:-}"
     env = {key: value for key, value in os.environ.items() if not key.startswith("LOCALFORCE_")}

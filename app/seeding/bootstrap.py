@@ -9,7 +9,7 @@ from app.config import Settings
 from app.metadata.registry import SchemaRegistry
 from app.seeding.loading import OrgStamp
 from app.seeding.pipeline import ORG_INFO, ProgressCallback, SeedResult, seed_org
-from app.storage.backends import backend_for_url
+from app.storage.backends import backend_for, backend_for_url
 from app.storage.database import data_tables_exist, migrate_platform
 from app.storage.platform import GENERATED_SOURCE, IMPORTED_SOURCE_PREFIX
 from app.storage.tables import TableSet
@@ -85,12 +85,13 @@ def ensure_database(
     """Migrate, and seed the configured org when the database holds none (with `reseed`,
     whatever it holds); None if it did not seed. A database that holds another org is refused
     before anything is written (OrgInTheWay)."""
-    held = None if reseed else held_org(settings.effective_database_url)
-    refuse_another_org(held, settings.org, settings.seed)
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    migrate_platform(engine)
-    if held is not None and data_tables_exist(engine, tables):
-        return None
-    return seed_org(
-        engine, registry, tables, org=settings.org, seed=settings.seed, on_progress=on_progress
-    )
+    with backend_for(engine.dialect.name).first_start(engine):
+        held = None if reseed else held_org(settings.effective_database_url)
+        refuse_another_org(held, settings.org, settings.seed)
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        migrate_platform(engine)
+        if held is not None and data_tables_exist(engine, tables):
+            return None
+        return seed_org(
+            engine, registry, tables, org=settings.org, seed=settings.seed, on_progress=on_progress
+        )

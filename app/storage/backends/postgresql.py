@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -496,6 +497,20 @@ class PostgresBackend:
     def lock_writes(self, conn: Connection, key: str) -> None:
         # Advisory locks are per database, and sandboxes share one: the key names the sandbox.
         conn.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"), {"key": key})
+
+    @contextmanager
+    def first_start(self, engine: Engine) -> Iterator[None]:
+        # Hosts started together on one database (compose's API replicas): each takes a
+        # session lock on a connection of its own, so one migrates and seeds while the others
+        # wait, then find it done.
+        with engine.connect() as conn:
+            conn.execute(text("SELECT pg_advisory_lock(hashtext('localforce_first_start'))"))
+            conn.commit()
+            try:
+                yield
+            finally:
+                conn.execute(text("SELECT pg_advisory_unlock(hashtext('localforce_first_start'))"))
+                conn.commit()
 
     def prepare_database(self, conn: Connection) -> None:
         _ensure_extensions(conn)

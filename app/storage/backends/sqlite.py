@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import closing
+from contextlib import AbstractContextManager, closing, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -466,6 +466,10 @@ class SqliteBackend:
 
     def lock_writes(self, conn: Connection, key: str) -> None:
         """Nothing: BEGIN IMMEDIATE took the file's write lock (see _begin)."""
+
+    def first_start(self, engine: Engine) -> AbstractContextManager[None]:
+        """Nothing: a SQLite file has one host, whose workers start once it has seeded."""
+        return nullcontext()
 
     def prepare_database(self, conn: Connection) -> None:
         """Nothing: SQLite needs no extension."""

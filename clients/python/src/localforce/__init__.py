@@ -23,7 +23,7 @@ from localforce.env import (
     make_async,
     parse_tool_call,
 )
-from localforce.errors import SalesforceError, ToolError
+from localforce.errors import SalesforceError, ToolError, Unanswered
 from localforce.rest import AsyncOrg, Org, alogin, login
 from localforce.tools import ToolResult
 
@@ -40,6 +40,7 @@ __all__ = [
     "Step",
     "ToolError",
     "ToolResult",
+    "Unanswered",
     "alogin",
     "connect",
     "login",

@@ -8,6 +8,7 @@ from urllib.parse import quote
 
 import httpx
 
+from localforce.errors import Unanswered
 from localforce.plans import Awaiting, Blocking, Call, Http, Plan, awaiting, blocking, body
 
 ADMIN_HEADER = "X-Localforce-Admin-Key"
@@ -107,9 +108,23 @@ class ControlPlans(ControlClient):
     ) -> Plan[dict[str, Any]]:
         """An episode of a task (a task row, its idx in the server's task file, or in
         `split`'s part): its id, prompt, metadata and tools, and its sandbox's access_token.
-        The answer is never in it."""
+        The answer is never in it.
+
+        With an `id`, a start whose answer was lost is settled: an episode that never began
+        is started again; one that began, whose token the lost answer held, is ended (its
+        result shows it unanswered) and Unanswered raised, for the caller to start another."""
         sent = _given(task=task, split=split, id=id, run=run, agent=agent, org=org, seed=seed)
-        made = yield self._call("POST", "/episodes", json=sent, expect=(201,))
+        try:
+            made = yield self._call("POST", "/episodes", json=sent, expect=(201,))
+        except Unanswered:
+            if id is None:
+                raise  # nothing to look it up by
+            path = f"/episodes/{_segment(id)}"
+            found = yield self._call("GET", path, expect=(200, 404))
+            if found.status_code == 200:
+                yield self._call("DELETE", path, expect=(204, 404), idempotent=True)
+                raise
+            made = yield self._call("POST", "/episodes", json=sent, expect=(201,))
         return dict(body(made))
 
     def episode(self, episode_id: str) -> Plan[dict[str, Any]]:
@@ -119,9 +134,20 @@ class ControlPlans(ControlClient):
 
     def answer(self, episode_id: str, response: str) -> Plan[dict[str, Any]]:
         """Grade the episode's answer, once (a second answers 409 EPISODE_ENDED): its reward,
-        diff and calls."""
+        diff and calls. An answer whose reply was lost is sent again, and a 409 then read
+        from the episode's result."""
         path = f"/episodes/{_segment(episode_id)}/answer"
-        return dict(body((yield self._call("POST", path, json={"response": response}))))
+        sent = {"response": response}
+        try:
+            return dict(body((yield self._call("POST", path, json=sent))))
+        except Unanswered:
+            # Sent again: a 409 EPISODE_ENDED says the first was graded and kept, as the
+            # episode's result shows (an answer is kept once, whichever server took it).
+            again = yield self._call("POST", path, json=sent, expect=(200, 409))
+            if again.status_code == 200:
+                return dict(body(again))
+            shown = body((yield self._call("GET", f"/episodes/{_segment(episode_id)}")))
+            return {"id": episode_id, **shown["result"], "done": True}
 
     def end_episode(self, episode_id: str) -> Plan[None]:
         """Delete the episode's sandbox; its result stays. An episode already gone is no

@@ -40,3 +40,14 @@ class SalesforceError(Exception):
 class ToolError(Exception):
     """An MCP tool call that the server could not run as a tool (a protocol error: not a
     tool's own error, which is an observation)."""
+
+
+class Unanswered(Exception):
+    """A call whose fate is unknown: it was sent, and no server's answer came back (the
+    connection dropped, or a balancer answered 502 or 504 for a server it lost). A read is sent
+    again instead; a write raises this, as the server may or may not have carried it out."""
+
+    def __init__(self, method: str, path: str, why: str) -> None:
+        super().__init__(f"{method} {path}: no answer ({why}); it may or may not have been done")
+        self.method = method
+        self.path = path

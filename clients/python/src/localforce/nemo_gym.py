@@ -171,7 +171,11 @@ class LocalforceResourcesServer(SimpleResourcesServer):
             arguments = (await request.json()) if raw.strip() else {}
             if not isinstance(arguments, dict):
                 raise ValueError(f"the arguments of {tool} are an object of named values")
-            result = await arun(call_tool(episode["token"], tool, arguments), self._control.http)
+            result = await arun(
+                call_tool(episode["token"], tool, arguments),
+                self._control.http,
+                self._control.retry,
+            )
         except (ValueError, ToolError, SalesforceError) as error:
             return PlainTextResponse(f"INVALID_TOOL_CALL: {error}", status_code=400)
         return PlainTextResponse(result.text)
@@ -256,7 +260,7 @@ async def dataset_rows(
         if task["task"] not in tools_of:
             made = await control.start_episode(idx, split=split, run="nemo-gym-dataset")
             try:
-                tools = await arun(list_tools(made["access_token"]), control.http)
+                tools = await arun(list_tools(made["access_token"]), control.http, control.retry)
             finally:
                 await control.end_episode(made["id"])
                 await control.purge_result(made["id"])
