@@ -40,7 +40,7 @@ from nemo_gym.openai_utils import NeMoGymResponse
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from localforce.control import TIMEOUT, AsyncControl
-from localforce.errors import SalesforceError, ToolError
+from localforce.errors import SalesforceError, ToolError, Unanswered
 from localforce.plans import arun
 from localforce.tools import call_tool, list_tools
 
@@ -178,6 +178,8 @@ class LocalforceResourcesServer(SimpleResourcesServer):
             )
         except (ValueError, ToolError, SalesforceError) as error:
             return PlainTextResponse(f"INVALID_TOOL_CALL: {error}", status_code=400)
+        except Unanswered as error:  # the server behind a balancer was lost mid-call
+            return PlainTextResponse(f"UNANSWERED: {error}", status_code=502)
         return PlainTextResponse(result.text)
 
     async def verify(
