@@ -9,6 +9,8 @@ server."""
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
 import threading
 from collections.abc import AsyncIterator, Coroutine, Mapping
 from concurrent.futures import Future
@@ -20,9 +22,12 @@ import httpx
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CallToolResult, Tool
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult, ListToolsResult, Tool
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp
 
+from app.agents.asgi_call import asgi_call
 from app.errors import SalesforceError
 
 T = TypeVar("T")
@@ -112,63 +117,50 @@ class AppLink:
 
 
 class McpSession:
-    """One MCP client session of a token, held open across calls, so that a call costs one
-    request, not a session's handshake too. The SDK's client must be left by the task that
-    entered it, so a task of the session's own, on the app's loop, holds it."""
+    """The MCP endpoint's tools with one token, called in process: each call one JSON-RPC
+    request to /mcp through the app (its own authentication, episode gate and trajectory), with
+    no MCP client session to open or hold."""
 
     def __init__(self, link: AppLink, token: str, channel: str | None = None) -> None:
         self.link = link
-        self.token = token
-        self.channel = channel
-        self._held: asyncio.Task[None] | None = None
-        self._opened: asyncio.Future[Client] | None = None
-        self._closing = asyncio.Event()
+        self.headers = {
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": HANDSHAKE_PROTOCOL_VERSIONS[-1],
+        }
+        if channel:
+            self.headers["X-Localforce-Channel"] = channel
+        self._ids = itertools.count(1)
 
-    async def _client(self) -> Client:
-        held, opened = self._held, self._opened
-        if held is None or held.done() or opened is None:
-            opened = self._open()
-        return await opened
+    async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        message = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
+        body = json.dumps(message).encode()
+        answered = await asgi_call(self.link.app, "POST", MCP_PATH, "", self.headers, body)
+        try:
+            reply = json.loads(answered.body)
+        except ValueError:
+            reply = None
+        if not isinstance(reply, dict) or "result" not in reply:
+            error = reply.get("error") if isinstance(reply, dict) else None
+            if isinstance(error, dict):
+                raise MCPError(
+                    int(error.get("code", 0)), str(error.get("message")), error.get("data")
+                )
+            raise MCPError(-32603, f"HTTP {answered.status}: {answered.body[:200]!r}")
+        return dict(reply["result"])
 
     async def list_tools(self) -> list[Tool]:
         """The tools this token may call (an episode's: its task's). On the app's loop."""
-        client = await self._client()
-        try:
-            return list((await client.list_tools()).tools)
-        except BaseException:
-            await self.close()
-            raise
+        return list(ListToolsResult.model_validate(await self._request("tools/list", {})).tools)
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
         """On the app's loop."""
-        client = await self._client()
-        try:
-            return await client.call_tool(name, arguments)
-        except BaseException:
-            await self.close()  # the next call opens a session anew
-            raise
-
-    def _open(self) -> asyncio.Future[Client]:
-        loop = asyncio.get_running_loop()
-        self._opened, self._closing = loop.create_future(), asyncio.Event()
-        self._held = loop.create_task(self._hold(self._opened, self._closing))
-        return self._opened
-
-    async def _hold(self, opened: asyncio.Future[Client], closing: asyncio.Event) -> None:
-        try:
-            async with self.link.mcp(self.token, self.channel) as client:
-                opened.set_result(client)
-                await closing.wait()
-        except Exception as error:  # the caller awaiting the session gets it
-            if not opened.done():
-                opened.set_exception(error)
+        params = {"name": name, "arguments": arguments}
+        return CallToolResult.model_validate(await self._request("tools/call", params))
 
     async def close(self) -> None:
-        """On the app's loop."""
-        held, self._held = self._held, None
-        if held is not None:
-            self._closing.set()
-            await held
+        """Nothing held: each call stands alone."""
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +16,8 @@ from fastapi.concurrency import run_in_threadpool
 from mcp.server import MCPServer
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.types import CallToolResult, ListToolsResult, TextContent
+from mcp_types import DEFAULT_NEGOTIATED_VERSION
+from mcp_types.methods import serialize_server_result
 from sqlalchemy import select
 
 from app.api.deps import resolve_token, token_in
@@ -59,8 +61,12 @@ def _caller(state: AppState, headers: Mapping[str, str]) -> EpisodeCaller | None
     )
 
 
-def _refused(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+def _refused(text: str, version: str) -> dict[str, Any]:
+    """A refusal as an error result, in the wire's form for the caller's protocol version: the
+    SDK sends a middleware's result as it is, unshaped."""
+    result = CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+    dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return serialize_server_result(CALL, version, dumped)
 
 
 def _recorded(result: HandlerResult) -> tuple[Any, bool]:
@@ -120,18 +126,41 @@ class EpisodeToolGate(ServerMiddleware[Any]):
             return listed
         params = ctx.params or {}
         name, arguments = str(params.get("name")), params.get("arguments") or {}
+
+        async def run() -> HandlerResult:
+            return await call_next(ctx)
+
+        version = ctx.protocol_version or DEFAULT_NEGOTIATED_VERSION
+        return await self.gated(headers, name, arguments, run, version, caller)
+
+    async def gated(
+        self,
+        headers: Mapping[str, str],
+        name: str,
+        arguments: Any,
+        run: Callable[[], Awaitable[HandlerResult]],
+        version: str,
+        caller: EpisodeCaller | None = None,
+    ) -> HandlerResult:
+        """Call the tool (`run`) for a caller of no episode; for an episode's, if its task
+        allows the tool and it is not answered yet, and record the call either way."""
+        if caller is None:
+            caller = await run_in_threadpool(_caller, self.state, headers)
+            if caller is None:
+                return await run()
         started = time.perf_counter()
         result: HandlerResult
         if caller.answered:
             error = EpisodeEnded(caller.episode_id)
-            result = _refused(f"{error.error_code}: {error}")
+            result = _refused(f"{error.error_code}: {error}", version)
         elif not await self._allowed(caller, name):
             result = _refused(
                 f"TOOL_NOT_ALLOWED: {name} is not a tool of this episode's task "
-                f"({caller.task}); list_tools names the ones it has"
+                f"({caller.task}); list_tools names the ones it has",
+                version,
             )
         else:
-            result = await call_next(ctx)
+            result = await run()
         latency_ms = (time.perf_counter() - started) * 1000
         await run_in_threadpool(self._record, caller, name, arguments, result, latency_ms)
         return result

@@ -11,14 +11,13 @@ own function-calling tools are there too (`crmarena_tools`), over its connector'
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
-import httpx
 from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 from mcp.server import MCPServer
@@ -29,8 +28,10 @@ from mcp.types import ToolAnnotations
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from app.agents.asgi_call import AsgiResponse, UrlTooLong, asgi_call, body_first
 from app.agents.crmarena_tools import add_crmarena_tools
 from app.agents.episode_tools import EpisodeToolGate
+from app.agents.mcp_direct import DirectCalls, direct_call
 from app.api.deps import resolve_token, token_in
 from app.api.episodes import answer
 from app.api.state import AppState
@@ -65,14 +66,14 @@ class ApiError(ToolError):
     """A REST call's error: '<errorCode>: <message>' for each error it holds."""
 
 
-def _tool_error(response: httpx.Response) -> ApiError:
+def _tool_error(response: AsgiResponse) -> ApiError:
     """The REST error as a tool error: '<errorCode>: <message>' for each error it holds."""
     try:
-        body = response.json()
+        body = json.loads(response.body)
         errors = body if isinstance(body, list) else [body]
         text = "; ".join(f"{e['errorCode']}: {e['message']}" for e in errors)
     except (ValueError, KeyError, TypeError):
-        text = f"HTTP {response.status_code}: {response.text[:200]}"
+        text = f"HTTP {response.status}: {response.body.decode(errors='replace')[:200]}"
     return ApiError(text)
 
 
@@ -80,14 +81,7 @@ class OrgApi:
     """The app's REST API, called in process with the MCP request's token."""
 
     def __init__(self, app: FastAPI) -> None:
-        # One client for every call: it holds no connection (the transport calls the app in
-        # process), and making one per call cost a tool call about half a millisecond. Its cookie
-        # jar keeps nothing: callers with other tokens share it.
-        self.client = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app),
-            base_url="http://mcp",
-            cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
-        )
+        self.app = app
 
     async def call(
         self,
@@ -101,15 +95,18 @@ class OrgApi:
         authorization = (ctx.headers or {}).get("authorization")
         if authorization:
             headers["Authorization"] = authorization
+        content = b""
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+            content = json.dumps(body).encode()
+        query = urlencode(params) if params else ""
         try:
-            response = await self.client.request(
-                method, f"{API}{path}", params=params, json=body, headers=headers
-            )
-        except httpx.InvalidURL as error:  # a query too long for a URL: a server's 414
+            response = await asgi_call(self.app, method, f"{API}{path}", query, headers, content)
+        except UrlTooLong as error:  # a query too long for a URL: a server's 414
             raise ApiError(f"HTTP 414: URI Too Long ({error})") from error
-        if response.status_code >= 400:
+        if response.status >= 400:
             raise _tool_error(response)
-        return response.json() if response.content else None
+        return json.loads(response.body) if response.body else None
 
     async def query_all(self, ctx: Context, soql: str) -> dict[str, Any]:
         """Every record of a query, page after page."""
@@ -278,6 +275,8 @@ class McpEndpoint:
     def __init__(self, server: MCPServer) -> None:
         self.server = server
         self.app: ASGIApp | None = None
+        gate = next(layer for layer in server.middleware if isinstance(layer, EpisodeToolGate))
+        self.direct: DirectCalls | None = DirectCalls(server, gate)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -299,9 +298,32 @@ class McpEndpoint:
             raise SalesforceError(
                 "The MCP endpoint is not running", error_code="SERVER_UNAVAILABLE", status_code=503
             )
+        if self.direct is not None and scope["method"] == "POST":
+            body = await _body(receive)
+            call = direct_call(scope, body)
+            if call is not None:
+                answer = await self.direct.answer(call)
+                headers = [(b"content-type", b"application/json")]
+                headers.append((b"content-length", str(len(answer)).encode()))
+                await send({"type": "http.response.start", "status": 200, "headers": headers})
+                await send({"type": "http.response.body", "body": answer})
+                return
+            receive = body_first(body, receive)
         await self.app(scope, receive, send)
 
     def route(self) -> BaseRoute:
         # POST only (and DELETE, which ends nothing here): a stateless server has no stream of
         # its own to open on GET, and the spec's answer to that GET is 405.
         return Route(PATH, endpoint=self, methods=["POST", "DELETE"])
+
+
+async def _body(receive: Receive) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
