@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -168,16 +169,18 @@ def prepare_databases(
 def flush_state(state: AppState) -> None:
     state.cursors.spill()
     state.calls.flush()
+    state.tool_calls.flush()
     if state.usage.due():
         state.usage.flush()
 
 
 async def flush_forever(state: AppState) -> None:
-    """Write the queued call log entries, the API usage count and the rows of the query
-    locators opened, every FLUSH_SECONDS."""
+    """Write the queued call log entries and tool calls, the API usage count and the rows of
+    the query locators opened, every FLUSH_SECONDS."""
     while True:
         await asyncio.sleep(FLUSH_SECONDS)
-        if state.calls.pending() or state.usage.due() or state.cursors.spills_due():
+        queued = state.calls.pending() or state.tool_calls.pending()
+        if queued or state.usage.due() or state.cursors.spills_due():
             try:
                 await run_in_threadpool(flush_state, state)
             except Exception:  # a failed batch must not stop the flusher; the next one retries
@@ -195,8 +198,24 @@ def create_app(
     state = build_state(settings)
     state.functions = functions
 
+    # A lifespan starts and stops the state's threads and engines, so two at once would stop
+    # each other's (an app entered by two test clients, or by a LocalOrg and a test client).
+    one_lifespan = threading.Lock()
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if not one_lifespan.acquire(blocking=False):
+            raise RuntimeError(
+                "This app's lifespan is running already: one app serves one lifespan at a time"
+            )
+        try:
+            async with serving(app):
+                yield
+        finally:
+            one_lifespan.release()
+
+    @asynccontextmanager
+    async def serving(app: FastAPI) -> AsyncIterator[None]:
         to_thread.current_default_thread_limiter().total_tokens = settings.request_threads
         REQUEST_THREADS.resize(settings.request_threads)
         prepare_databases(state)
@@ -226,6 +245,7 @@ def create_app(
         state.cursors.spill(everything=True)
         state.usage.flush()
         state.calls.flush()
+        state.tool_calls.flush()
         state.sandboxes.close()
         state.engine.dispose()
         state.platform.dispose()
@@ -268,7 +288,9 @@ def create_app(
     console.install(app)
     orgs = sorted(Schemas(settings.seed_dir).known())
     mcp = McpEndpoint(build_mcp(app, state, orgs))
+    app.state.mcp = mcp  # where the OpenEnv environment's tool calls find it (app_link)
     openenv = OpenEnvEndpoint(app, settings.openenv_max_sessions)
+    app.state.openenv = openenv  # its link reaches the app on the loop its lifespan runs in
     # Before the catch-alls of `planned`.
     app.router.routes[0:0] = [mcp.route(), openenv.route()]
     openapi.install(

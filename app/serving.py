@@ -52,6 +52,12 @@ def set_read_timeouts(header_seconds: float, body_seconds: float) -> None:
 KEEP_ALIVE_SECONDS = 20
 
 
+# WebSocket messages go uncompressed: an OpenEnv step's observation (a tool's result, three
+# times over, as OpenEnv's clients read it) took a third more time to compress and inflate
+# than to answer, and each session held zlib's state (about 300 KB) for as long as it lived.
+WS_DEFLATE = False
+
+
 # The errorCode of a request the HTTP parser refuses: Salesforce's front end answers those
 # before any API code runs, so there is no API errorCode to copy; this one says what it is.
 BAD_REQUEST_CODE = "BAD_REQUEST"
@@ -72,7 +78,11 @@ def unread_bytes(transport: asyncio.BaseTransport) -> int:
 def uvicorn_options() -> dict[str, Any]:
     """What every localforce server passes to uvicorn's Config, whichever way it is started:
     this protocol and the keep-alive it is measured against."""
-    return {"http": TimedHttpProtocol, "timeout_keep_alive": KEEP_ALIVE_SECONDS}
+    return {
+        "http": TimedHttpProtocol,
+        "timeout_keep_alive": KEEP_ALIVE_SECONDS,
+        "ws_per_message_deflate": WS_DEFLATE,
+    }
 
 
 class TimedHttpProtocol(HttpToolsProtocol):

@@ -25,6 +25,7 @@ from app.services.cursors import CursorStore
 from app.services.usage import ApiUsage
 from app.storage.backends import Copies, backend_for_url
 from app.storage.database import create_db_engine
+from app.tasks.results import ToolCallQueue
 from app.tasks.split_files import SplitFiles
 
 
@@ -72,6 +73,7 @@ def build_state(settings: Settings) -> AppState:
         templates=templates,
         calls=calls,
         record=EpisodeRecord(platform=platform, lookup=sandboxes.get, calls=calls),
+        tool_calls=ToolCallQueue(platform),
         cursors=CursorStore(
             platform,
             per_user=settings.max_cursors_per_user,

@@ -7,10 +7,16 @@ Printed per interface and count: errors (a call that raised, or a tool error: ev
 valid), step latency p50 and p99 (a tool call; reset and close apart), episodes per second,
 and the server's RSS growth per live session (RSS of the server and its workers with every
 agent between reset and answer, less RSS before). Then the largest count whose p99 step is
-under 1 s. The floor, measured in the same run: one REST query with an episode's token, one
-at a time; each interface's single call (concurrency 1) is printed as a ratio to it.
+under 1 s. The floor, measured in the same run: one REST query with an episode's token (the
+first of the three), one at a time; `x_floor_p50` is the p50 step over it, the three queries
+through each client's whole stack (bench/agents_bench.py times one call against the REST call
+it wraps).
 
-Run: `python -m bench.episodes_at_scale [--counts 64,256,1024] [--interfaces mcp,openenv]`.
+Each back end is served in turn: SQLite (the data directory's files) and PostgreSQL (a database
+of its own on 127.0.0.1:5432, dropped at the end).
+
+Run: `python -m bench.episodes_at_scale [--counts 64,256,1024] [--interfaces mcp,openenv]
+[--backends sqlite,postgresql]`.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from openenv.core.env_server.mcp_types import CallToolAction
 
 from app.agents.openenv_client import LocalforceEnvClient
 from bench.agents_bench import TASK  # a task row of the benches' own: calls, not grading
-from bench.server import API, seeded_data_dir
+from bench.server import API, bench_database, seeded_data_dir
 from tests.conftest import TEST_ADMIN_KEY
 from tests.processes import Deployment, ServerProcess
 
@@ -183,47 +189,57 @@ async def floor_ms(url: str, repeat: int = 50) -> float:
     return statistics.median(samples)
 
 
-async def main(counts: list[int], interfaces: list[str]) -> None:
+async def main(counts: list[int], interfaces: list[str], backends: list[str]) -> None:
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # a socket per agent
-    with tempfile.TemporaryDirectory(prefix="localforce-scale-") as workdir:
-        deploy = Deployment(seeded_data_dir(Path(workdir)), "")
-        server = deploy.start(
-            LOCALFORCE_WORKERS="2",
-            LOCALFORCE_MAX_SANDBOXES="20000",
-            LOCALFORCE_OPENENV_MAX_SESSIONS="4096",
-            LOCALFORCE_TASK_FILE=str(_task_file(Path(workdir))),
-        )
-        try:
-            floor = await floor_ms(server.base)
-            print(f"floor: one REST query, one at a time: {floor:.2f} ms")
-            rows = []
-            for name in interfaces:
-                largest = 0
-                await run_count(server, INTERFACES[name], 2)  # warm: imports, templates, pools
-                for count in counts:
-                    figures = await run_count(server, INTERFACES[name], count)
-                    p50, p99 = percentile(figures.steps, 0.5), percentile(figures.steps, 0.99)
-                    if p99 < P99_BOUND_MS and not figures.errors:
-                        largest = count
-                    row = {
-                        "interface": name,
-                        "episodes": count,
-                        "errors": len(figures.errors),
-                        "step_p50_ms": round(p50, 1),
-                        "step_p99_ms": round(p99, 1),
-                        "reset_p99_ms": round(percentile(figures.resets, 0.99), 1),
-                        "episodes_per_s": round(count / figures.seconds, 1),
-                        "rss_per_session_mb": round(figures.rss_per_session_mb, 2),
-                        "x_floor_p50": round(p50 / floor, 2),
-                    }
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
-                    for error in sorted(set(figures.errors))[:5]:
-                        print(f"  error: {error}")
-                print(f"{name}: the largest count with p99 step under 1 s and no error: {largest}")
-        finally:
-            server.stop()
+    for backend in backends:
+        with (
+            tempfile.TemporaryDirectory(prefix="localforce-scale-") as workdir,
+            bench_database(backend) as database_url,
+        ):
+            deploy = Deployment(seeded_data_dir(Path(workdir), database_url), database_url)
+            server = deploy.start(
+                LOCALFORCE_WORKERS="2",
+                LOCALFORCE_MAX_SANDBOXES="20000",
+                LOCALFORCE_OPENENV_MAX_SESSIONS="4096",
+                LOCALFORCE_TASK_FILE=str(_task_file(Path(workdir))),
+            )
+            try:
+                await bench_server(server, backend, counts, interfaces)
+            finally:
+                server.stop()
+
+
+async def bench_server(
+    server: ServerProcess, backend: str, counts: list[int], interfaces: list[str]
+) -> None:
+    floor = await floor_ms(server.base)
+    print(f"{backend}: floor: one REST query, one at a time: {floor:.2f} ms")
+    for name in interfaces:
+        largest = 0
+        await run_count(server, INTERFACES[name], 2)  # warm: imports, templates, pools
+        for count in counts:
+            figures = await run_count(server, INTERFACES[name], count)
+            p50, p99 = percentile(figures.steps, 0.5), percentile(figures.steps, 0.99)
+            if p99 < P99_BOUND_MS and not figures.errors:
+                largest = count
+            row = {
+                "backend": backend,
+                "interface": name,
+                "episodes": count,
+                "errors": len(figures.errors),
+                "step_p50_ms": round(p50, 1),
+                "step_p99_ms": round(p99, 1),
+                "reset_p99_ms": round(percentile(figures.resets, 0.99), 1),
+                "episodes_per_s": round(count / figures.seconds, 1),
+                "rss_per_session_mb": round(figures.rss_per_session_mb, 2),
+                "x_floor_p50": round(p50 / floor, 2),
+            }
+            print(json.dumps(row), flush=True)
+            for error in sorted(set(figures.errors))[:5]:
+                print(f"  error: {error}")
+        bound = "the largest count with p99 step under 1 s and no error"
+        print(f"{backend}, {name}: {bound}: {largest}")
 
 
 def _task_file(workdir: Path) -> Path:
@@ -236,5 +252,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--counts", default="1,64,256,1024")
     parser.add_argument("--interfaces", default="mcp,openenv")
+    parser.add_argument("--backends", default="sqlite,postgresql")
     args = parser.parse_args()
-    asyncio.run(main([int(n) for n in args.counts.split(",")], args.interfaces.split(",")))
+    counts = [int(n) for n in args.counts.split(",")]
+    asyncio.run(main(counts, args.interfaces.split(","), args.backends.split(",")))

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import create_engine, make_url, text
+from sqlalchemy import make_url, text
 
 from app.api.state import AppState
 from app.sandbox.clock import utc_now
@@ -38,13 +38,10 @@ from app.storage.database import (
 )
 from app.storage.ids import make_id
 from app.storage.records import insert_rows, set_sequences
-from bench.server import HttpClient, running_org
+from bench.server import HttpClient, bench_database, running_org
 from tests.conftest import ADMIN_HEADERS
 
 API = "/services/data/v59.0"
-POSTGRES_ADMIN = os.environ.get(
-    "LOCALFORCE_TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-)
 
 
 def _scaled_rows(state: AppState, factor: int) -> dict[str, list[dict[str, Any]]]:
@@ -204,67 +201,38 @@ def _connections(state: AppState) -> int | None:
 
 def bench_live(backend: str, count: int) -> None:
     """`count` sandboxes created one after another and left idle, each queried once."""
-    with tempfile.TemporaryDirectory() as workdir:
-        database_url = ""
-        if backend == "postgresql":
-            database_url = _new_postgres_database()
-        try:
-            with running_org(
-                Path(workdir),
-                database_url=database_url,
-                max_sandboxes=count + 10,
-                sandbox_pool_size=2,
-            ) as org:
-                client = HttpClient(org.base_url)
-                # The first sandbox builds the template.
-                client.request("POST", "/__localforce/sandboxes", headers=ADMIN_HEADERS)
-                time.sleep(2)
-                create: list[float] = []
-                urls: list[str] = []
-                for _ in range(count):
-                    ms, made = _timed(
-                        lambda: client.request(
-                            "POST", "/__localforce/sandboxes", headers=ADMIN_HEADERS
-                        )
-                    )
-                    create.append(ms)
-                    sf = {"Authorization": f"Bearer {made['access_token']}"}
-                    client.request("GET", f"{API}/query?q=SELECT+Id+FROM+Account+LIMIT+1", None, sf)
-                    urls.append(org.state.sandboxes.get(made["id"]).url)
-                disk = _disk_bytes(org.state, urls) / len(urls) / 1e6
-                connections = _connections(org.state)
-                live = len(org.state.sandboxes.all())
-                print(f"\n{backend}: {count} sandboxes created, {live} live")
-                print(f"  create (HTTP) median               {_median_ms(create)} ms")
-                print(f"  create, the first 100               {_median_ms(create[:100])} ms")
-                print(f"  create, the last 100                {_median_ms(create[-100:])} ms")
-                print(f"  disk per idle sandbox               {disk:8.2f} MB")
-                print(f"  open files in the server process    {_open_files():8d}")
-                if connections is not None:
-                    print(f"  database connections, all idle      {connections:8d}")
-        finally:
-            if database_url:
-                _drop_postgres_databases(database_url)
-
-
-def _new_postgres_database() -> str:
-    name = f"lf_bench_{int(time.time())}"
-    admin = create_engine(POSTGRES_ADMIN, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
-    return make_url(POSTGRES_ADMIN).set(database=name).render_as_string(hide_password=False)
-
-
-def _drop_postgres_databases(url: str) -> None:
-    prefix = make_url(url).database or ""
-    admin = create_engine(POSTGRES_ADMIN, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        names = conn.execute(text("SELECT datname FROM pg_database")).scalars().all()
-        for name in names:
-            if name.startswith(prefix):
-                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    with (
+        tempfile.TemporaryDirectory() as workdir,
+        bench_database(backend) as database_url,
+        running_org(
+            Path(workdir), database_url=database_url, max_sandboxes=count + 10, sandbox_pool_size=2
+        ) as org,
+    ):
+        client = HttpClient(org.base_url)
+        # The first sandbox builds the template.
+        client.request("POST", "/__localforce/sandboxes", headers=ADMIN_HEADERS)
+        time.sleep(2)
+        create: list[float] = []
+        urls: list[str] = []
+        for _ in range(count):
+            ms, made = _timed(
+                lambda: client.request("POST", "/__localforce/sandboxes", headers=ADMIN_HEADERS)
+            )
+            create.append(ms)
+            sf = {"Authorization": f"Bearer {made['access_token']}"}
+            client.request("GET", f"{API}/query?q=SELECT+Id+FROM+Account+LIMIT+1", None, sf)
+            urls.append(org.state.sandboxes.get(made["id"]).url)
+        disk = _disk_bytes(org.state, urls) / len(urls) / 1e6
+        connections = _connections(org.state)
+        live = len(org.state.sandboxes.all())
+        print(f"\n{backend}: {count} sandboxes created, {live} live")
+        print(f"  create (HTTP) median               {_median_ms(create)} ms")
+        print(f"  create, the first 100               {_median_ms(create[:100])} ms")
+        print(f"  create, the last 100                {_median_ms(create[-100:])} ms")
+        print(f"  disk per idle sandbox               {disk:8.2f} MB")
+        print(f"  open files in the server process    {_open_files():8d}")
+        if connections is not None:
+            print(f"  database connections, all idle      {connections:8d}")
 
 
 def main() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
+
+from sqlalchemy import create_engine, make_url, text
 
 from app.api.state import AppState
 from app.config import Settings
@@ -22,6 +25,32 @@ from tests.conftest import TEST_ADMIN_KEY
 from tests.servers import serve_in_thread
 
 API = "/services/data/v59.0"
+POSTGRES_ADMIN = os.environ.get(
+    "LOCALFORCE_TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+
+
+@contextmanager
+def bench_database(backend: str) -> Iterator[str]:
+    """The database URL of a bench's server on `backend`: "" for SQLite (its data directory's
+    files), else a new PostgreSQL database, dropped at the end with every database named after
+    it (the templates the server made beside it)."""
+    if backend == "sqlite":
+        yield ""
+        return
+    name = f"lf_bench_{time.time_ns()}"
+    admin = create_engine(POSTGRES_ADMIN, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        yield make_url(POSTGRES_ADMIN).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            names = conn.execute(text("SELECT datname FROM pg_database")).scalars().all()
+            for made in names:
+                if made.startswith(name):
+                    conn.execute(text(f'DROP DATABASE IF EXISTS "{made}" WITH (FORCE)'))
+        admin.dispose()
 
 
 def seeded_data_dir(workdir: Path, database_url: str = "") -> Path:

@@ -89,6 +89,30 @@ def tiny_model(tokenizer: Any, seed: int = 0) -> Any:
     return Qwen3ForCausalLM(config)
 
 
+def grpo_args(
+    *,
+    steps: int = 1,
+    num_generations: int = 2,
+    max_completion_length: int = 256,
+    output_dir: str | None = None,
+) -> Any:
+    """GRPOConfig of one prompt (task) a step, `num_generations` episodes of it."""
+    return GRPOConfig(
+        output_dir=output_dir or tempfile.mkdtemp(prefix="localforce-grpo-"),
+        max_steps=steps,
+        per_device_train_batch_size=num_generations,
+        num_generations=num_generations,
+        max_completion_length=max_completion_length,
+        learning_rate=1e-4,
+        logging_steps=1,
+        save_strategy="no",
+        report_to="none",
+        use_cpu=not _has_gpu(),
+        bf16=False,
+        beta=0.0,  # no reference model: half the forward passes
+    )
+
+
 def trainer_for(
     url: str,
     admin_key: str,
@@ -103,19 +127,11 @@ def trainer_for(
     output_dir: str | None = None,
 ) -> Any:
     """A GRPOTrainer of one prompt (task) a step, `num_generations` episodes of it."""
-    args = GRPOConfig(
-        output_dir=output_dir or tempfile.mkdtemp(prefix="localforce-grpo-"),
-        max_steps=steps,
-        per_device_train_batch_size=num_generations,
+    args = grpo_args(
+        steps=steps,
         num_generations=num_generations,
         max_completion_length=max_completion_length,
-        learning_rate=1e-4,
-        logging_steps=1,
-        save_strategy="no",
-        report_to="none",
-        use_cpu=not _has_gpu(),
-        bf16=False,
-        beta=0.0,  # no reference model: half the forward passes
+        output_dir=output_dir,
     )
     return GRPOTrainer(
         model=model,

@@ -23,6 +23,7 @@ from app.config import REPO_ROOT
 from app.metadata.registry import SchemaRegistry
 from app.seeding.pipeline import GENERATORS, build_rows, content_hash
 from app.seeding.standard_records import standard_records
+from tests.readme_examples import RUN_BY, examples
 
 README = REPO_ROOT / "README.md"
 DOCS = REPO_ROOT / "docs"
@@ -206,3 +207,13 @@ def test_every_relative_link_of_the_readme_resolves() -> None:
         target = (README.parent / link.split("#")[0].split("?")[0]).resolve()
         assert target.is_relative_to(root), f"README.md links outside the repository: {link}"
         assert target.exists(), f"README.md links to {link}, which is not in the repository"
+
+
+def test_every_python_example_of_the_readme_is_run_by_a_test() -> None:
+    # Each python block is a named example (`<!-- example: NAME -->` before it), and each
+    # example is run by the test RUN_BY names, which names it in turn.
+    blocks = README.read_text().count("```python\n")
+    assert list(examples()) == list(RUN_BY), "README examples and their tests differ"
+    assert blocks == len(RUN_BY), "a python block of the README is no named example"
+    for name, path in RUN_BY.items():
+        assert f'"{name}"' in (REPO_ROOT / path).read_text(), f"{path} does not run {name}"

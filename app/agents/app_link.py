@@ -28,12 +28,15 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp
 
 from app.agents.asgi_call import asgi_call
+from app.agents.mcp import McpEndpoint
+from app.agents.mcp_direct import DirectCall, DirectCalls
 from app.errors import SalesforceError
 
 T = TypeVar("T")
 BASE_URL = "http://localforce"
 MCP_PATH = "/mcp"
 TIMEOUT = 120.0
+VERSION = HANDSHAKE_PROTOCOL_VERSIONS[-1]  # the protocol version the tools are called in
 
 
 class AppLink:
@@ -117,9 +120,10 @@ class AppLink:
 
 
 class McpSession:
-    """The MCP endpoint's tools with one token, called in process: each call one JSON-RPC
-    request to /mcp through the app (its own authentication, episode gate and trajectory), with
-    no MCP client session to open or hold."""
+    """The MCP endpoint's tools with one token, called in process, with no MCP client session
+    to open or hold: a tool call is answered as the endpoint answers a JSON-RPC tools/call
+    (mcp_direct: the same tool run, episode gate and trajectory) without its message written
+    and read back; anything else is one JSON-RPC request to /mcp through the app."""
 
     def __init__(self, link: AppLink, token: str, channel: str | None = None) -> None:
         self.link = link
@@ -127,10 +131,12 @@ class McpSession:
             "Authorization": f"Bearer {token}",
             "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": HANDSHAKE_PROTOCOL_VERSIONS[-1],
+            "MCP-Protocol-Version": VERSION,
         }
         if channel:
             self.headers["X-Localforce-Channel"] = channel
+        # What the tools read of a request's headers, as Starlette's headers name them.
+        self.context = {name.lower(): value for name, value in self.headers.items()}
         self._ids = itertools.count(1)
 
     async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -156,11 +162,20 @@ class McpSession:
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
         """On the app's loop."""
-        params = {"name": name, "arguments": arguments}
-        return CallToolResult.model_validate(await self._request("tools/call", params))
+        direct = self._direct()
+        if direct is None:
+            params = {"name": name, "arguments": arguments}
+            return CallToolResult.model_validate(await self._request("tools/call", params))
+        call = DirectCall(next(self._ids), name, arguments, self.context, VERSION)
+        result = await direct.result(call)
+        if isinstance(result, CallToolResult):
+            return result
+        return CallToolResult.model_validate(result)  # a refusal, in the wire's form
 
-    async def close(self) -> None:
-        """Nothing held: each call stands alone."""
+    def _direct(self) -> DirectCalls | None:
+        """The app's MCP endpoint's in-process answers, if it has them on."""
+        endpoint = getattr(getattr(self.link.app, "state", None), "mcp", None)
+        return endpoint.direct if isinstance(endpoint, McpEndpoint) else None
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

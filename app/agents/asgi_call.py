@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from starlette.types import ASGIApp, Message, Receive
+from starlette.types import ASGIApp, Message
+
+from app.api.subrequests import body_first
 
 # The longest URL sent, as HTTP clients refuse longer ones (httpx's limit).
 MAX_URL_LENGTH = 65536
@@ -87,17 +89,3 @@ async def asgi_call(
     finally:
         complete.set()
     return AsgiResponse(status=status, body=b"".join(chunks))
-
-
-def body_first(body: bytes, then: Receive) -> Receive:
-    """An ASGI `receive` that hands over `body` whole, then whatever `then` receives."""
-    given = False
-
-    async def receive() -> Message:
-        nonlocal given
-        if not given:
-            given = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await then()
-
-    return receive

@@ -234,7 +234,6 @@ class LocalforceEnvironment(Environment[Action, Observation, EpisodeState]):
     async def _end(self) -> None:
         episode, self._episode = self._episode, None
         if episode is not None:
-            await episode.tools.close()
             async with self._control_client() as client:
                 await client.delete(f"{CONTROL}/episodes/{episode.id}")
 

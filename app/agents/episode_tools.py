@@ -1,64 +1,40 @@
 """The MCP endpoint's gate for episodes: a caller whose token is an episode's sees and calls
 that task's tools only (its type's tool set, app.tasks.tools), nothing once the episode is
 answered, and every call it makes, refused or not, is recorded with its arguments, result and
-latency: the episode's trajectory in the results store. A token of the org or of a plain
+latency: the episode's trajectory in the results store (queued, and written with the call log's
+batches: a tool call waits for no database). A token of the org or of a plain
 sandbox passes through untouched."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
-from fastapi.concurrency import run_in_threadpool
 from mcp.server import MCPServer
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.types import CallToolResult, ListToolsResult, TextContent
 from mcp_types import DEFAULT_NEGOTIATED_VERSION
 from mcp_types.methods import serialize_server_result
-from sqlalchemy import select
 
-from app.api.deps import resolve_token, token_in
+from app.api.deps import cached_resolve, token_in
 from app.api.state import AppState
-from app.storage.database import platform_transaction
-from app.tasks.episodes import EPISODES
-from app.tasks.registry import tool_set_of
-from app.tasks.results import EpisodeEnded, record_tool_call
+from app.tasks.episodes import EpisodeCaller
+from app.tasks.results import EpisodeEnded, ToolCall
 from app.tasks.tools import allows
 
 LIST, CALL = "tools/list", "tools/call"
 
 
-@dataclass(frozen=True)
-class EpisodeCaller:
-    episode_id: str
-    task: str
-    tools: frozenset[str]
-    answered: bool
-
-
-def _caller(state: AppState, headers: Mapping[str, str]) -> EpisodeCaller | None:
-    """The episode the request's token belongs to, as it stands now; None for no episode's."""
+async def _caller(state: AppState, headers: Mapping[str, str]) -> EpisodeCaller | None:
+    """The episode the request's token belongs to, as the session cache has it (the REST
+    call the tool makes reads the same entry): an answer through this process is seen at
+    once, one through another within SESSION_CACHE_SECONDS, as an ended session is. None for
+    no episode's token."""
     token = token_in(headers)
-    resolved = None if token is None else resolve_token(state, token)
-    if resolved is None:
-        return None  # the tool's own call answers INVALID_SESSION_ID
-    sandbox_id = resolved.session.sandbox_id
-    with state.platform.connect() as conn:
-        row = conn.execute(
-            select(EPISODES.c.task, EPISODES.c.answered_at).where(EPISODES.c.id == sandbox_id)
-        ).first()
-    if row is None:
-        return None
-    task = json.loads(row.task)
-    return EpisodeCaller(
-        episode_id=sandbox_id,
-        task=str(task.get("task")),
-        tools=tool_set_of(task),
-        answered=row.answered_at is not None,
-    )
+    resolved = None if token is None else await cached_resolve(state, token)
+    return None if resolved is None else resolved.episode  # no session: the tool's call answers
 
 
 def _refused(text: str, version: str) -> dict[str, Any]:
@@ -109,7 +85,7 @@ class EpisodeToolGate(ServerMiddleware[Any]):
         if ctx.method not in (LIST, CALL):
             return await call_next(ctx)
         headers = getattr(ctx.request, "headers", None) or {}
-        caller = await run_in_threadpool(_caller, self.state, headers)
+        caller = await _caller(self.state, headers)
         if caller is None:
             return await call_next(ctx)
         if ctx.method == LIST:
@@ -145,7 +121,7 @@ class EpisodeToolGate(ServerMiddleware[Any]):
         """Call the tool (`run`) for a caller of no episode; for an episode's, if its task
         allows the tool and it is not answered yet, and record the call either way."""
         if caller is None:
-            caller = await run_in_threadpool(_caller, self.state, headers)
+            caller = await _caller(self.state, headers)
             if caller is None:
                 return await run()
         started = time.perf_counter()
@@ -162,26 +138,10 @@ class EpisodeToolGate(ServerMiddleware[Any]):
         else:
             result = await run()
         latency_ms = (time.perf_counter() - started) * 1000
-        await run_in_threadpool(self._record, caller, name, arguments, result, latency_ms)
-        return result
-
-    def _record(
-        self,
-        caller: EpisodeCaller,
-        name: str,
-        arguments: Any,
-        result: HandlerResult,
-        latency_ms: float,
-    ) -> None:
         kept, is_error = _recorded(result)
-        with platform_transaction(self.state.platform) as conn:
-            record_tool_call(
-                conn,
-                caller.episode_id,
-                tool=name,
-                arguments=arguments,
-                result=kept,
-                is_error=is_error,
-                latency_ms=latency_ms,
-                now=self.state.clock(),
-            )
+        # Real time to the microsecond, as the call log's: an episode's calls answered by
+        # several workers are read back in the order they ended, whichever batch came first.
+        ended = datetime.now(UTC).replace(tzinfo=None)
+        call = ToolCall(ended, name, arguments, kept, is_error, latency_ms)
+        self.state.tool_calls.add(caller.episode_id, call)  # written with the next batch
+        return result

@@ -15,26 +15,28 @@ import json
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
+import orjson
 from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.agents.asgi_call import AsgiResponse, UrlTooLong, asgi_call, body_first
+from app.agents.asgi_call import AsgiResponse, UrlTooLong, asgi_call
 from app.agents.crmarena_tools import add_crmarena_tools
 from app.agents.episode_tools import EpisodeToolGate
 from app.agents.mcp_direct import DirectCalls, direct_call
 from app.api.deps import resolve_token, token_in
 from app.api.episodes import answer
 from app.api.state import AppState
+from app.api.subrequests import body_first
 from app.errors import InvalidSession, SalesforceError
 from app.metadata.prompt_schema import crmarena_schema, schema_text
 
@@ -55,6 +57,16 @@ INSTRUCTIONS = (
     "episode, list_tools names the tools its task allows, and submit_answer gives the final "
     "answer, once: it ends the episode."
 )
+
+
+# What a tool of the org's API answers: its result as structured content, and the same JSON as
+# text for a client that reads text only (compact: an agent's context is counted in tokens).
+Structured = Annotated[CallToolResult, dict[str, Any]]
+
+
+def structured(data: dict[str, Any]) -> CallToolResult:
+    text = orjson.dumps(data).decode()
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
 def _segment(value: str) -> str:
@@ -106,7 +118,7 @@ class OrgApi:
             raise ApiError(f"HTTP 414: URI Too Long ({error})") from error
         if response.status >= 400:
             raise _tool_error(response)
-        return json.loads(response.body) if response.body else None
+        return orjson.loads(response.body) if response.body else None
 
     async def query_all(self, ctx: Context, soql: str) -> dict[str, Any]:
         """Every record of a query, page after page."""
@@ -160,69 +172,62 @@ def build_mcp(app: FastAPI, state: AppState, orgs: list[str]) -> MCPServer:
     api = OrgApi(app)
 
     @server.tool(annotations=READS)
-    async def soql_query(query: str, ctx: Context) -> dict[str, Any]:
+    async def soql_query(query: str, ctx: Context) -> Structured:
         """Run a SOQL query; every page of the result, as query_all gives it."""
-        return await api.query_all(ctx, query)
+        return structured(await api.query_all(ctx, query))
 
     @server.tool(annotations=READS)
-    async def sosl_search(search: str, ctx: Context) -> dict[str, Any]:
+    async def sosl_search(search: str, ctx: Context) -> Structured:
         """Run a SOSL search (FIND {term} IN ... RETURNING ...)."""
-        found: dict[str, Any] = await api.call(ctx, "GET", "/search", {"q": search})
-        return found
+        return structured(await api.call(ctx, "GET", "/search", {"q": search}))
 
     @server.tool(annotations=READS)
-    async def describe_global(ctx: Context) -> dict[str, Any]:
+    async def describe_global(ctx: Context) -> Structured:
         """The org's objects: names, labels and what may be done with each."""
-        described: dict[str, Any] = await api.call(ctx, "GET", "/sobjects")
-        return described
+        return structured(await api.call(ctx, "GET", "/sobjects"))
 
     @server.tool(annotations=READS)
-    async def describe(sobject: str, ctx: Context) -> dict[str, Any]:
+    async def describe(sobject: str, ctx: Context) -> Structured:
         """An object's fields, their types, picklist values and relationships."""
-        described: dict[str, Any] = await api.call(
-            ctx, "GET", f"/sobjects/{_segment(sobject)}/describe"
-        )
-        return described
+        return structured(await api.call(ctx, "GET", f"/sobjects/{_segment(sobject)}/describe"))
 
     @server.tool(annotations=READS)
     async def get_record(
         sobject: str, record_id: str, ctx: Context, fields: list[str] | None = None
-    ) -> dict[str, Any]:
+    ) -> Structured:
         """One record by Id, with the given fields (all of them if none are given)."""
         params = {"fields": ",".join(fields)} if fields else None
         path = f"/sobjects/{_segment(sobject)}/{_segment(record_id)}"
-        record: dict[str, Any] = await api.call(ctx, "GET", path, params)
-        return record
+        return structured(await api.call(ctx, "GET", path, params))
 
     @server.tool(annotations=WRITES)
-    async def create_record(sobject: str, fields: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    async def create_record(sobject: str, fields: dict[str, Any], ctx: Context) -> Structured:
         """Create a record; its Id comes back."""
-        created: dict[str, Any] = await api.call(
-            ctx, "POST", f"/sobjects/{_segment(sobject)}", body=fields
+        return structured(
+            await api.call(ctx, "POST", f"/sobjects/{_segment(sobject)}", body=fields)
         )
-        return created
 
     @server.tool(annotations=WRITES)
     async def update_record(
         sobject: str, record_id: str, fields: dict[str, Any], ctx: Context
-    ) -> dict[str, Any]:
+    ) -> Structured:
         """Set fields of a record."""
         path = f"/sobjects/{_segment(sobject)}/{_segment(record_id)}"
         await api.call(ctx, "PATCH", path, body=fields)
-        return {"id": record_id, "success": True}
+        return structured({"id": record_id, "success": True})
 
     @server.tool(annotations=DELETES)
-    async def delete_record(sobject: str, record_id: str, ctx: Context) -> dict[str, Any]:
+    async def delete_record(sobject: str, record_id: str, ctx: Context) -> Structured:
         """Delete a record."""
         await api.call(ctx, "DELETE", f"/sobjects/{_segment(sobject)}/{_segment(record_id)}")
-        return {"id": record_id, "success": True}
+        return structured({"id": record_id, "success": True})
 
     @server.tool(annotations=READS)
-    async def submit_answer(response: str, ctx: Context) -> dict[str, Any]:
+    async def submit_answer(response: str, ctx: Context) -> Structured:
         """In an episode: give the final answer, once. It is graded and recorded, and the
         episode ends: its reward comes back (a write task's from what the episode changed in
         the org), and no tool reaches the org after it."""
-        return await run_in_threadpool(_submit, state, (ctx.headers or {}), response)
+        return structured(await run_in_threadpool(_submit, state, (ctx.headers or {}), response))
 
     add_crmarena_tools(server, api.run_query)
     for org in orgs:

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 from mcp.server import MCPServer
+from mcp.server.context import HandlerResult
 from mcp.server.mcpserver import Context
 from mcp.server.streamable_http import check_accept_headers
 from mcp.shared.exceptions import MCPError
@@ -95,6 +96,27 @@ def _call(message: Any, headers: Headers, version: str) -> DirectCall | None:
     return DirectCall(call_id, str(name), arguments, headers, version)
 
 
+def _shaped(result: HandlerResult, version: str) -> dict[str, Any]:
+    """The result in the wire's form for the caller's protocol version, by the SDK's shaping.
+    A tool's structured content is JSON already, which shaping leaves as it is: it is set
+    aside while the rest is shaped (walking it twice was most of the cost) and put back where
+    the version has it."""
+    structured = None
+    if isinstance(result, CallToolResult):
+        structured = result.structured_content
+        result = result.model_dump(
+            by_alias=True, mode="json", exclude_none=True, exclude={"structured_content"}
+        )
+        if structured is not None:
+            result["structuredContent"] = {}
+    elif isinstance(result, BaseModel):
+        result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    shaped = serialize_server_result(CALL, version, result or {})
+    if structured is not None and "structuredContent" in shaped:
+        shaped["structuredContent"] = structured
+    return shaped
+
+
 class HeaderContext(Context):
     """A tool's context of a call answered here: the request's headers, which the tools read
     (the caller's token), and the server."""
@@ -117,22 +139,22 @@ class DirectCalls:
 
     async def answer(self, call: DirectCall) -> bytes:
         """The JSON-RPC response's body."""
+        try:
+            result: Any = await self.result(call)
+        except MCPError as error:
+            envelope = {"error": error.error.model_dump(by_alias=True, exclude_none=True)}
+            return orjson.dumps({"jsonrpc": "2.0", "id": call.id, **envelope})
+        shaped = _shaped(result, call.version)
+        return orjson.dumps({"jsonrpc": "2.0", "id": call.id, "result": shaped})
+
+    async def result(self, call: DirectCall) -> HandlerResult:
+        """The call's result through the gate: the tool's (a CallToolResult), or a refusal
+        in the wire's form for the caller's version; an MCPError raises."""
 
         async def run() -> CallToolResult:
             return await self._run(call)
 
-        try:
-            result: Any = await self.gate.gated(
-                call.headers, call.name, call.arguments, run, call.version
-            )
-        except MCPError as error:
-            envelope = {"error": error.error.model_dump(by_alias=True, exclude_none=True)}
-            return orjson.dumps({"jsonrpc": "2.0", "id": call.id, **envelope})
-        if isinstance(result, BaseModel):
-            result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        # The SDK's shaping of a result for the caller's protocol version.
-        shaped = serialize_server_result(CALL, call.version, result)
-        return orjson.dumps({"jsonrpc": "2.0", "id": call.id, "result": shaped})
+        return await self.gate.gated(call.headers, call.name, call.arguments, run, call.version)
 
     async def _run(self, call: DirectCall) -> CallToolResult:
         """The SDK's tools/call handler's own steps (MCPServer._handle_call_tool)."""

@@ -11,8 +11,10 @@ localforce gives them.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Self, cast
 
+import orjson
 from openenv.core.client_types import StepResult
 from openenv.core.env_server.types import Observation
 from openenv.core.mcp_client import MCPToolClient
@@ -36,6 +38,16 @@ class LocalforceEnvClient(MCPToolClient):
     async def __aenter__(self) -> Self:  # the client's own type, for the checker
         await super().__aenter__()
         return self
+
+    async def _receive(self) -> dict[str, Any]:
+        """OpenEnv's, for less of a step's time: the message read by orjson (an observation
+        carries the tool's result three times over: its text, structured content and data),
+        and awaited under a timeout scope, not a task of its own as `wait_for` makes."""
+        assert self._ws is not None
+        async with asyncio.timeout(self._message_timeout):
+            raw = await self._ws.recv()
+        message: dict[str, Any] = orjson.loads(raw)
+        return message
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[Observation]:
         observation = payload.get("observation", {})

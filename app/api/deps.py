@@ -24,6 +24,7 @@ from app.services.context import OrgContext
 from app.services.org import parse_version
 from app.services.records import resolve_sobject
 from app.soql.date_literals import OrgCalendar
+from app.tasks.episodes import episode_caller
 
 
 # Light dependencies are async so they run on the event loop, not through the thread pool.
@@ -73,20 +74,33 @@ def token_in(headers: Mapping[str, str]) -> str | None:
 
 
 def resolve_token(state: AppState, token: str) -> Resolved | None:
-    """The session a token names and the sandbox it reaches, in one trip to the pool; a
-    session idle too long, or issued under other strict credentials, ends here."""
-    with state.platform.connect() as conn:  # one connection reads both
+    """The session a token names, the sandbox it reaches and the sandbox's episode, in one
+    trip to the pool; a session idle too long, or issued under other strict credentials,
+    ends here."""
+    with state.platform.connect() as conn:  # one connection reads them all
         stored = find_session(conn, token)
-        row = None if stored is None else find_sandbox(conn, stored.session.sandbox_id)
-    if stored is None:
-        return None
+        if stored is None:
+            return None
+        sandbox_id = stored.session.sandbox_id
+        row = find_sandbox(conn, sandbox_id)
+        episode = episode_caller(conn, sandbox_id)
     now, policy = state.clock(), state.session_policy
     if not policy.stands(stored, now):
         end_sessions(state.platform, [token])
         return None
     if policy.needs_touch(stored, now):
         mark_used(state.platform, token, now)
-    return Resolved(stored.session, state.sandboxes.in_use(row))
+    return Resolved(stored.session, state.sandboxes.in_use(row), episode)
+
+
+async def cached_resolve(state: AppState, token: str) -> Resolved | None:
+    """resolve_token, trusted for SESSION_CACHE_SECONDS (see session_of)."""
+    resolved = state.sessions.get(token)
+    if resolved is None:
+        resolved = await run_in_request_thread(resolve_token, state, token)
+        if resolved is not None:
+            state.sessions.put(token, resolved)
+    return resolved
 
 
 # The request's own state (shared by every copy of its scope), where the lookups below keep
@@ -117,13 +131,9 @@ async def session_for(request: Request, token: str | None) -> Session:
         return cast(Session, found[0])
     if token is None:
         raise InvalidSession()
-    state = app_state(request)
-    resolved = state.sessions.get(token)
+    resolved = await cached_resolve(app_state(request), token)
     if resolved is None:
-        resolved = await run_in_request_thread(resolve_token, state, token)
-        if resolved is None:
-            raise InvalidSession()
-        state.sessions.put(token, resolved)
+        raise InvalidSession()
     _request_state(request)[_SESSION] = (resolved.session, resolved.sandbox)
     return resolved.session
 

@@ -196,6 +196,7 @@ async def get_episode(episode_id: str, state: StateDep) -> dict[str, Any]:
 
 
 def _show(state: AppState, episode_id: str) -> dict[str, Any]:
+    state.tool_calls.flush()  # this process's last tool calls are the result's too
     with state.platform.connect() as conn:
         task = find_episode(conn, episode_id)
         (result,) = result_rows(conn, episode_id=episode_id)
@@ -260,6 +261,7 @@ async def delete_episode(episode_id: str, state: StateDep) -> Response:
 
 
 def _results(state: AppState, **filters: Any) -> list[dict[str, Any]]:
+    state.tool_calls.flush()  # this process's last tool calls are the results' too
     with state.platform.connect() as conn:
         return result_rows(conn, **filters)
 
@@ -301,6 +303,7 @@ async def list_results(
 
 
 def _purge(state: AppState, episode_id: str | None, run: str | None) -> int:
+    state.tool_calls.flush()  # none of this process's may land after the purge
     return purge_results(state.platform, episode_id=episode_id, run=run)
 
 

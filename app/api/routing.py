@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -39,7 +40,12 @@ class SalesforceJSONResponse(JSONResponse):
     media_type = JSON
 
     def render(self, content: Any) -> bytes:
-        return orjson.dumps(content)
+        try:
+            return orjson.dumps(content)
+        except TypeError:
+            # What orjson refuses, an agent's tool arguments may hold, kept in a trajectory: an
+            # integer past 64 bits, a lone surrogate (escaped: no UTF-8 holds it).
+            return json.dumps(content, separators=(",", ":")).encode()
 
 
 def error_response(

@@ -26,6 +26,8 @@ from app.services.cursors import CursorStore
 from app.services.usage import ApiUsage
 from app.soql.date_literals import OrgCalendar
 from app.soql.function_registry import FUNCTIONS, FunctionRegistry
+from app.tasks.episodes import EpisodeCaller
+from app.tasks.results import ToolCallQueue
 from app.tasks.split_files import SplitFiles
 
 # How long a token's session and sandbox are trusted without asking the platform database.
@@ -37,6 +39,8 @@ SESSION_CACHE_SIZE = 10_000
 class Resolved:
     session: Session
     sandbox: Sandbox | None
+    # The sandbox's episode, which its agent's tool calls are checked against (None: none's).
+    episode: EpisodeCaller | None = None
 
 
 class SessionCache:
@@ -84,6 +88,8 @@ class AppState:
     calls: CallQueue
     # What each sandbox's episode did: its call log, its diff, its snapshots.
     record: EpisodeRecord
+    # This process's tool calls on their way to the episodes' trajectories.
+    tool_calls: ToolCallQueue
     cursors: CursorStore
     usage: ApiUsage
     # The task files of the splits' parts episodes have named, drawn on first use.

@@ -165,15 +165,24 @@ def _ascii(text: str) -> bytes:
 def _receive(body: Any) -> Receive:
     """The subrequest's body as JSON, then a client that stays until the answer is sent."""
     payload = b"" if body is None else json.dumps(body, ensure_ascii=False).encode()
-    delivered = False
+    return body_first(payload, _staying)
+
+
+async def _staying() -> Message:
+    await anyio.sleep_forever()
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def body_first(body: bytes, then: Receive) -> Receive:
+    """An ASGI `receive` that hands over `body` whole, then whatever `then` receives."""
+    given = False
 
     async def receive() -> Message:
-        nonlocal delivered
-        if not delivered:
-            delivered = True
-            return {"type": "http.request", "body": payload, "more_body": False}
-        await anyio.sleep_forever()
-        raise AssertionError("unreachable")  # pragma: no cover
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await then()
 
     return receive
 

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs
 from sqlalchemy import Connection, Engine, delete, select
 
 from app.storage.backends import backend_for
-from app.storage.database import platform_transaction
+from app.storage.pending import WriteQueue, storable
 from app.storage.platform import CallRecord
 
 CALLS = CallRecord.__table__  # type: ignore[attr-defined]
@@ -47,14 +47,6 @@ class Call:
         return parse_qs(self.query_string).get("q", [None])[0]
 
 
-def _storable(text: str | None) -> str | None:
-    """Text every back end can store: PostgreSQL refuses NUL and lone surrogates, and a
-    client's query string may hold anything."""
-    if text is None:
-        return None
-    return text.encode("utf-8", "replace").decode("utf-8").replace("\x00", "\ufffd")
-
-
 def add_calls(
     conn: Connection, calls: list[tuple[str, Call]], retention: int, schedule: TrimSchedule
 ) -> None:
@@ -68,9 +60,9 @@ def add_calls(
             {
                 "sandbox_id": sandbox_id,
                 "time": call.time,
-                "method": _storable(call.method),
-                "path": _storable(call.path),
-                "query": _storable(call.query),
+                "method": storable(call.method),
+                "path": storable(call.path),
+                "query": storable(call.query),
                 "status": call.status,
                 "duration_ms": call.durationMs,
             }
@@ -157,63 +149,18 @@ def json_lines(entries: list[dict[str, object]]) -> str:
     return "".join(json.dumps(entry) + "\n" for entry in entries)
 
 
-class CallBuffer:
-    """Calls waiting to be written; thread-safe (requests finish on many threads)."""
-
-    def __init__(self) -> None:
-        self._pending: list[tuple[str, Call]] = []
-        self._lock = threading.Lock()
-
-    def add(self, sandbox_id: str, call: Call) -> None:
-        with self._lock:
-            self._pending.append((sandbox_id, call))
-
-    def take(self) -> list[tuple[str, Call]]:
-        with self._lock:
-            taken, self._pending = self._pending, []
-        return taken
-
-    def drop(self, sandbox_id: str) -> None:
-        with self._lock:
-            self._pending = [entry for entry in self._pending if entry[0] != sandbox_id]
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._pending)
-
-
-class CallQueue:
+class CallQueue(WriteQueue[Call]):
     """This process's calls on their way to the platform database: queued as requests end,
     written in batches (`flush`), each sandbox's log trimmed to `retention` entries (the
-    oldest go first)."""
+    oldest go first). A reset drops its sandbox's calls not yet written."""
 
     def __init__(self, platform: Engine, retention: int) -> None:
-        self.platform = platform
+        super().__init__(platform)
         self.retention = retention
-        self._calls = CallBuffer()
         self._trims = TrimSchedule(retention)
-        # Held from taking calls to committing them, so that a log read that flushes first
-        # waits for a flush already under way instead of reading before its commit. The
-        # buffer's and the trim schedule's own locks are taken inside it, never around it.
-        self._flushing = threading.Lock()
 
-    def add(self, sandbox_id: str, call: Call) -> None:
-        """Queue a call for the sandbox's log."""
-        self._calls.add(sandbox_id, call)
-
-    def pending(self) -> bool:
-        return len(self._calls) > 0
-
-    def flush(self) -> None:
-        with self._flushing:
-            pending = self._calls.take()
-            if pending:
-                with platform_transaction(self.platform) as conn:
-                    add_calls(conn, pending, self.retention, self._trims)
-
-    def drop(self, sandbox_id: str) -> None:
-        """The sandbox's episode ended (a reset): its calls not yet written go with it."""
-        self._calls.drop(sandbox_id)
+    def write(self, conn: Connection, rows: list[tuple[str, Call]]) -> None:
+        add_calls(conn, rows, self.retention, self._trims)
 
     def forget(self, sandbox_id: str) -> None:
         """The sandbox is gone (its log went with its row)."""

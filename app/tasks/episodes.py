@@ -10,11 +10,12 @@ from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, insert, select
+from sqlalchemy import Connection, Engine, select
 
 from app.errors import NotFound, SalesforceError
 from app.storage.database import platform_transaction
 from app.storage.platform import EpisodeRecord
+from app.storage.upserts import upsert_into
 from app.tasks.grading import GradingFailed, score
 from app.tasks.judge import Judge
 from app.tasks.metrics import METRICS
@@ -229,25 +230,24 @@ def save_episode(
 ) -> None:
     """File a new episode; an id with a result kept already is refused (a result never
     changes: purge it first)."""
-    if conn.execute(select(EPISODES.c.id).where(EPISODES.c.id == episode_id)).first():
+    filed = upsert_into(conn.dialect.name, EPISODES).values(
+        id=episode_id,
+        task=json.dumps(task.row),
+        created_at=now,
+        run=labels.run,
+        agent=labels.agent,
+        org=labels.org,
+        seed=labels.seed,
+        clock=labels.clock,
+    )
+    # The insert is the check: of two hosts filing one id at once, one is refused here.
+    if conn.execute(filed.on_conflict_do_nothing().returning(EPISODES.c.id)).first() is None:
         raise SalesforceError(
             f"An episode with id {episode_id} has a result kept: choose another id, or purge "
             f"it first (DELETE /__localforce/results/{episode_id})",
             error_code="DUPLICATE_VALUE",
             status_code=409,
         )
-    conn.execute(
-        insert(EPISODES).values(
-            id=episode_id,
-            task=json.dumps(task.row),
-            created_at=now,
-            run=labels.run,
-            agent=labels.agent,
-            org=labels.org,
-            seed=labels.seed,
-            clock=labels.clock,
-        )
-    )
 
 
 def file_episode(
@@ -263,6 +263,33 @@ def find_episode(conn: Connection, episode_id: str) -> EpisodeTask:
     if found is None:
         raise NotFound(f"No episode has the id {episode_id}")
     return EpisodeTask(row=json.loads(found))
+
+
+@dataclass(frozen=True)
+class EpisodeCaller:
+    """An episode as its agent's calls are checked against it: its task's type and tool set,
+    and whether it is answered."""
+
+    episode_id: str
+    task: str
+    tools: frozenset[str]
+    answered: bool
+
+
+def episode_caller(conn: Connection, sandbox_id: str) -> EpisodeCaller | None:
+    """The episode of the sandbox, as it stands now; None for a sandbox that is no episode's."""
+    row = conn.execute(
+        select(EPISODES.c.task, EPISODES.c.answered_at).where(EPISODES.c.id == sandbox_id)
+    ).first()
+    if row is None:
+        return None
+    task = json.loads(row.task)
+    return EpisodeCaller(
+        episode_id=sandbox_id,
+        task=str(task.get("task")),
+        tools=tool_set_of(task),
+        answered=row.answered_at is not None,
+    )
 
 
 @dataclass(frozen=True)

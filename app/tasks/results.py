@@ -9,13 +9,16 @@ import csv
 import io
 import json
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import orjson
 from sqlalchemy import Connection, Engine, delete, insert, select, update
 
 from app.errors import SalesforceError
 from app.storage.database import platform_transaction
+from app.storage.pending import WriteQueue, storable
 from app.storage.platform import EpisodeRecord, ToolCallRecord
 
 EPISODES = EpisodeRecord.__table__  # type: ignore[attr-defined]
@@ -118,29 +121,60 @@ def close_episode(
         end_sessions(conn, episode_id)
 
 
-def record_tool_call(
-    conn: Connection,
-    episode_id: str,
-    *,
-    tool: str,
-    arguments: Any,
-    result: Any,
-    is_error: bool,
-    latency_ms: float,
-    now: datetime,
-) -> None:
-    text = result if isinstance(result, str) else json.dumps(result, default=str)
-    conn.execute(
-        insert(TOOL_CALLS).values(
-            episode_id=episode_id,
-            at=now,
-            tool=tool[:TOOL_NAME_CHARS],  # a name is the caller's: any length may come
-            arguments=_capped(json.dumps(arguments, default=str)),
-            result=_capped(text),
-            is_error=is_error,
-            latency_ms=latency_ms,
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call as it ended: its arguments and result as the tool had them (turned into
+    text when written, off the call's path)."""
+
+    at: datetime
+    tool: str
+    arguments: Any
+    result: Any  # what the trajectory keeps: the structured result, or the text of an error
+    is_error: bool
+    latency_ms: float
+
+
+class ToolCallQueue(WriteQueue[ToolCall]):
+    """This process's tool calls on their way to the episodes' trajectories, written in
+    batches with the call log (app.main's flusher), and before this process reads a result."""
+
+    def write(self, conn: Connection, rows: list[tuple[str, ToolCall]]) -> None:
+        """The rows of the episodes that still have a result: a call still under way when its
+        result was purged leaves no row behind (the episodes' rows are held till the insert
+        commits, so no purge comes between)."""
+        ids = {episode for episode, _ in rows}
+        kept = set(
+            conn.execute(
+                select(EPISODES.c.id).where(EPISODES.c.id.in_(ids)).with_for_update(read=True)
+            ).scalars()
         )
-    )
+        written = [_tool_call_row(episode, call) for episode, call in rows if episode in kept]
+        if written:
+            conn.execute(insert(TOOL_CALLS), written)
+
+
+def _tool_call_row(episode_id: str, call: ToolCall) -> dict[str, Any]:
+    text = call.result if isinstance(call.result, str) else _json_text(call.result)
+    return {
+        "episode_id": episode_id,
+        "at": call.at,
+        # A name is the caller's: any length and any character may come.
+        "tool": storable(call.tool[:TOOL_NAME_CHARS]),
+        "arguments": _capped(_json_text(call.arguments)),
+        "result": storable(_capped(text)),
+        "is_error": call.is_error,
+        "latency_ms": call.latency_ms,
+    }
+
+
+def _json_text(value: Any) -> str:
+    """`value` as JSON text: by orjson (a result of thousands of records is written in a
+    fraction of the time), or by the standard library for what orjson refuses (an integer
+    past 64 bits, a key that is not a string)."""
+    try:
+        return orjson.dumps(value, default=str).decode()
+    except TypeError:
+        return json.dumps(value, default=str)
 
 
 def _capped(text: str) -> str:
@@ -158,7 +192,7 @@ def tool_calls(conn: Connection, episode_ids: Iterable[str]) -> dict[str, list[d
     rows = conn.execute(
         select(TOOL_CALLS)
         .where(TOOL_CALLS.c.episode_id.in_(ids))
-        .order_by(TOOL_CALLS.c.episode_id, TOOL_CALLS.c.seq)
+        .order_by(TOOL_CALLS.c.episode_id, TOOL_CALLS.c.at, TOOL_CALLS.c.seq)
     )
     for row in rows:
         found[row.episode_id].append(

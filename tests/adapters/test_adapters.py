@@ -23,16 +23,20 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import localforce
 import pytest
 
 from app.config import REPO_ROOT
 from tests.conftest import TEST_ADMIN_KEY
 from tests.databases import DatabaseFactory
+from tests.readme_examples import SPLIT, example
 from tests.servers import serve_in_thread, task_file_app
+from tests.stand_in_splits import stand_in_split, task_row
 from tests.tasks.original_tasks import original_tasks
 
 pytestmark = pytest.mark.adapters
@@ -115,9 +119,13 @@ def served(
     """The server's URL, and its task file (the scripted policies read the answers there)."""
     tasks = original_tasks(seeded_template, per_type=3)
     directory = tmp_path_factory.mktemp("adapters")
-    app = task_file_app(database_factory, sandbox_ready_template, tasks, directory)
-    with serve_in_thread(app) as port:
-        yield f"http://127.0.0.1:{port}", directory / "tasks.json"
+    with pytest.MonkeyPatch.context() as patch:
+        # The README's split: the task file's first three tasks (the scripted policies'
+        # plans name them).
+        stand_in_split(patch, [SPLIT], [task_row(row) for row in tasks[:3]])
+        app = task_file_app(database_factory, sandbox_ready_template, tasks, directory)
+        with serve_in_thread(app) as port:
+            yield f"http://127.0.0.1:{port}", directory / "tasks.json"
 
 
 @pytest.mark.parametrize("name", sorted(ADAPTERS))
@@ -144,3 +152,78 @@ def test_the_adapter_runs_episodes_with_its_package(
         timeout=1200,
     )
     assert ran.returncode == 0, f"{ran.stdout[-6000:]}\n{ran.stderr[-4000:]}"
+
+
+@dataclass(frozen=True)
+class ReadmeExample:
+    """What a trainer's README example is given beside URL and KEY (the names the README's
+    text gives it), and what it prints on the split's three tasks."""
+
+    given: str
+    # Whether its last printed line is right, given the split's tasks.
+    printed: Callable[[str, list[dict[str, Any]]], bool]
+
+
+README_EXAMPLES = {
+    # The verifiers script's scripted policy (imported: its CLIENT routes to it) plays the
+    # tasks right, wrong, and right as text.
+    "verifiers": ReadmeExample(
+        "from verifiers_episodes import CLIENT\nMODEL = 'scripted-policy'\n",
+        lambda line, tasks: line.endswith("[1.0, 0.0, 1.0]"),
+    ),
+    "nemo_gym": ReadmeExample(
+        "",
+        lambda line, tasks: repr({"role": "user", "content": tasks[0]["query"]}) in line,
+    ),
+    # The tiny random model of examples/trl_grpo.py, one step of two episodes.
+    "trl": ReadmeExample(
+        "from trl_grpo import grpo_args, tiny_model, tiny_tokenizer\n"
+        "TOKENIZER = tiny_tokenizer()\nMODEL = tiny_model(TOKENIZER)\n"
+        "ARGS = grpo_args(steps=1, num_generations=2, max_completion_length=64)\n",
+        lambda line, tasks: True,  # the trainer's log: the results are checked
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(README_EXAMPLES))
+def test_the_readmes_example_runs_with_its_package(
+    name: str, served: tuple[str, Path], tmp_path: Path
+) -> None:
+    url, answers = served
+    python = adapter_python(name, ADAPTERS[name], tmp_path)
+    given = README_EXAMPLES[name]
+    script = tmp_path / f"readme_{name}.py"
+    script.write_text(
+        "import os\nURL, KEY = os.environ['LOCALFORCE_URL'], os.environ['LOCALFORCE_ADMIN_KEY']\n"
+        + given.given
+        + example(name)
+        + "\n",
+        encoding="utf-8",
+    )
+    before = {r["episode"] for r in localforce.Control(url, TEST_ADMIN_KEY).results()}
+    env = {
+        **os.environ,
+        "LOCALFORCE_URL": url,
+        "LOCALFORCE_ADMIN_KEY": TEST_ADMIN_KEY,
+        "LOCALFORCE_ANSWERS": str(answers),
+        "LOCALFORCE_OUT": str(tmp_path / "out"),
+        "PYTHONPATH": os.pathsep.join([str(SCRIPTS), str(REPO_ROOT / "examples")]),
+        "OMP_NUM_THREADS": "1",
+    }
+    ran = subprocess.run(
+        [python, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert ran.returncode == 0, f"{ran.stdout[-4000:]}\n{ran.stderr[-4000:]}"
+    tasks = json.loads(answers.read_text(encoding="utf-8"))[:3]
+    last = (ran.stdout.strip().splitlines() or [""])[-1]
+    assert given.printed(last, tasks), ran.stdout[-2000:]
+    results = [
+        r for r in localforce.Control(url, TEST_ADMIN_KEY).results() if r["episode"] not in before
+    ]
+    # Each episode the example played is kept once, a task of the split: verifiers' three
+    # graded as printed, NeMo Gym's data set none (its rows' episodes are purged), TRL's
+    # step two (a random model's: their answers are whatever it wrote, if any).
+    played = {"verifiers": 3, "nemo_gym": 0, "trl": 2}[name]
+    assert len(results) == played and all(r["idx"] in (0, 1, 2) for r in results), results
+    if name == "verifiers":
+        assert sorted(r["reward"] for r in results) == [0.0, 1.0, 1.0], results

@@ -4,7 +4,6 @@ own event loop; the admin key; and /openenv without openenv-core."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,27 +16,7 @@ from app.agents.app_link import AppLink, LocalOrg
 from app.agents.environment import EpisodeError, EpisodeObservation, LocalforceEnvironment
 from app.agents.openenv_endpoint import OpenEnvEndpoint
 from app.errors import SalesforceError
-from tests.databases import DatabaseFactory
-from tests.servers import task_file_app
-
-KEY = "in-process-admin-key"
-
-
-@pytest.fixture(scope="module")
-def app(
-    database_factory: DatabaseFactory,
-    sandbox_ready_template: str,
-    tasks: list[dict[str, Any]],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> FastAPI:
-    directory = tmp_path_factory.mktemp("tasks")
-    return task_file_app(database_factory, sandbox_ready_template, tasks, directory, admin_key=KEY)
-
-
-@pytest.fixture(scope="module")
-def link(app: FastAPI) -> Iterator[AppLink]:
-    with LocalOrg(app) as running:
-        yield running
+from tests.agents.conftest import KEY
 
 
 def control_get(link: AppLink, path: str) -> tuple[int, Any]:
@@ -157,8 +136,9 @@ def test_a_blocking_call_on_the_apps_own_loop_is_refused(link: AppLink) -> None:
     assert str(refused.value).startswith("A blocking call from the app's own event loop")
 
 
-def test_after_the_app_stops_a_call_says_so(app: FastAPI) -> None:
-    with LocalOrg(app) as stopped:
+def test_after_the_app_stops_a_call_says_so() -> None:
+    # An app of its own: the module's app has its lifespan running (the link), one at a time.
+    with LocalOrg(FastAPI()) as stopped:
         pass
     env = LocalforceEnvironment(stopped, admin_key=KEY)
     with pytest.raises(SalesforceError) as refused:
@@ -167,18 +147,21 @@ def test_after_the_app_stops_a_call_says_so(app: FastAPI) -> None:
     assert refused.value.status_code == 503
 
 
-def openenv_endpoint(app: Any) -> OpenEnvEndpoint:
-    for route in app.router.routes:
-        mounted: object = getattr(route, "app", None)
-        if isinstance(mounted, OpenEnvEndpoint):
-            return mounted
-    raise AssertionError("no OpenEnv endpoint is mounted")
+def test_a_second_lifespan_of_a_running_app_is_refused(app: FastAPI, link: AppLink) -> None:
+    # It would stop the threads and engines the running one serves with.
+    with pytest.raises(RuntimeError) as refused, TestClient(app):
+        pass
+    assert str(refused.value) == (
+        "This app's lifespan is running already: one app serves one lifespan at a time"
+    )
+    assert control_get(link, "/tasks")[0] == 200  # the running one serves on
 
 
 def test_without_openenv_core_the_endpoint_names_the_extra(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(openenv_endpoint(client.app), "available", False)
+    endpoint: OpenEnvEndpoint = client.app.state.openenv  # type: ignore[attr-defined]
+    monkeypatch.setattr(endpoint, "available", False)
     response = client.get("/openenv/health")
     assert response.status_code == 501
     assert response.json() == [
@@ -199,11 +182,13 @@ def test_the_endpoint_answers_openenvs_health_check(client: TestClient) -> None:
     assert response.json() == {"status": "healthy"}
 
 
-def test_the_task_list_leaves_the_answers_out(app: FastAPI, tasks: list[dict[str, Any]]) -> None:
-    with TestClient(app) as http:
-        listed = http.get("/__localforce/tasks", headers={"Authorization": f"Bearer {KEY}"})
-        refused = http.get("/__localforce/tasks")
-    assert listed.status_code == 200
+def test_the_task_list_leaves_the_answers_out(link: AppLink, tasks: list[dict[str, Any]]) -> None:
+    listed = control_get(link, "/tasks")
     given = ("idx", "task", "query", "metadata")
-    assert listed.json() == {"tasks": [{key: t[key] for key in given} for t in tasks]}
-    assert refused.status_code == 401
+    assert listed == (200, {"tasks": [{key: t[key] for key in given} for t in tasks]})
+
+    async def get_without_the_key() -> int:
+        async with link.http() as http:
+            return (await http.get("/__localforce/tasks")).status_code
+
+    assert link.run_blocking(get_without_the_key()) == 401

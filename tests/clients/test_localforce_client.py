@@ -5,7 +5,6 @@ and the gym-like environment, blocking and asyncio, on the server's task file an
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import shutil
 import subprocess
@@ -24,10 +23,10 @@ from app.config import REPO_ROOT
 from app.tasks import split_files
 from app.tasks.generator import generate_tasks
 from app.tasks.model import TaskRow
-from app.tasks.splits import digest, split_named
 from tests.conftest import TEST_ADMIN_KEY, TEST_SEED
 from tests.databases import DatabaseFactory
 from tests.servers import serve_in_thread, task_file_app
+from tests.stand_in_splits import stand_in_split
 from tests.tasks.original_tasks import ORIGINAL_TABLES
 
 CLIENT_DIR = REPO_ROOT / "clients" / "python"
@@ -64,27 +63,10 @@ def server(
     """The server's URL, its task file being the tiny split's rows; and how many times the
     server drew the tiny split (it draws through the real SplitFiles, from a split declared
     here)."""
-    original, _ = split_named("crmarena-original@v1:test")
-    tiny = dataclasses.replace(
-        original,
-        name="tiny",
-        test={row.task: 1 for row in tiny_rows},
-        sha256={"test": digest(tiny_rows), "train": "0" * 64},
-    )
-    draws: list[int] = []
-
-    def drawn(name: str, seed_dir: Path) -> list[TaskRow]:
-        draws.append(1)
-        return tiny_rows
-
-    def named(name: str) -> tuple[Any, str]:
-        return (tiny, "test") if name == TINY else split_named(name)
-
     directory = tmp_path_factory.mktemp("client")
     tasks = [row.to_json() for row in tiny_rows]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(split_files, "draw_part", drawn)
-        patch.setattr(split_files, "split_named", named)
+        draws = stand_in_split(patch, [TINY], tiny_rows)
         app = task_file_app(database_factory, sandbox_ready_template, tasks, directory)
         with serve_in_thread(app) as port:
             yield f"http://127.0.0.1:{port}", draws
@@ -273,18 +255,7 @@ async def test_async_environments_run_side_by_side_each_in_its_own_sandbox(
 def test_the_server_draws_a_split_once_for_threads_asking_at_once(
     tmp_path: Path, tiny_rows: list[TaskRow], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original, _ = split_named("crmarena-original@v1:test")
-    tiny = dataclasses.replace(
-        original, name="tiny", sha256={"test": digest(tiny_rows), "train": ""}
-    )
-    draws: list[int] = []
-
-    def drawn(name: str, seed_dir: Path) -> list[TaskRow]:
-        draws.append(1)
-        return tiny_rows
-
-    monkeypatch.setattr(split_files, "draw_part", drawn)
-    monkeypatch.setattr(split_files, "split_named", lambda name: (tiny, "test"))
+    draws = stand_in_split(monkeypatch, [TINY], tiny_rows)
     files = split_files.SplitFiles(tmp_path, tmp_path)
     paths: list[Path] = []
     threads = [threading.Thread(target=lambda: paths.append(files.path(TINY)[1])) for _ in range(8)]

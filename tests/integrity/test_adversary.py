@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +17,7 @@ import pytest
 from fastapi import FastAPI
 from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction
 
-from app.agents.app_link import AppLink, LocalOrg
+from app.agents.app_link import AppLink
 from app.agents.environment import EpisodeError, LocalforceEnvironment
 from tests.agents.test_mcp import mcp_client
 from tests.conftest import ADMIN_HEADERS, API, TEST_ADMIN_KEY
@@ -303,9 +302,10 @@ async def test_the_results_store_keeps_the_trajectory_after_the_sandbox_goes(
 
 
 @pytest.fixture(scope="module")
-def link(app: FastAPI) -> Iterator[AppLink]:
-    with LocalOrg(app) as running:
-        yield running
+def link(app: FastAPI, base_url: str) -> AppLink:
+    """The served app in process, on the loop its server runs its lifespan in (an app serves
+    one lifespan at a time)."""
+    return app.state.openenv.link  # type: ignore[no-any-return]
 
 
 async def test_an_openenv_session_keeps_the_rights_it_was_opened_with(

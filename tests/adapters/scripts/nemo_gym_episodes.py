@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import socket
 import sys
 import time
@@ -57,6 +58,7 @@ ANSWERS = os.environ["LOCALFORCE_ANSWERS"]
 RESOURCES, MODEL, AGENT = "localforce_resources", "policy_model", "localforce_agent"
 RUN = f"nemo-gym-test-{uuid.uuid4().hex[:8]}"
 QUERY = "SELECT Id, Subject FROM Case ORDER BY Id LIMIT 1"
+ONE_ROW = re.compile(r'"totalSize": ?1\b')  # the query's answer, as its tool's text gives it
 
 # The rollouts: (task idx, how the policy answers, right or wrong). Task 18 twice, as
 # num_repeats would: each repeat must get an episode of its own.
@@ -282,7 +284,7 @@ async def main() -> int:
         episodes = [result["episode_id"] for result in verified]
         check(len(set(episodes)) == len(episodes), "every rollout had an episode of its own")
         for _prompt, output in model.seen[: len(ROLLOUTS)]:
-            check('"totalSize": 1' in output, "the policy read its SOQL tool's answer")
+            check(ONE_ROW.search(output) is not None, "the policy read its SOQL tool's answer")
 
         # The raw contract, as the agent speaks it: the session is the cookie.
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{ports[RESOURCES]}") as raw:
@@ -308,7 +310,7 @@ async def main() -> int:
             )
             raw.cookies = seeded.cookies
             tool = await raw.post("/soql_query", json={"query": QUERY})
-            check(tool.status_code == 200 and '"totalSize": 1' in tool.text, "a tool call")
+            check(tool.status_code == 200 and ONE_ROW.search(tool.text) is not None, "a tool call")
             bad = await raw.post("/not_a_tool", json={})
             print(f"  an unknown tool answers {bad.status_code}: {bad.text[:120]}")
             other = await raw.post("/verify", json=empty | {"task_idx": 8})
