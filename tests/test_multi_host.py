@@ -105,6 +105,15 @@ def wait_until(check: Callable[[], bool], what: str, host: Host, log: Path) -> N
         time.sleep(0.3)
 
 
+def tracebacks(logs: list[Path]) -> str:
+    """The tracebacks the hosts logged: what a failed run shows beside its errors."""
+    found = []
+    for log in logs:
+        text = log.read_text(errors="replace") if log.exists() else ""
+        found += [f"{log.name}: Traceback{part[:3000]}" for part in text.split("Traceback")[1:]]
+    return "\n".join(found[:5])
+
+
 def serving(url: str) -> Callable[[], bool]:
     return lambda: httpx.get(f"{url}/services/data", timeout=2).is_success
 
@@ -167,7 +176,7 @@ async def one_episode(url: str, control: AsyncControl, index: int, tally: Tally)
     tally.finished[episode_id] = answered["reward"]
 
 
-async def drive(url: str, victim: Host, stats: Path) -> Tally:
+async def drive(url: str, victim: Host, logs: list[Path]) -> Tally:
     tally = Tally()
 
     async def kill_when_half_written() -> None:
@@ -183,7 +192,7 @@ async def drive(url: str, victim: Host, stats: Path) -> Tally:
             return_exceptions=True,
         )
         errors = [repr(outcome) for outcome in outcomes if isinstance(outcome, BaseException)]
-        assert not errors, errors[:5]
+        assert not errors, f"{errors[:5]}\n{tracebacks(logs)}"
         assert killer.done(), "the host was never killed: the run ended first"
     return tally
 
@@ -238,7 +247,8 @@ def test_episodes_survive_a_host_lost_behind_the_balancer(
 
         victim = apis[1]
         started = time.monotonic()
-        tally = asyncio.run(drive(url, victim, stats))
+        logs = [tmp_path / f"{name}.log" for name in names]
+        tally = asyncio.run(drive(url, victim, logs))
         elapsed = time.monotonic() - started
 
         served = server_stats(stats)

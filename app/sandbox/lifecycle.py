@@ -52,6 +52,7 @@ from app.sandbox.registry import (
     put_default,
     referenced_urls,
     remove_sandbox,
+    set_url,
     touch_sandbox,
     use_template,
 )
@@ -293,21 +294,23 @@ class Sandboxes:
         # transaction: reserve the id and claim the copy together.
         ready = self.templates.known_ready(org, seed)
         with platform_transaction(self.platform) as conn:
-            if find_sandbox(conn, sandbox_id) is not None:
+            if not insert_sandbox(conn, reservation):
                 raise SalesforceError(
                     f"A sandbox with id {sandbox_id} already exists",
                     error_code="DUPLICATE_VALUE",
                     status_code=409,  # the control plane's own REST answer to a taken name
                 )
-            if count_sandboxes(conn) >= self.settings.max_sandboxes:
+            if count_sandboxes(conn) > self.settings.max_sandboxes:  # this one counted
                 self._last_expiry = 0.0  # expire the idle ones before the next try
                 raise SandboxLimitReached(
                     f"The limit of {self.settings.max_sandboxes} live sandboxes is reached: "
                     "delete one, or wait for idle ones to expire."
                 )
             pooled = self.templates.claim(conn, ready, now) if ready else None
-            row = replace(reservation, url=pooled, template=ready) if pooled else reservation
-            insert_sandbox(conn, row)
+            row = reservation
+            if pooled:
+                row = replace(reservation, url=pooled, template=ready)
+                set_url(conn, sandbox_id, pooled, ready)
         if pooled is not None:
             self.templates.refill(ready)
             return self._materialize(row)

@@ -79,13 +79,19 @@ def count_sandboxes(conn: Connection) -> int:
     return int(conn.execute(select(func.count()).select_from(SANDBOXES)).scalar_one())
 
 
-def insert_sandbox(conn: Connection, row: SandboxRow) -> None:
-    conn.execute(insert(SANDBOXES).values(**row.__dict__))
+def insert_sandbox(conn: Connection, row: SandboxRow) -> bool:
+    """Reserve the row's id; False if it is taken (by a create on another host a moment
+    before, too: the insert is the check, so two can never both pass it)."""
+    return _insert_if_absent(conn, SANDBOXES, row.__dict__)
 
 
-def _insert_if_absent(conn: Connection, table: Any, values: dict[str, Any]) -> None:
-    """Insert unless the key exists: workers starting together may both try."""
-    conn.execute(upsert_into(conn.dialect.name, table).values(**values).on_conflict_do_nothing())
+def _insert_if_absent(conn: Connection, table: Any, values: dict[str, Any]) -> bool:
+    """Insert unless the key exists (workers and hosts starting together may both try);
+    whether this call inserted it."""
+    statement = upsert_into(conn.dialect.name, table).values(**values).on_conflict_do_nothing()
+    # RETURNING says it: an INSERT ... ON CONFLICT's rowcount is -1 through psycopg.
+    key = next(iter(table.primary_key.columns))
+    return conn.execute(statement.returning(key)).first() is not None
 
 
 def put_default(conn: Connection, row: SandboxRow) -> None:
@@ -190,17 +196,20 @@ def referenced_urls(conn: Connection) -> set[str]:
 
 def claim_template_build(conn: Connection, url: str, now: datetime, stale: timedelta) -> bool:
     """True if this caller is to build template `url` (no row, or a build abandoned longer
-    than `stale` ago); False if it is ready or another worker is building it."""
-    found = conn.execute(
-        select(TEMPLATES.c.ready, TEMPLATES.c.last_used).where(TEMPLATES.c.url == url)
-    ).first()
-    if found is None:
-        conn.execute(insert(TEMPLATES).values(url=url, ready=False, last_used=now))
+    than `stale` ago); False if it is ready or another worker is building it. Each claim is
+    one statement, so of the hosts that ask at once exactly one is told to build."""
+    if _insert_if_absent(conn, TEMPLATES, {"url": url, "ready": False, "last_used": now}):
         return True
-    if not found.ready and found.last_used < now - stale:
-        conn.execute(update(TEMPLATES).where(TEMPLATES.c.url == url).values(last_used=now))
-        return True
-    return False
+    abandoned = conn.execute(
+        update(TEMPLATES)
+        .where(
+            TEMPLATES.c.url == url,
+            TEMPLATES.c.ready.is_(False),
+            TEMPLATES.c.last_used < now - stale,
+        )
+        .values(last_used=now)
+    )
+    return bool(abandoned.rowcount == 1)
 
 
 def template_ready(conn: Connection, url: str) -> bool | None:
