@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.metadata.model import FieldDef, FieldType, SObjectDef
+from app.metadata.model import ID_TYPES, FieldDef, FieldType, SObjectDef
 
 SOAP_TYPES = {
     FieldType.ID: "tns:ID",
@@ -83,14 +83,36 @@ def describe_global(objects: list[SObjectDef], base: str) -> dict[str, Any]:
     }
 
 
+# What describe says of a text area's kind; other fields' (a person's name, an image's URL)
+# come from their property tables (app/metadata/field_properties/).
+TEXT_AREA_KINDS = {False: "plaintextarea", True: "richtextarea"}
+# Lookups a search cannot be narrowed by, on every object (the recorded describes).
+UNPREFILTERED_LOOKUPS = frozenset({"OwnerId", "RecordTypeId", "MasterRecordId"})
+
+
+# The named layouts an org has beside its page layouts (jsforce's sobject tests read User's
+# alternate user layout): app.services.layouts serves them.
+NAMED_LAYOUTS = {"User": ("UserAlt",)}
+
+
+def _named_layout_infos(sobject: SObjectDef, base: str) -> list[dict[str, Any]]:
+    root = f"{base}/sobjects/{sobject.name}/describe/namedLayouts"
+    return [
+        {"name": name, "urls": {"namedLayout": f"{root}/{name}"}}
+        for name in NAMED_LAYOUTS.get(sobject.name, ())
+    ]
+
+
 def _byte_length(field: FieldDef) -> int:
-    # Salesforce reports 3 bytes per character (UTF-8 worst case) for text.
+    # An id is ASCII; other text counts 3 bytes a character (UTF-8's worst case).
+    if field.type in ID_TYPES:
+        return field.length
     return field.length * 3 if field.length else 0
 
 
 def describe_field(field: FieldDef) -> dict[str, Any]:
     text = field.is_text
-    return {
+    derived = {
         "aggregatable": field.aggregatable,
         "aiPredictionField": False,
         "autoNumber": field.auto_number,
@@ -105,21 +127,23 @@ def describe_field(field: FieldDef) -> dict[str, Any]:
         "custom": field.custom,
         "defaultValue": field.default if field.type is FieldType.BOOLEAN else None,
         "defaultValueFormula": None,
-        "defaultedOnCreate": field.default is not None or field.system,
+        "defaultedOnCreate": field.defaulted_on_create,
         "dependentPicklist": False,
         "deprecatedAndHidden": False,
         "digits": field.digits,
         "displayLocationInDecimal": False,
         "encrypted": False,
         "externalId": field.external_id,
-        "extraTypeInfo": "richtextarea" if field.html_formatted else None,
+        "extraTypeInfo": (
+            TEXT_AREA_KINDS[field.html_formatted] if field.type is FieldType.TEXTAREA else None
+        ),
         "filterable": field.filterable,
         "filteredLookupInfo": None,
         "formulaTreatNullNumberAsZero": False,
         "groupable": field.groupable,
         "highScaleNumber": False,
         "htmlFormatted": field.html_formatted,
-        "idLookup": field.type is FieldType.ID or field.external_id,
+        "idLookup": field.id_lookup,
         "inlineHelpText": None,
         "label": field.label,
         "length": field.length if text or field.type in {FieldType.ID, FieldType.REFERENCE} else 0,
@@ -129,7 +153,8 @@ def describe_field(field: FieldDef) -> dict[str, Any]:
         "nameField": field.name_field,
         "namePointing": len(field.reference_to) > 1,
         "nillable": field.nillable,
-        "permissionable": field.nillable and not field.system,
+        # Field-level security reaches what may be empty, and checkboxes (recorded describes).
+        "permissionable": (field.nillable or field.type is FieldType.BOOLEAN) and not field.system,
         "picklistValues": [
             {
                 "active": True,
@@ -150,7 +175,11 @@ def describe_field(field: FieldDef) -> dict[str, Any]:
         "restrictedDelete": False,
         "restrictedPicklist": field.restricted_picklist,
         "scale": field.scale,
-        "searchPrefilterable": field.type is FieldType.REFERENCE,
+        "searchPrefilterable": (
+            field.type is FieldType.REFERENCE
+            and not field.system
+            and field.name not in UNPREFILTERED_LOOKUPS
+        ),
         "soapType": SOAP_TYPES.get(field.type, "xsd:string"),
         "sortable": field.sortable,
         "type": field.type.value,
@@ -158,6 +187,7 @@ def describe_field(field: FieldDef) -> dict[str, Any]:
         "updateable": field.updateable,
         "writeRequiresMasterRead": False,
     }
+    return {**derived, **dict(field.described)}
 
 
 def describe_sobject(sobject: SObjectDef, base: str) -> dict[str, Any]:
@@ -182,7 +212,7 @@ def describe_sobject(sobject: SObjectDef, base: str) -> dict[str, Any]:
         "fields": [describe_field(field) for field in sobject.fields],
         "listviewable": None,
         "lookupLayoutable": None,
-        "namedLayoutInfos": [],
+        "namedLayoutInfos": _named_layout_infos(sobject, base),
         "networkScopeFieldName": None,
         "recordTypeInfos": [
             {

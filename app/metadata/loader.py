@@ -37,6 +37,15 @@ DEFAULT_LENGTHS = {
 }
 
 
+# A standard picklist's length (a custom one's is DEFAULT_LENGTHS'), as the recorded describes
+# give it for the picklists an org left as shipped (every one of Event's, Contact.Salutation);
+# one whose values an admin edited reads 255 there.
+STANDARD_PICKLIST_LENGTH = 40
+# Fields every object's describe marks defaulted on create: the owner is the creating user
+# (app.services.records) when none is sent.
+DEFAULTED_EVERYWHERE = frozenset({"OwnerId"})
+
+
 def _system_fields_before() -> list[FieldDef]:
     return [
         FieldDef(
@@ -68,6 +77,8 @@ def _audit_reference(name: str, label: str, relationship: str) -> FieldDef:
 
 
 def _audit_datetime(name: str, label: str) -> FieldDef:
+    # Filtered and sorted but not grouped, as the recorded describes give them (a query groups
+    # by one through a date function: CALENDAR_MONTH(CreatedDate)).
     return FieldDef(
         name=name,
         type=FieldType.DATETIME,
@@ -76,6 +87,7 @@ def _audit_datetime(name: str, label: str) -> FieldDef:
         createable=False,
         updateable=False,
         system=True,
+        declared_groupable=False,
     )
 
 
@@ -118,6 +130,14 @@ def _picklist(raw: list[Any] | None, default: Any) -> tuple[PicklistValue, ...]:
     return tuple(values)
 
 
+def _length(name: str, field_type: FieldType, spec: dict[str, Any]) -> int:
+    if "length" in spec:
+        return int(spec["length"])
+    if field_type is FieldType.PICKLIST and not spec.get("custom", name.endswith("__c")):
+        return STANDARD_PICKLIST_LENGTH
+    return DEFAULT_LENGTHS.get(field_type, 0)
+
+
 def _field(name: str, spec: dict[str, Any]) -> FieldDef:
     field_type = FieldType(spec["type"])
     calculated = bool(spec.get("calculated", False))
@@ -128,11 +148,11 @@ def _field(name: str, spec: dict[str, Any]) -> FieldDef:
         name=name,
         type=field_type,
         label=spec.get("label") or label_from_name(name),
-        length=int(spec.get("length", DEFAULT_LENGTHS.get(field_type, 0))),
+        length=_length(name, field_type, spec),
         precision=precision,
         scale=int(spec.get("scale", 0)),
         digits=int(spec.get("digits", 0)),
-        nillable=bool(spec.get("nillable", True)) or derived,
+        nillable=bool(spec.get("nillable", True)),
         createable=bool(spec.get("createable", True)) and not derived,
         updateable=bool(spec.get("updateable", True)) and not derived,
         default=spec.get("default"),
@@ -149,6 +169,12 @@ def _field(name: str, spec: dict[str, Any]) -> FieldDef:
         auto_number=auto_number,
         auto_number_format=spec.get("autoNumberFormat", "{0:08d}"),
         html_formatted=bool(spec.get("htmlFormatted", False)),
+        declared_id_lookup=bool(spec.get("idLookup", False)),
+        declared_defaulted=bool(spec.get("defaultedOnCreate", name in DEFAULTED_EVERYWHERE)),
+        declared_groupable=spec.get("groupable"),
+        declared_sortable=spec.get("sortable"),
+        declared_aggregatable=spec.get("aggregatable"),
+        described=tuple(sorted(spec.get("describe", {}).items())),
     )
 
 
@@ -214,6 +240,7 @@ def load_object(raw: dict[str, Any]) -> SObjectDef:
 
 
 STANDARD_OBJECTS_DIR = Path(__file__).parent / "standard_objects"
+FIELD_PROPERTIES_DIR = Path(__file__).parent / "field_properties"
 
 
 def _read_definitions(directory: Path) -> dict[str, dict[str, Any]]:
@@ -233,10 +260,37 @@ def with_standard(own: dict[str, Any], standard: dict[str, Any] | None) -> dict[
     return {**standard, **own, "fields": {**own["fields"], **extra}}
 
 
+def read_field_properties() -> dict[str, dict[str, Any]]:
+    """The property tables of field_properties/, by object: each row's properties by field,
+    its `source` named in the table's `sources`."""
+    tables = (
+        yaml.safe_load(path.read_text(encoding="utf-8"))
+        for path in sorted(FIELD_PROPERTIES_DIR.glob("*.yaml"))
+    )
+    return {table["object"]: table for table in tables}
+
+
+def with_properties(raw: dict[str, Any], table: dict[str, Any] | None) -> dict[str, Any]:
+    """A definition with its standard fields' properties as real orgs describe them, over
+    whatever the definition says (an org's definition names a field's type, not how Salesforce
+    describes it)."""
+    if table is None:
+        return raw
+    fields = dict(raw["fields"])
+    for name, row in table["fields"].items():
+        if name in fields:
+            properties = {key: value for key, value in row.items() if key != "source"}
+            fields[name] = {**fields[name], **properties}
+    return {**raw, "fields": fields}
+
+
 def load_org(objects_dir: Path) -> list[SObjectDef]:
     """The standard objects and every object definition in `objects_dir`, by name."""
     standard = _read_definitions(STANDARD_OBJECTS_DIR)
     own = _read_definitions(objects_dir)
     merged = {name: with_standard(raw, standard.get(name)) for name, raw in own.items()}
     merged.update({name: raw for name, raw in standard.items() if name not in own})
-    return [load_object(merged[name]) for name in sorted(merged)]
+    properties = read_field_properties()
+    return [
+        load_object(with_properties(merged[name], properties.get(name))) for name in sorted(merged)
+    ]

@@ -104,6 +104,16 @@ class FieldDef:
     system: bool = False
     # A component of a compound field (a location's latitude): the compound's name.
     compound_field_name: str | None = None
+    # How real orgs describe a standard field where its type's rule says otherwise (the
+    # tables of app/metadata/field_properties/, each row with its source).
+    declared_id_lookup: bool = False
+    declared_defaulted: bool = False
+    declared_groupable: bool | None = None
+    declared_sortable: bool | None = None
+    declared_aggregatable: bool | None = None
+    # Describe keys with no behaviour behind them (extraTypeInfo, permissionable, ...), as
+    # (key, value) pairs laid over what describe derives.
+    described: tuple[tuple[str, Any], ...] = ()
 
     @property
     def is_text(self) -> bool:
@@ -120,14 +130,32 @@ class FieldDef:
 
     @property
     def sortable(self) -> bool:
+        if self.declared_sortable is not None:
+            return self.declared_sortable
         return not self.is_long_text and self.type not in UNSORTABLE_TYPES
 
     @property
     def groupable(self) -> bool:
+        if self.declared_groupable is not None:
+            return self.declared_groupable
         return not self.is_long_text and self.type not in UNGROUPABLE_TYPES
 
     @property
+    def id_lookup(self) -> bool:
+        """Whether a record can be found by this field's value: an upsert's key."""
+        return self.type is FieldType.ID or self.external_id or self.declared_id_lookup
+
+    @property
+    def defaulted_on_create(self) -> bool:
+        """Whether the platform gives it a value on create when none is sent."""
+        return (
+            self.default is not None or self.system or self.auto_number or self.declared_defaulted
+        )
+
+    @property
     def aggregatable(self) -> bool:
+        if self.declared_aggregatable is not None:
+            return self.declared_aggregatable
         return not self.is_long_text and self.type not in UNAGGREGATABLE_TYPES
 
     def allows_picklist_value(self, value: str) -> bool:
@@ -135,11 +163,12 @@ class FieldDef:
 
     @property
     def required(self) -> bool:
-        """What REQUIRED_FIELD_MISSING enforces on create: not nillable, settable, no default."""
+        """What REQUIRED_FIELD_MISSING enforces on create: not nillable, settable, and not
+        defaulted on create."""
         return (
             not self.nillable
             and self.createable
-            and self.default is None
+            and not self.defaulted_on_create
             and self.type is not FieldType.BOOLEAN
         )
 

@@ -235,9 +235,10 @@ class MultipleMatches(SalesforceError):
 
 
 def external_id_field(sobject: SObjectDef, name: str) -> FieldDef:
-    """An external id field of the object (those marked externalId, and Id), or 404."""
+    """A field the object's records are found by (idLookup: Id, external ids and the standard
+    fields real orgs mark so, Contact.Email or Case.CaseNumber), or 404."""
     field = sobject.field(name)
-    if field is None or not (field.external_id or field.name == "Id"):
+    if field is None or not field.id_lookup:
         raise NotFound(f"Provided external ID field does not exist or is not accessible: {name}")
     return field
 

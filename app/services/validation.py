@@ -325,7 +325,7 @@ def _parent_key(ctx: OrgContext, parent_name: str, key: str) -> tuple[SObjectDef
     field = parent.field(key) if parent else None
     if parent is None or field is None:
         raise unknown_field(key, parent_name)
-    if not (field.external_id or field.type is FieldType.ID):
+    if not field.id_lookup:
         raise _invalid_field(
             f"Field name provided, {field.name} does not match an External ID, Salesforce Id, "
             f"or indexed field for {parent.name}"

@@ -105,11 +105,16 @@ class SelectListBinder:
     def _field_item(self, item: ast.SelectField) -> None:
         ctx, expr = self.ctx, item.expr
         if isinstance(expr, ast.FieldPath):
-            if item.alias is not None:
+            if item.alias is not None and not self.query.group_by:
                 raise malformed(
                     "only aggregate expressions use field aliasing", query=ctx.text, pos=item.pos
                 )
-            self._column(bind_path(ctx, self.root, self.alias, expr))
+            path = bind_path(ctx, self.root, self.alias, expr)
+            if item.alias is None:
+                self._column(path)
+            else:  # a grouped field, written under its alias
+                self._claim(item.alias, item.pos, alias=True)
+                self.out.items.append(BoundColumn(path, alias=item.alias))
             return
         spec = ctx.functions.get(expr.name)
         if spec is None or not spec.allowed_in(Clause.SELECT):

@@ -105,10 +105,11 @@ def make_transition(
 
 
 def upsert_key(sobject: SObjectDef, wanted: object) -> str | None:
-    """The field an upsert job matches records on (an external id field, or Id), or None when
-    `wanted` names no such field of the object."""
+    """The field an upsert job matches records on (an idLookup field: Id, an external id, or a
+    standard one such as Contact.Email), or None when `wanted` names no such field of the
+    object."""
     field = sobject.field(wanted) if isinstance(wanted, str) else None
-    if field is None or not (field.external_id or field.name == "Id"):
+    if field is None or not field.id_lookup:
         return None
     return field.name
 
