@@ -127,24 +127,28 @@ def _request_fields(raw: bytes, as_json: bool) -> dict[str, Any]:
     return {_local(child): (child.text or "").strip() for child in root}
 
 
-def _info(call: Call, job: Job, status: int = 200) -> Response:
+def _info(call: Call, job: Job, status: int = 200, *, as_json: bool | None = None) -> Response:
+    """The job's jobInfo: in JSON or XML as `as_json` says (a request with a body is answered
+    in its own format, whatever the job's content type); else as the job's content type."""
     batches = jobs.batches_of(call.scope, job)
+    json_wanted = job.content_type == "JSON" if as_json is None else as_json
     return _respond(
-        *fmt.render_info("jobInfo", fmt.job_fields(job, batches), job.content_type == "JSON"),
+        *fmt.render_info("jobInfo", fmt.job_fields(job, batches), json_wanted),
         status,
     )
 
 
 def _create_job(call: Call) -> Response:
     fields = _request_fields(call.raw, call.as_json)
-    return _info(call, jobs.create_job(call.scope, fields, call.as_json), status=201)
+    job = jobs.create_job(call.scope, fields, call.as_json)
+    return _info(call, job, status=201, as_json=call.as_json)
 
 
 def _update_job(job_id: str) -> Work:
     def work(call: Call) -> Response:
         job = call.job(job_id)
         wanted = _request_fields(call.raw, call.as_json).get("state")
-        return _info(call, jobs.change_state(call.scope, job, wanted))
+        return _info(call, jobs.change_state(call.scope, job, wanted), as_json=call.as_json)
 
     return work
 

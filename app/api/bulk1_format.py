@@ -20,7 +20,11 @@ CSV_TYPE = "text/csv"
 
 
 def xml_fields(fields: list[tuple[str, Any]]) -> str:
-    return "".join(f"<{name}>{escape(_text(value))}</{name}>" for name, value in fields)
+    """The fields as XML elements; a null one is left out, as Salesforce's XML does (its JSON
+    writes it as null)."""
+    return "".join(
+        f"<{name}>{escape(_text(value))}</{name}>" for name, value in fields if value is not None
+    )
 
 
 def xml_document(root: str, inner: str) -> bytes:
@@ -76,9 +80,8 @@ def batch_fields(batch: Job, job: Job) -> list[tuple[str, Any]]:
         ("id", batch.id),
         ("jobId", job.id),
         ("state", batch.state),
+        ("stateMessage", batch.error or None),
     ]
-    if batch.error:
-        fields.append(("stateMessage", batch.error))
     fields += [
         ("createdDate", format_datetime_z(batch.created_at)),
         ("systemModstamp", format_datetime_z(batch.modstamp)),

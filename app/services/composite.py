@@ -521,7 +521,15 @@ def _run_collection(
         rolled_back = []
         for item, result in zip(items, results, strict=True):
             if result["success"]:
-                result = {"id": echo_id(item), "success": False, "errors": [ROLLED_BACK_RECORD]}
+                # An upsert still says whether it would have created its record, as a real
+                # org's rolled-back rows do.
+                kept = {key: value for key, value in result.items() if key == "created"}
+                result = {
+                    "id": echo_id(item),
+                    "success": False,
+                    "errors": [ROLLED_BACK_RECORD],
+                    **kept,
+                }
             rolled_back.append(result)
         return rolled_back
     whole.commit()
@@ -599,6 +607,10 @@ def collection_upsert(
                 f"Record type must be {sobject.name} in this call", error_code="INVALID_TYPE"
             )
         key = next((k for k in record if k.lower() == field.name.lower()), None)
+        if field.name == "Id" and (key is None or record[key] is None):  # a new record
+            values = {name: value for name, value in record.items() if name != key}
+            record_id = records.create_record(conn, ctx, sobject, _as_body(values))
+            return {"id": record_id, "success": True, "errors": [], "created": True}
         if key is None or record[key] is None:
             raise SalesforceError(
                 f"Required fields are missing: [{field.name}]",

@@ -4,10 +4,11 @@ default compact layout, no approval layouts, a tab and a theme per object."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from app.errors import NotFound
-from app.metadata.describe import describe_field
+from app.metadata.describe import NAMED_LAYOUTS, describe_field
 from app.metadata.model import ChildRelationship, FieldDef, SObjectDef
 from app.metadata.registry import SchemaRegistry
 from app.storage.ids import make_id
@@ -111,12 +112,40 @@ def _related_list(registry: SchemaRegistry, child: ChildRelationship) -> dict[st
     }
 
 
-def layout(sobject: SObjectDef, registry: SchemaRegistry) -> dict[str, Any]:
-    """The object's one page layout: its fields, two to a row, and a related list per child
-    relationship."""
-    related = [_related_list(registry, child) for child in sobject.child_relationships]
+# The standard buttons a default layout's detail page shows, each where the object allows
+# what it does.
+STANDARD_BUTTONS: tuple[tuple[str, str, Callable[[SObjectDef], bool]], ...] = (
+    ("Edit", "Edit", lambda sobject: sobject.updateable),
+    ("Delete", "Delete", lambda sobject: sobject.deletable),
+    ("Clone", "Clone", lambda sobject: sobject.createable),
+)
+
+
+def _button(name: str, label: str) -> dict[str, Any]:
+    """A standard button as describe gives it: no URL, window or colours of its own."""
+    unset = ("behavior", "content", "contentSource", "encoding", "height", "menubar")
+    more = ("resizeable", "scrollbars", "showsLocation", "showsStatus", "toolbar", "url")
     return {
-        "buttonLayoutSection": None,
+        **dict.fromkeys(unset, None),
+        "colors": [],
+        "custom": False,
+        "icons": [],
+        "label": label,
+        "name": name,
+        "overridden": False,
+        **dict.fromkeys(more, None),
+        "width": None,
+        "windowPosition": None,
+    }
+
+
+def layout(sobject: SObjectDef, registry: SchemaRegistry) -> dict[str, Any]:
+    """The object's one page layout: its standard buttons, its fields, two to a row, and a
+    related list per child relationship."""
+    related = [_related_list(registry, child) for child in sobject.child_relationships]
+    buttons = [_button(name, label) for name, label, shown in STANDARD_BUTTONS if shown(sobject)]
+    return {
+        "buttonLayoutSection": {"detailButtons": buttons},
         "detailLayoutSections": _sections(sobject, editing=False),
         "editLayoutSections": _sections(sobject, editing=True),
         "feedView": None,
@@ -163,6 +192,18 @@ def layout_for_record_type(
     if record_type_id[:15] != MASTER_RECORD_TYPE[:15]:
         raise NotFound()
     return layout(sobject, registry)
+
+
+def named_layout(sobject: SObjectDef, registry: SchemaRegistry, name: str) -> dict[str, Any]:
+    """`/describe/namedLayouts/{name}`: a named layout, which shows the object's fields as its
+    page layout does; 404 for a name the object has not."""
+    if name not in NAMED_LAYOUTS.get(sobject.name, ()):
+        raise NotFound()
+    return {
+        "layouts": [layout(sobject, registry)],
+        "recordTypeMappings": [],
+        "recordTypeSelectorRequired": [False],
+    }
 
 
 def compact_layouts(sobject: SObjectDef, base: str) -> dict[str, Any]:

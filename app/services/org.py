@@ -70,6 +70,8 @@ PLANNED_RESOURCES: dict[str, str] = {
     "connect": "the Connect REST API",
     "wave": "the CRM Analytics REST API",
     "async-queries": "Async SOQL",
+    # jsforce's metadata.deployRest (POST .../metadata/deployRequest, then GET its status).
+    "metadata": "the Metadata API's REST resources (deployRequest)",
 }
 
 

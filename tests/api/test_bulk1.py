@@ -323,3 +323,56 @@ def test_hostile_bodies_get_bulk_errors(api: TestClient) -> None:
     )
     [item] = xml(result).findall("b:result", NS)
     assert (field(item, "id"), field(item, "success")) == ("a<b", "false")
+
+
+def test_a_job_made_in_xml_is_answered_in_xml_whatever_its_content_type(api: TestClient) -> None:
+    job = xml_job(api, "insert", "Account", "JSON")
+    assert field(job, "contentType") == "JSON"
+    json_headers = {"Content-Type": "application/json", **session(api)}
+    batch = api.post(
+        f"{ASYNC}/job/{field(job, 'id')}/batch",
+        json=[{"Name": "Bulkone Xml Json"}],
+        headers=json_headers,
+    ).json()
+    # JSON writes a batch's stateMessage as null; XML leaves the element out.
+    assert batch["stateMessage"] is None
+    done = wait_batch(api, field(job, "id"), batch["id"], json_headers)
+    assert (done["state"], done["stateMessage"]) == ("Completed", None)
+    closing = (
+        f'<?xml version="1.0" encoding="UTF-8"?><jobInfo xmlns="{NS["b"]}">'
+        "<state>Closed</state></jobInfo>"
+    )
+    closed = api.post(
+        f"{ASYNC}/job/{field(job, 'id')}", content=closing, headers={**XML, **session(api)}
+    )
+    assert field(xml(closed), "state") == "Closed"
+
+
+def test_an_empty_batch_is_refused_at_once(api: TestClient) -> None:
+    """What jsforce's bulk tests expect of an empty load: ClientInputError, from the server."""
+    job_id = field(xml_job(api, "update", "Account", "CSV"), "id")
+    response = api.post(
+        f"{ASYNC}/job/{job_id}/batch",
+        content=b"",
+        headers={"Content-Type": "text/csv", **session(api)},
+    )
+    assert response.status_code == 400
+    error = xml(response)
+    assert (field(error, "exceptionCode"), field(error, "exceptionMessage")) == (
+        "ClientInputError",
+        "Unable to find any data to create batch",
+    )
+    listed = xml(api.get(f"{ASYNC}/job/{job_id}/batch", headers=session(api)))
+    assert listed.findall("b:batchInfo", NS) == []
+
+
+def test_a_queued_batch_in_xml_has_no_state_message(api: TestClient) -> None:
+    job_id = field(xml_job(api, "insert", "Account", "CSV"), "id")
+    batch = xml(
+        api.post(
+            f"{ASYNC}/job/{job_id}/batch",
+            content="Name\nBulkone No Message\n",
+            headers={"Content-Type": "text/csv", **session(api)},
+        )
+    )
+    assert batch.find("b:stateMessage", NS) is None

@@ -354,3 +354,84 @@ def test_a_job_outlives_the_server(database_factory: DatabaseFactory, seeded_tem
         [row] = rows(api, f"ingest/{job['id']}/successfulResults")
         assert row["Name"] == "Survivor Co"
         assert len(soql(api, "SELECT Id FROM Account WHERE Name = 'Survivor Co'")) == 1
+
+
+def test_an_upsert_job_matches_on_a_standard_id_lookup_field(api: TestClient) -> None:
+    """Contact.Email is idLookup in a real org's describe: a Bulk upsert may match on it."""
+    data = "Email,LastName\nbulk.lookup@example.com,First\n"
+    made = ingest(api, data, object="Contact", operation="upsert", externalIdFieldName="Email")
+    assert (made["state"], made["numberRecordsFailed"]) == ("JobComplete", 0)
+    again = ingest(
+        api,
+        "Email,LastName\nBULK.LOOKUP@example.com,Second\n",
+        object="Contact",
+        operation="upsert",
+        externalIdFieldName="Email",
+    )
+    [result] = rows(api, f"ingest/{again['id']}/successfulResults")
+    assert (result["sf__Created"], result["LastName"]) == ("false", "Second")
+    [contact] = soql(api, "SELECT LastName FROM Contact WHERE Email = 'bulk.lookup@example.com'")
+    assert contact["LastName"] == "Second"
+
+
+@pytest.mark.parametrize("operation", ["insert", "delete"])
+def test_an_empty_upload_completes_with_no_rows(api: TestClient, operation: str) -> None:
+    """jsforce's bulk2 tests load an empty input and expect three empty result lists: a real
+    org completes the job."""
+    done = ingest(api, "", object="Account", operation=operation)
+    assert (done["state"], done["numberRecordsProcessed"], done["numberRecordsFailed"]) == (
+        "JobComplete",
+        0,
+        0,
+    )
+    for part in ("successfulResults", "failedResults", "unprocessedrecords"):
+        assert rows(api, f"ingest/{done['id']}/{part}") == []
+
+
+def test_an_upsert_on_id_without_an_id_column_inserts(api: TestClient) -> None:
+    done = ingest(
+        api,
+        "Name\nBulk No Id Column\n",
+        object="Account",
+        operation="upsert",
+        externalIdFieldName="Id",
+    )
+    assert (done["state"], done["numberRecordsProcessed"], done["numberRecordsFailed"]) == (
+        "JobComplete",
+        1,
+        0,
+    )
+    [made] = rows(api, f"ingest/{done['id']}/successfulResults")
+    assert (made["sf__Created"], made["Name"]) == ("true", "Bulk No Id Column")
+    assert soql(api, "SELECT Id FROM Account WHERE Name = 'Bulk No Id Column'") == [
+        {
+            "attributes": {"type": "Account", "url": f"{API}/sobjects/Account/{made['sf__Id']}"},
+            "Id": made["sf__Id"],
+        }
+    ]
+
+
+def test_a_query_job_writes_typeof_fields_under_the_lookup(api: TestClient) -> None:
+    account = api.post(f"{API}/sobjects/Account", json={"Name": "Bulk Typeof Co"}).json()["id"]
+    event = api.post(
+        f"{API}/sobjects/Event",
+        json={
+            "Subject": "Bulk Typeof",
+            "WhatId": account,
+            "StartDateTime": "2026-01-05T09:00:00Z",
+            "EndDateTime": "2026-01-05T10:00:00Z",
+            "DurationInMinutes": 60,
+        },
+    )
+    assert event.status_code == 201, event.text
+    query = (
+        "SELECT Subject, TYPEOF What WHEN Account THEN Name, Phone WHEN Case THEN Subject "
+        "ELSE Name END FROM Event WHERE Subject = 'Bulk Typeof'"
+    )
+    done = wait(api, "query", create(api, "query", operation="query", query=query)["id"])
+    assert (done["state"], done["numberRecordsProcessed"]) == ("JobComplete", 1)
+    response = api.get(f"{JOBS}/query/{done['id']}/results")
+    assert response.text.splitlines() == [
+        '"Subject","What.Name","What.Phone","What.Subject"',
+        '"Bulk Typeof","Bulk Typeof Co",,',  # a null is an empty, unquoted cell
+    ]

@@ -378,3 +378,38 @@ def test_collections_limits_retrieve_and_upsert(api: TestClient) -> None:
 
 def test_resources_list_composite(api: TestClient) -> None:
     assert api.get(f"{API}/").json()["composite"] == f"{API}/composite"
+
+
+def test_collections_upsert_on_id_creates_a_record_whose_id_is_null(api: TestClient) -> None:
+    records = [{"attributes": {"type": "Account"}, "Id": None, "Name": "Null Id Upsert"}]
+    response = api.patch(f"{API}/composite/sobjects/Account/Id", json={"records": records})
+    assert response.status_code == 200, response.text
+    [made] = response.json()
+    assert made == {"id": made["id"], "success": True, "errors": [], "created": True}
+    assert count(api, "SELECT Id FROM Account WHERE Name = 'Null Id Upsert'") == 1
+
+
+def test_a_rolled_back_upsert_still_says_whether_it_would_have_created(api: TestClient) -> None:
+    existing = api.patch(
+        f"{API}/sobjects/Product2/External_ID__c/RB-0", json={"Name": "Rolled back 0"}
+    ).json()["id"]
+    records = [
+        {"attributes": {"type": "Product2"}, "External_ID__c": "RB-0", "Name": "Renamed"},
+        {"attributes": {"type": "Product2"}, "External_ID__c": "RB-1", "Name": "Rolled back"},
+        {"attributes": {"type": "Product2"}, "External_ID__c": "RB-2", "Name": None},
+    ]
+    response = api.patch(
+        f"{API}/composite/sobjects/Product2/External_ID__c",
+        json={"allOrNone": True, "records": records},
+    )
+    assert response.status_code == 200, response.text
+    updated, created, bad = response.json()
+    assert updated == {"id": None, "success": False, "errors": [ROLLED_BACK], "created": False}
+    assert created == {"id": None, "success": False, "errors": [ROLLED_BACK], "created": True}
+    assert (bad["success"], bad["created"], bad["errors"][0]["statusCode"]) == (
+        False,
+        False,
+        "REQUIRED_FIELD_MISSING",
+    )
+    assert count(api, "SELECT Id FROM Product2 WHERE External_ID__c LIKE 'RB-%'") == 1
+    assert api.get(f"{API}/sobjects/Product2/{existing}").json()["Name"] == "Rolled back 0"

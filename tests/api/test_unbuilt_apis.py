@@ -19,6 +19,12 @@ UNBUILT = [
     ("GET", f"{V}/connect/communities", "the Connect REST API"),
     ("GET", f"{V}/wave/datasets", "the CRM Analytics REST API"),
     ("POST", f"{V}/async-queries", "Async SOQL"),
+    ("POST", f"{V}/metadata/deployRequest", "the Metadata API's REST resources (deployRequest)"),
+    (
+        "GET",
+        f"{V}/metadata/deployRequest/0Af000000000001",
+        "the Metadata API's REST resources (deployRequest)",
+    ),
     ("GET", "/services/apexrest/Orders/42", "Apex REST (Apex classes exposed as REST resources)"),
     ("POST", "/cometd/59.0/handshake", "the Streaming API (CometD)"),
 ]

@@ -193,3 +193,54 @@ def test_window_errors(api: TestClient) -> None:
         f"{API}/sobjects/Nope__c/updated", params={"start": iso(now), "end": iso(now)}
     )
     assert unknown.status_code == 404
+
+
+def test_upsert_by_a_standard_id_lookup_field(api: TestClient) -> None:
+    """Contact.Email is idLookup in a real org's describe (not an external id): an upsert
+    finds the contact by it; a field that is neither (Title) is not an upsert key."""
+    contacts = f"{API}/sobjects/Contact"
+    created = api.patch(f"{contacts}/Email/upsert.lookup@example.com", json={"LastName": "Look"})
+    assert created.status_code == 201, created.text
+    contact_id = created.json()["id"]
+    assert created.json() == {"id": contact_id, "success": True, "errors": [], "created": True}
+    updated = api.patch(f"{contacts}/Email/Upsert.Lookup@example.com", json={"LastName": "Up"})
+    assert updated.status_code == 200, updated.text
+    assert updated.json() == {"id": contact_id, "success": True, "errors": [], "created": False}
+    found = api.get(f"{contacts}/Email/upsert.lookup@example.com").json()
+    assert (found["Id"], found["LastName"]) == (contact_id, "Up")
+    refused = api.patch(f"{contacts}/Title/Boss", json={"LastName": "x"})
+    assert refused.status_code == 404
+    assert error(refused) == {
+        "errorCode": "NOT_FOUND",
+        "message": "Provided external ID field does not exist or is not accessible: Title",
+    }
+
+
+def test_upsert_by_a_case_number_updates_that_case(api: TestClient) -> None:
+    made = api.post(f"{API}/sobjects/Case", json={"Subject": "Upsert by number"})
+    assert made.status_code == 201, made.text
+    case_id = made.json()["id"]
+    number = api.get(f"{API}/sobjects/Case/{case_id}").json()["CaseNumber"]
+    response = api.patch(f"{API}/sobjects/Case/CaseNumber/{number}", json={"Priority": "High"})
+    assert response.status_code == 200, response.text
+    assert response.json() == {"id": case_id, "success": True, "errors": [], "created": False}
+    assert api.get(f"{API}/sobjects/Case/{case_id}").json()["Priority"] == "High"
+
+
+def test_collections_upsert_by_a_standard_id_lookup_field(api: TestClient) -> None:
+    records = [
+        {"attributes": {"type": "Contact"}, "Email": "batch.lookup@example.com", "LastName": "A"},
+        {"attributes": {"type": "Contact"}, "Email": "batch.lookup@example.com", "LastName": "B"},
+    ]
+    first = api.patch(
+        f"{API}/composite/sobjects/Contact/Email", json={"allOrNone": False, "records": records[:1]}
+    )
+    assert first.status_code == 200, first.text
+    [made] = first.json()
+    assert (made["success"], made["created"]) == (True, True)
+    again = api.patch(
+        f"{API}/composite/sobjects/Contact/Email", json={"allOrNone": False, "records": records[1:]}
+    )
+    [updated] = again.json()
+    assert updated == {"id": made["id"], "success": True, "errors": [], "created": False}
+    assert count(api, "SELECT Id FROM Contact WHERE Email = 'batch.lookup@example.com'") == 1

@@ -141,6 +141,8 @@ def _check_header(sobject: SObjectDef, header: list[str], job: Job) -> None:
         if sobject.field(name) is None and _parent_column(sobject, name) is None:
             raise InvalidBatch(f"InvalidBatch : Field name not found : {name}")
     needed = KEY_COLUMN.get(job.operation) or job.external_id_field
+    if job.operation == "upsert" and needed == "Id":
+        return  # keyed on Id, rows without one are new records: the column may be absent
     if needed and needed.lower() not in {name.lower() for name in header}:
         raise InvalidBatch(f"InvalidBatch : Field name not found : {needed}")
 
@@ -198,6 +200,8 @@ def rows_of(ctx: OrgContext, job: Job, data: bytes) -> tuple[list[str], list[lis
         raise InvalidBatch(f"InvalidBatch : sObject type '{job.sobject}' is not supported")
     if job.kind == "batch":  # Bulk API 1.0: CSV, JSON or XML
         header, rows = batch_rows(data, job.content_type)
+    elif not data.strip():  # Bulk API 2.0 completes an empty upload, with no rows
+        return [], []
     else:
         header, rows = read_upload(data, job.column_delimiter, job.line_ending)
     _check_header(sobject, header, job)

@@ -139,6 +139,8 @@ def add_batch(scope: Scope, job: Job, data: bytes) -> Job:
         raise BulkError("InvalidJobState", "Job not open")
     if len(data) > MAX_BATCH_BYTES:
         raise BulkError("InvalidBatch", f"Batch size exceeds the limit of {MAX_BATCH_BYTES} bytes")
+    if not data.strip():  # refused at once, as Salesforce does (jsforce's bulk tests expect it)
+        raise BulkError("ClientInputError", "Unable to find any data to create batch")
     ctx = scope.ctx
     made = Origin(job.sandbox_id, job.sandbox_instance, job.api_version, ctx.user_id, ctx.now)
     with platform_transaction(scope.platform) as conn:

@@ -1,6 +1,7 @@
 """Running a query job: the SOQL query through the same compiler as REST, its rows flattened
-to CSV columns (`Account.Name` for a parent's field). Bulk queries take no child subqueries,
-aggregates, TYPEOF or OFFSET (Salesforce's Bulk API refuses them too)."""
+to CSV columns (`Account.Name` for a parent's field, `What.Name` for a field TYPEOF selects).
+Bulk queries take no child subqueries, aggregates or OFFSET (Salesforce's Bulk API refuses
+them too)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,6 @@ def check_bulk_query(ctx: OrgContext, text: str | None, include_deleted: bool) -
     refused = [
         ("aggregate functions or COUNT()", bound.is_aggregate or bound.count_only),
         ("child subqueries", any(isinstance(e, BoundSubquery) for e in bound.select)),
-        ("TYPEOF", any(isinstance(e, BoundTypeOf) for e in bound.select)),
         ("OFFSET", bound.offset is not None),
     ]
     for what, present in refused:
@@ -49,6 +49,9 @@ def _columns(bound: BoundQuery) -> list[tuple[str, tuple[str, ...]]]:
             if expr.alias and not expr.path.hops:
                 path = (expr.alias,)
             columns.append((".".join(path), path))
+        elif isinstance(expr, BoundTypeOf):  # every field a branch selects, each once
+            names = dict.fromkeys(f.name for branch in expr.branches for f in branch.fields)
+            columns += [(f"{expr.name}.{name}", (expr.name, name)) for name in names]
         else:  # a function of a field, with its alias or exprN as its key
             name = str(getattr(expr, "name", ""))
             columns.append((name, (name,)))
