@@ -1,5 +1,5 @@
 """The REST resources every org serves about its UI, built from the metadata: layouts, compact
-and approval layouts, list views and their results, quick actions (none), tabs, the theme,
+and approval layouts, list views and their results, quick actions (LogACall), tabs, the theme,
 recently used records, and process rules and approvals (none)."""
 
 from __future__ import annotations
@@ -8,10 +8,12 @@ from typing import Any
 
 from fastapi import Request
 
-from app.api.deps import ConnectionDep, OrgContextDep, SObjectDep, app_state
+from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep, SObjectDep, app_state
 from app.api.openapi import POSITIVE_COUNT, parameter, query_parameters
 from app.api.routing import SalesforceRouter, public_base_url
-from app.services import layouts, list_views
+from app.errors import JsonParserError
+from app.services import layouts, list_views, quick_actions
+from app.services.json_body import parse_object
 from app.services.recent import recent_items, recent_limit
 
 router = SalesforceRouter(prefix="/services/data/{version}")
@@ -30,6 +32,11 @@ def get_layouts(ctx: OrgContextDep, definition: SObjectDep) -> dict[str, Any]:
 @router.get(f"{OBJECT}/describe/layouts/{{record_type_id}}")
 def get_layout(record_type_id: str, ctx: OrgContextDep, definition: SObjectDep) -> dict[str, Any]:
     return layouts.layout_for_record_type(definition, ctx.registry, record_type_id)
+
+
+@router.get(f"{OBJECT}/describe/namedLayouts/{{name}}")
+def get_named_layout(name: str, ctx: OrgContextDep, definition: SObjectDep) -> dict[str, Any]:
+    return layouts.named_layout(definition, ctx.registry, name)
 
 
 @router.get(f"{OBJECT}/describe/compactLayouts")
@@ -88,8 +95,36 @@ def get_object_quick_actions(ctx: OrgContextDep, definition: SObjectDep) -> list
 
 @router.get("/quickActions")
 def get_quick_actions(ctx: OrgContextDep) -> list[Any]:
-    del ctx
-    return []
+    return quick_actions.listed(ctx.base_path)
+
+
+@router.get("/quickActions/{name}")
+def get_quick_action(name: str, ctx: OrgContextDep) -> dict[str, Any]:
+    return quick_actions.describe(name, ctx.base_path)
+
+
+@router.get("/quickActions/{name}/describe")
+def describe_quick_action(name: str, ctx: OrgContextDep) -> dict[str, Any]:
+    return quick_actions.describe(name, ctx.base_path)
+
+
+@router.get("/quickActions/{name}/defaultValues")
+def get_default_values(name: str, ctx: OrgContextDep) -> dict[str, Any]:
+    return quick_actions.default_values(ctx, name, None)
+
+
+@router.get("/quickActions/{name}/defaultValues/{context_id}")
+def get_default_values_for(name: str, context_id: str, ctx: OrgContextDep) -> dict[str, Any]:
+    return quick_actions.default_values(ctx, name, context_id)
+
+
+@router.post("/quickActions/{name}")
+def run_quick_action(
+    name: str, raw: JsonBodyDep, ctx: OrgContextDep, conn: ConnectionDep
+) -> dict[str, Any]:
+    """Run the action on the record `contextId` names, with the caller's `record` values."""
+    body = parse_object(raw, "QuickAction").data
+    return quick_actions.execute(conn, ctx, name, body)
 
 
 @router.get("/tabs")
@@ -123,6 +158,18 @@ def get_process(ctx: OrgContextDep) -> dict[str, str]:
 def get_process_rules(ctx: OrgContextDep) -> dict[str, Any]:
     del ctx
     return {"rules": {}}  # no workflow rules
+
+
+@router.post("/process/rules")
+def trigger_process_rules(ctx: OrgContextDep, raw: JsonBodyDep) -> dict[str, Any]:
+    """Evaluate the active workflow rules of the records named (`{"contextIds": [...]}`,
+    jsforce's `process.rule.trigger`): the org has none, so nothing runs, and the answer is a
+    real org's when its rules ran clean."""
+    del ctx
+    ids = parse_object(raw, "ProcessRuleRequest").data.get("contextIds")
+    if not isinstance(ids, list) or not ids or not all(isinstance(item, str) for item in ids):
+        raise JsonParserError("contextIds must be a non-empty array of record ids")
+    return {"errors": None, "success": True}
 
 
 @router.get("/process/approvals")

@@ -24,6 +24,7 @@ VALUES = {
     "value": "x",
     "record_type_id": make_id("012", 1),
     "view_id": make_id("00B", 1),
+    "name": "UserAlt",
 }
 _PARAMETER = re.compile(r"{(\w+)(?::\w+)?}")
 
@@ -49,7 +50,7 @@ def routes(client: TestClient) -> list[tuple[str, str]]:
 
 
 def test_the_routes_are_the_ones_expected(routes: list[tuple[str, str]]) -> None:
-    assert len(routes) == 25
+    assert len(routes) == 26
     assert ("GET", "/services/data/{version}/sobjects/{sobject}/{record_id:record}") in routes
     assert ("POST", "/services/data/{version}/composite/tree/{sobject}") in routes
     assert ("GET", "/services/data/{version}/sobjects/{sobject}/listviews/{view_id}") in routes

@@ -105,7 +105,7 @@ def test_the_all_list_view_runs_a_real_query(api: TestClient) -> None:
 
 def test_quick_actions_tabs_theme_and_processes(api: TestClient) -> None:
     assert get(api, "/sobjects/Account/quickActions") == []
-    assert get(api, "/quickActions") == []
+    assert [action["name"] for action in get(api, "/quickActions")] == ["LogACall"]
     tabs = {tab["sobjectName"]: tab for tab in get(api, "/tabs")}
     assert tabs["Account"]["label"] == "Accounts" and tabs["Account"]["name"] == "standard-Account"
     assert tabs["Account"]["url"].endswith("/001/o")
@@ -122,6 +122,25 @@ def test_quick_actions_tabs_theme_and_processes(api: TestClient) -> None:
     }
     assert get(api, "/process/rules") == {"rules": {}}
     assert get(api, "/process/approvals") == {"approvals": {}}
+    account = api.post(f"{API}/sobjects/Account", json={"Name": "Rules Trigger"}).json()["id"]
+    # jsforce's process.rule.trigger, which its suite runs against a real org.
+    triggered = api.post(f"{API}/process/rules", json={"contextIds": [account]})
+    assert (triggered.status_code, triggered.json()) == (200, {"errors": None, "success": True})
+    bodies: list[dict[str, Any]] = [
+        {},
+        {"contextIds": []},
+        {"contextIds": account},
+        {"contextIds": [7]},
+    ]
+    for bad in bodies:
+        refused = api.post(f"{API}/process/rules", json=bad)
+        assert refused.status_code == 400, bad
+        assert refused.json() == [
+            {
+                "message": "contextIds must be a non-empty array of record ids",
+                "errorCode": "JSON_PARSER_ERROR",
+            }
+        ]
     listed = get(api, "")
     assert {"recent", "tabs", "theme", "quickActions", "process"} <= set(listed)
     wrong = api.get(f"{API}/sobjects/Nope/quickActions")
@@ -217,3 +236,123 @@ def test_object_resources_are_not_record_ids(api: TestClient, path: str) -> None
     response = api.patch(f"{API}{path}", json={})
     assert response.status_code == 405
     assert response.headers["allow"] == "HEAD, GET, OPTIONS"
+
+
+def test_a_layout_shows_the_standard_buttons_the_object_allows(api: TestClient) -> None:
+    """What jsforce's layout tests read: buttonLayoutSection is an object of detail buttons."""
+    [layout] = get(api, "/sobjects/Account/describe/layouts")["layouts"]
+    buttons = layout["buttonLayoutSection"]["detailButtons"]
+    assert [(b["name"], b["label"], b["custom"]) for b in buttons] == [
+        ("Edit", "Edit", False),
+        ("Delete", "Delete", False),
+        ("Clone", "Clone", False),
+    ]
+    assert buttons[0] == {
+        "behavior": None,
+        "colors": [],
+        "content": None,
+        "contentSource": None,
+        "custom": False,
+        "encoding": None,
+        "height": None,
+        "icons": [],
+        "label": "Edit",
+        "menubar": None,
+        "name": "Edit",
+        "overridden": False,
+        "resizeable": None,
+        "scrollbars": None,
+        "showsLocation": None,
+        "showsStatus": None,
+        "toolbar": None,
+        "url": None,
+        "width": None,
+        "windowPosition": None,
+    }
+    # The organization is edited, never deleted or created.
+    [organization] = get(api, "/sobjects/Organization/describe/layouts")["layouts"]
+    assert [b["name"] for b in organization["buttonLayoutSection"]["detailButtons"]] == ["Edit"]
+
+
+def test_users_alternate_layout_is_a_named_layout(api: TestClient) -> None:
+    described = get(api, "/sobjects/User/describe")
+    assert described["namedLayoutInfos"] == [
+        {
+            "name": "UserAlt",
+            "urls": {"namedLayout": f"{API}/sobjects/User/describe/namedLayouts/UserAlt"},
+        }
+    ]
+    named = get(api, "/sobjects/User/describe/namedLayouts/UserAlt")
+    [layout] = named["layouts"]
+    assert isinstance(layout["buttonLayoutSection"], dict)
+    assert isinstance(layout["quickActionList"]["quickActionListItems"], list)
+    assert named["recordTypeSelectorRequired"] == [False]
+    assert get(api, "/sobjects/Account/describe")["namedLayoutInfos"] == []
+    missing = api.get(f"{API}/sobjects/User/describe/namedLayouts/NoSuchLayout")
+    assert missing.status_code == 404
+    assert missing.json()[0]["errorCode"] == "NOT_FOUND"
+
+
+def test_log_a_call_is_described_defaulted_and_run(api: TestClient) -> None:
+    """The global LogACall action as jsforce's quick-action tests use it."""
+    [listed] = get(api, "/quickActions")
+    root = f"{API}/quickActions/LogACall"
+    assert listed == {
+        "actionEnumOrId": "LogACall",
+        "label": "Log a Call",
+        "name": "LogACall",
+        "type": "LogACall",
+        "urls": {
+            "defaultValues": f"{root}/defaultValues",
+            "quickAction": root,
+            "describe": f"{root}/describe",
+            "defaultValuesTemplate": f"{root}/defaultValues/{{ID}}",
+        },
+    }
+    described = get(api, "/quickActions/LogACall/describe")
+    assert (described["type"], described["name"], described["targetSobjectType"]) == (
+        "LogACall",
+        "LogACall",
+        "Task",
+    )
+    assert isinstance(described["layout"]["layoutRows"], list)
+    assert get(api, "/quickActions/LogACall") == described
+    assert get(api, "/quickActions/LogACall/defaultValues") == {
+        "attributes": {"type": "Task"},
+        "Subject": "Call",
+        "Status": "Completed",
+        "TaskSubtype": "Call",
+        "Description": None,
+        "WhoId": None,
+        "WhatId": None,
+    }
+    account = api.post(f"{API}/sobjects/Account", json={"Name": "Quick Action Co"}).json()["id"]
+    for_account = get(api, f"/quickActions/LogACall/defaultValues/{account}")
+    assert (for_account["WhatId"], for_account["WhoId"]) == (account, None)
+    ran = api.post(
+        root,
+        json={"contextId": account, "record": {"Subject": "My Task Test", "Description": "Notes"}},
+    )
+    assert ran.status_code == 200, ran.text
+    result = ran.json()
+    assert result == {
+        "contextId": account,
+        "created": True,
+        "errors": [],
+        "feedItemIds": [],
+        "id": result["id"],
+        "ids": [result["id"]],
+        "success": True,
+        "successMessage": "Call logged",
+    }
+    task = get(api, f"/sobjects/Task/{result['id']}")
+    assert (task["Subject"], task["WhatId"], task["Status"], task["TaskSubtype"]) == (
+        "My Task Test",
+        account,
+        "Completed",
+        "Call",
+    )
+    missing = api.get(f"{root.replace('LogACall', 'NoSuchAction')}/describe")
+    assert (missing.status_code, missing.json()[0]["errorCode"]) == (404, "NOT_FOUND")
+    bad = api.get(f"{root}/defaultValues/not-an-id")
+    assert (bad.status_code, bad.json()[0]["errorCode"]) == (400, "MALFORMED_ID")
