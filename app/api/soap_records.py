@@ -3,8 +3,8 @@
 A record is `<records xsi:type="sf:sObject">`: its `sf:type`, its `sf:Id` (nil when the query
 did not select it), then each selected field as `sf:Field` in SELECT order, the Id again among
 them as the partner API repeats it. A parent is a nested sObject, a child subquery a nested
-QueryResult, a null `xsi:nil`. Datetimes are written in UTC with `Z`, as the SOAP API writes
-them.
+QueryResult, a compound (an address) its components, a null `xsi:nil`. Datetimes are written
+in UTC with `Z`, as the SOAP API writes them.
 """
 
 from __future__ import annotations
@@ -46,9 +46,18 @@ def _field_xml(name: str, value: Any, prefix: str) -> str:
         return f'<{tag} xsi:nil="true"/>'
     if isinstance(value, dict) and "records" in value:
         return query_result_xml(value, tag)
+    if isinstance(value, dict) and "attributes" not in value:
+        return _compound_xml(tag, value)
     if isinstance(value, dict):
         return record_xml(value, tag, prefix)
     return f"<{tag}>{_text(value)}</{tag}>"
+
+
+def _compound_xml(tag: str, value: dict[str, Any]) -> str:
+    """A compound's value (an address, a location): its type, then each component."""
+    kind = "address" if "street" in value else "location"
+    parts = "".join(_field_xml(key, part, "") for key, part in value.items())
+    return f'<{tag} xsi:type="{kind}">{parts}</{tag}>'
 
 
 def query_result_xml(result: dict[str, Any], element: str, locator: str | None = None) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from app.console.org_view import OrgView
 from app.errors import NotFound, SalesforceError
-from app.metadata.model import FieldDef, FieldType, SObjectDef
+from app.metadata.model import COMPOUND_TYPES, FieldDef, FieldType, SObjectDef
 from app.services.query import run_query
 
 PAGE_SIZE = 25
@@ -20,7 +20,7 @@ RELATED_ROWS = 5
 # Child subqueries per query, so one record page costs a few queries, not one per list.
 SUBQUERIES_PER_QUERY = 10
 RECORD_ID = re.compile(r"[A-Za-z0-9]{15}(?:[A-Za-z0-9]{3})?")
-WIDE_TYPES = frozenset({FieldType.TEXTAREA, FieldType.LOCATION, FieldType.JUNCTIONIDLIST})
+WIDE_TYPES = frozenset({FieldType.TEXTAREA, *COMPOUND_TYPES, FieldType.JUNCTIONIDLIST})
 
 
 def soql_string(text: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.metadata.model import ID_TYPES, FieldDef, FieldType, SObjectDef
+from app.metadata.model import COMPOUND_TYPES, ID_TYPES, FieldDef, FieldType, SObjectDef
 
 SOAP_TYPES = {
     FieldType.ID: "tns:ID",
@@ -19,6 +19,7 @@ SOAP_TYPES = {
     FieldType.TIME: "xsd:time",
     FieldType.JUNCTIONIDLIST: "tns:ID",
     FieldType.LOCATION: "urn:location",
+    FieldType.ADDRESS: "urn:address",
 }
 # Long text can't be filtered, grouped or sorted on in Salesforce.
 
@@ -167,7 +168,7 @@ def describe_field(field: FieldDef) -> dict[str, Any]:
         ],
         "polymorphicForeignKey": len(field.reference_to) > 1,
         "precision": field.precision,
-        "queryByDistance": False,
+        "queryByDistance": field.type in COMPOUND_TYPES,  # DISTANCE() measures from it
         "referenceTargetField": None,
         "referenceTo": list(field.reference_to),
         "relationshipName": field.relationship_name,

@@ -174,6 +174,7 @@ def _field(name: str, spec: dict[str, Any]) -> FieldDef:
         declared_groupable=spec.get("groupable"),
         declared_sortable=spec.get("sortable"),
         declared_aggregatable=spec.get("aggregatable"),
+        compound_field_name=spec.get("compoundFieldName"),
         described=tuple(sorted(spec.get("describe", {}).items())),
     )
 
@@ -209,7 +210,71 @@ def _declared_fields(raw_fields: dict[str, Any]) -> list[FieldDef]:
     return fields
 
 
-def load_object(raw: dict[str, Any]) -> SObjectDef:
+# A standard address's parts: (the part's name after the address's prefix, its spec, its
+# label after the prefix), in the order real orgs describe them; the key its value has in the
+# compound's JSON object is app.storage.derived's.
+ADDRESS_PARTS: tuple[tuple[str, dict[str, Any], str], ...] = (
+    ("Street", {"type": "textarea", "length": 255}, "Street"),
+    ("City", {"type": "string", "length": 40}, "City"),
+    ("State", {"type": "string", "length": 80}, "State/Province"),
+    ("PostalCode", {"type": "string", "length": 20}, "Zip/Postal Code"),
+    ("Country", {"type": "string", "length": 80}, "Country"),
+    ("Latitude", {"type": "double", "precision": 18, "scale": 15}, "Latitude"),
+    ("Longitude", {"type": "double", "precision": 18, "scale": 15}, "Longitude"),
+    (
+        "GeocodeAccuracy",
+        {
+            "type": "picklist",
+            "restricted": True,
+            "picklist": [
+                "Address",
+                "NearAddress",
+                "Block",
+                "Street",
+                "ExtendedZip",
+                "Zip",
+                "Neighborhood",
+                "City",
+                "County",
+                "State",
+                "Unknown",
+            ],
+        },
+        "Geocode Accuracy",
+    ),
+)
+
+
+def address_part_names(address: str) -> list[str]:
+    """`BillingAddress`'s parts: BillingStreet, ... (Lead's `Address`: Street, ...)."""
+    prefix = address.removesuffix("Address")
+    return [prefix + part for part, _, _ in ADDRESS_PARTS]
+
+
+def with_address_parts(raw_fields: dict[str, Any]) -> dict[str, Any]:
+    """Fields with each address (`BillingAddress: {type: address}`) preceded by its parts, as
+    real orgs describe them: a part the definition also declares (an org's own ShippingCity)
+    keeps its spec over the standard one and moves to its address."""
+    addresses = [name for name, spec in raw_fields.items() if spec["type"] == "address"]
+    claimed = {part for name in addresses for part in address_part_names(name)}
+    fields: dict[str, Any] = {}
+    for name, spec in raw_fields.items():
+        if name in claimed:
+            continue
+        if spec["type"] == "address":
+            prefix = name.removesuffix("Address")
+            for part, part_spec, label in ADDRESS_PARTS:
+                standard = {**part_spec, "label": f"{prefix} {label}".strip()}
+                own = raw_fields.get(prefix + part, {})
+                fields[prefix + part] = {**standard, **own, "compoundFieldName": name}
+            spec = {**spec, "createable": False, "updateable": False}
+        fields[name] = spec
+    return fields
+
+
+def load_object(raw: dict[str, Any], properties: dict[str, Any] | None = None) -> SObjectDef:
+    """An object from its definition and its fields' property table (field_properties/)."""
+    raw = with_properties({**raw, "fields": with_address_parts(raw["fields"])}, properties)
     name = raw["name"]
     declared = _declared_fields(raw["fields"])
     name_field = raw.get("nameField")
@@ -291,6 +356,4 @@ def load_org(objects_dir: Path) -> list[SObjectDef]:
     merged = {name: with_standard(raw, standard.get(name)) for name, raw in own.items()}
     merged.update({name: raw for name, raw in standard.items() if name not in own})
     properties = read_field_properties()
-    return [
-        load_object(with_properties(merged[name], properties.get(name))) for name in sorted(merged)
-    ]
+    return [load_object(merged[name], properties.get(name)) for name in sorted(merged)]

@@ -29,6 +29,9 @@ class FieldType(StrEnum):
     JUNCTIONIDLIST = "junctionidlist"
     # A geolocation: a compound of two doubles, `<Name>__Latitude__s` and `<Name>__Longitude__s`.
     LOCATION = "location"
+    # A standard address: a compound of street, city, state, postal code, country, latitude,
+    # longitude and geocode accuracy (`BillingStreet`, ... for `BillingAddress`).
+    ADDRESS = "address"
 
 
 TEXT_TYPES = frozenset(
@@ -45,6 +48,8 @@ TEXT_TYPES = frozenset(
 )
 NUMBER_TYPES = frozenset({FieldType.INT, FieldType.DOUBLE, FieldType.CURRENCY, FieldType.PERCENT})
 ID_TYPES = frozenset({FieldType.ID, FieldType.REFERENCE})
+# Read-only fields whose value is an object built from their component fields.
+COMPOUND_TYPES = frozenset({FieldType.LOCATION, FieldType.ADDRESS})
 
 
 @dataclass(frozen=True)
@@ -57,17 +62,17 @@ class PicklistValue:
 # A text area longer than this is a long text area (describe's textarea of length > 255).
 LONG_TEXT_LENGTH = 255
 # What describe says no query may ORDER BY or GROUP BY, whatever its length.
-UNSORTABLE_TYPES = frozenset({FieldType.MULTIPICKLIST, FieldType.LOCATION})
+UNSORTABLE_TYPES = frozenset({FieldType.MULTIPICKLIST, *COMPOUND_TYPES})
 # What no aggregate function takes, COUNT() of the field included (Salesforce's table of field
 # types in aggregate functions: boolean and time are "No" in every column).
-UNAGGREGATABLE_TYPES = frozenset({FieldType.BOOLEAN, FieldType.TIME})
+UNAGGREGATABLE_TYPES = frozenset({FieldType.BOOLEAN, FieldType.TIME, FieldType.ADDRESS})
 UNGROUPABLE_TYPES = frozenset(
     {
         FieldType.DOUBLE,
         FieldType.CURRENCY,
         FieldType.PERCENT,
         FieldType.MULTIPICKLIST,
-        FieldType.LOCATION,
+        *COMPOUND_TYPES,
     }
 )
 
@@ -102,7 +107,8 @@ class FieldDef:
     html_formatted: bool = False
     # A system field the platform maintains (Id, audit fields, IsDeleted).
     system: bool = False
-    # A component of a compound field (a location's latitude): the compound's name.
+    # A component of a compound field (a location's latitude, an address's city, a person's
+    # first name): the compound's name.
     compound_field_name: str | None = None
     # How real orgs describe a standard field where its type's rule says otherwise (the
     # tables of app/metadata/field_properties/, each row with its source).
@@ -205,25 +211,30 @@ class SObjectDef:
     deletable: bool = True
     child_relationships: tuple[ChildRelationship, ...] = ()
     _by_lower_name: dict[str, FieldDef] = field(default_factory=dict, compare=False, repr=False)
-    _locations: list[FieldDef] = field(default_factory=list, init=False, compare=False, repr=False)
+    _compounds: list[FieldDef] = field(default_factory=list, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self._by_lower_name.update({f.name.lower(): f for f in self.fields})
-        self._locations.extend(f for f in self.fields if f.type is FieldType.LOCATION)
+        self._compounds.extend(f for f in self.fields if f.type in COMPOUND_TYPES)
 
     @property
-    def location_fields(self) -> list[FieldDef]:
-        return self._locations
+    def compound_fields(self) -> list[FieldDef]:
+        """The locations and addresses: each one's value is derived from its parts."""
+        return self._compounds
+
+    def compound_parts(self, compound: FieldDef) -> list[FieldDef]:
+        return [f for f in self.fields if f.compound_field_name == compound.name]
 
     def field(self, name: str) -> FieldDef | None:
         """The field named `name`, whatever its letter case."""
         return self._by_lower_name.get(name.lower())
 
-    def location_parts(self, location: FieldDef) -> tuple[FieldDef, FieldDef]:
-        """A location field's latitude and longitude components."""
-        parts = [f for f in self.fields if f.compound_field_name == location.name]
-        latitude = next(f for f in parts if f.name.endswith("__Latitude__s"))
-        longitude = next(f for f in parts if f.name.endswith("__Longitude__s"))
+    def location_parts(self, compound: FieldDef) -> tuple[FieldDef, FieldDef]:
+        """A location's or an address's latitude and longitude components
+        (`Loc__Latitude__s`, `BillingLatitude`)."""
+        parts = self.compound_parts(compound)
+        latitude = next(f for f in parts if f.name.removesuffix("__s").endswith("Latitude"))
+        longitude = next(f for f in parts if f.name.removesuffix("__s").endswith("Longitude"))
         return latitude, longitude
 
     def field_by_relationship(self, relationship_name: str) -> FieldDef | None:

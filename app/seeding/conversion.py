@@ -162,8 +162,8 @@ def to_id_list(value: Any) -> Converted:
 
 
 def from_components(value: Any) -> Converted:
-    """A location compound is derived from its latitude and longitude columns, which a dump
-    holds as doubles; its own value is not read."""
+    """A compound (a location, an address) is derived from its parts' columns, which a dump
+    holds; its own value is not read."""
     return None, False
 
 
@@ -180,6 +180,7 @@ _CONVERTERS: dict[FieldType, Converter] = {
     FieldType.TIME: to_time,
     FieldType.JUNCTIONIDLIST: to_id_list,
     FieldType.LOCATION: from_components,
+    FieldType.ADDRESS: from_components,
 }
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from app.errors import NotFound
 from app.metadata.describe import NAMED_LAYOUTS, describe_field
-from app.metadata.model import ChildRelationship, FieldDef, SObjectDef
+from app.metadata.model import COMPOUND_TYPES, ChildRelationship, FieldDef, SObjectDef
 from app.metadata.registry import SchemaRegistry
 from app.storage.ids import make_id
 
@@ -34,33 +34,48 @@ def _shown(field: FieldDef) -> bool:
     return field.compound_field_name is None and not field.system and field.name != "Id"
 
 
-def _item(field: FieldDef, *, editing: bool) -> dict[str, Any]:
+def _component(field: FieldDef, parts: list[FieldDef]) -> dict[str, Any]:
+    """A field's place in a layout item; a compound's (an address) holds its parts'."""
+    component: dict[str, Any] = {
+        "details": describe_field(field),
+        "displayLines": 1,
+        "tabOrder": 0,
+        "type": "Field",
+        "value": field.name,
+    }
+    if parts:
+        component["components"] = [_component(part, []) for part in parts]
+        component["fieldType"] = field.type.value
+        component["displayLines"] = len(parts)
+    return component
+
+
+def _item(sobject: SObjectDef, field: FieldDef, *, editing: bool) -> dict[str, Any]:
+    parts = sobject.compound_parts(field) if field.type in COMPOUND_TYPES else []
+    edited = parts or [field]  # a compound is edited through its parts
     return {
-        "editableForNew": field.createable,
-        "editableForUpdate": field.updateable,
+        "editableForNew": any(f.createable for f in edited),
+        "editableForUpdate": any(f.updateable for f in edited),
         "label": field.label,
-        "layoutComponents": [
-            {
-                "details": describe_field(field),
-                "displayLines": 1,
-                "tabOrder": 0,
-                "type": "Field",
-                "value": field.name,
-            }
-        ],
+        "layoutComponents": [_component(field, parts)],
         "placeholder": False,
-        "required": editing and not field.nillable and field.createable,
+        "required": editing and any(not f.nillable and f.createable for f in edited),
     }
 
 
-def _section(heading: str, fields: list[FieldDef], *, editing: bool) -> dict[str, Any]:
+def _section(
+    sobject: SObjectDef, heading: str, fields: list[FieldDef], *, editing: bool
+) -> dict[str, Any]:
     rows = [fields[index : index + 2] for index in range(0, len(fields), 2)]
     return {
         "collapsed": False,
         "columns": 2,
         "heading": heading,
         "layoutRows": [
-            {"layoutItems": [_item(f, editing=editing) for f in row], "numItems": len(row)}
+            {
+                "layoutItems": [_item(sobject, f, editing=editing) for f in row],
+                "numItems": len(row),
+            }
             for row in rows
         ],
         "layoutSectionId": None,
@@ -72,14 +87,20 @@ def _section(heading: str, fields: list[FieldDef], *, editing: bool) -> dict[str
     }
 
 
+def _editable(sobject: SObjectDef, field: FieldDef) -> bool:
+    if field.type in COMPOUND_TYPES:
+        return any(part.createable or part.updateable for part in sobject.compound_parts(field))
+    return field.createable or field.updateable
+
+
 def _sections(sobject: SObjectDef, *, editing: bool) -> list[dict[str, Any]]:
     fields = [f for f in sobject.fields if _shown(f)]
     if editing:
-        fields = [f for f in fields if f.createable or f.updateable]
-    sections = [_section(f"{sobject.label} Information", fields, editing=editing)]
+        fields = [f for f in fields if _editable(sobject, f)]
+    sections = [_section(sobject, f"{sobject.label} Information", fields, editing=editing)]
     audit = [f for name in SYSTEM_INFORMATION if (f := sobject.field(name)) is not None]
     if audit and not editing:
-        sections.append(_section("System Information", audit, editing=False))
+        sections.append(_section(sobject, "System Information", audit, editing=False))
     return sections
 
 
@@ -210,7 +231,7 @@ def compact_layouts(sobject: SObjectDef, base: str) -> dict[str, Any]:
     """The system default compact layout: the name field and the next few fields."""
     fields = [f for f in sobject.fields if _shown(f)]
     fields.sort(key=lambda f: not f.name_field)
-    items = [_item(f, editing=False) for f in fields[:COMPACT_FIELDS]]
+    items = [_item(sobject, f, editing=False) for f in fields[:COMPACT_FIELDS]]
     return {
         "compactLayouts": [
             {

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from app.errors import NotFound, SalesforceError
-from app.metadata.model import FieldDef, FieldType, SObjectDef
+from app.metadata.model import COMPOUND_TYPES, FieldDef, FieldType, SObjectDef
 from app.metadata.registry import SchemaRegistry
 from app.services.context import OrgContext
 from app.services.cursors import CursorStore
@@ -50,17 +50,30 @@ class ListView:
         )
 
 
-def _listed(field: FieldDef) -> bool:
+def _listed_part(sobject: SObjectDef, field: FieldDef) -> bool:
+    """An address's street, city, state, postal code and country are list view columns; its
+    coordinates and their accuracy, and a location's, are not."""
+    compound = sobject.field(field.compound_field_name or "")
     return (
-        field.compound_field_name is None
+        compound is not None
+        and compound.type is FieldType.ADDRESS
+        and field.is_text
+        and not field.restricted_picklist
+    )
+
+
+def _listed(sobject: SObjectDef, field: FieldDef) -> bool:
+    return (
+        (field.compound_field_name is None or _listed_part(sobject, field))
         and not field.system
         and not field.is_long_text
-        and field.type not in (FieldType.ID, FieldType.LOCATION)
+        and field.type is not FieldType.ID
+        and field.type not in COMPOUND_TYPES
     )
 
 
 def all_view(sobject: SObjectDef) -> ListView:
-    listed = [f for f in sobject.fields if _listed(f)]
+    listed = [f for f in sobject.fields if _listed(sobject, f)]
     listed.sort(key=lambda f: not f.name_field)  # the name field first
     hidden = [f for name in HIDDEN_COLUMNS if (f := sobject.field(name)) is not None]
     plural = sobject.label_plural

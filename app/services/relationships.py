@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from app.errors import NotFound
-from app.metadata.model import FieldType, SObjectDef
+from app.metadata.model import COMPOUND_TYPES, SObjectDef
 from app.services.context import OrgContext
 from app.services.cursors import CursorStore
 from app.services.query import DEFAULT_BATCH_SIZE, run_query
@@ -37,7 +37,7 @@ def related(
         child_object = ctx.registry.get(child.child_sobject)
         if child_object is None or (child.relationship_name or "").lower() != wanted:
             continue
-        names = fields or [f.name for f in child_object.fields if f.type is not FieldType.LOCATION]
+        names = fields or [f.name for f in child_object.fields if f.type not in COMPOUND_TYPES]
         text = (
             f"SELECT {', '.join(names)} FROM {child_object.name} "
             f"WHERE {child.field} = '{record_id}'"

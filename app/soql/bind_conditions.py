@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
 
-from app.metadata.model import ID_TYPES, FieldDef, FieldType, SObjectDef
+from app.metadata.model import COMPOUND_TYPES, ID_TYPES, FieldDef, FieldType, SObjectDef
 from app.metadata.number_bounds import comparable
 from app.soql import ast
 from app.soql.bind_context import BindContext
@@ -79,14 +79,10 @@ class Conditions:
             self.ctx, self.root, self.alias, node.left, self.clause, self.aggregates
         )
         field = target_field(target)
-        if field.type is FieldType.LOCATION:
-            raise self.ctx.error(
-                "INVALID_FIELD",
-                f"A location field is filtered through DISTANCE(): {field.name}",
-                node.pos,
-            )
         if isinstance(target, BoundPath):
-            refuse_unless(self.ctx, field.filterable, target, "filtered", node.left.pos)
+            # A compound is filtered through DISTANCE() or its parts, never compared itself.
+            filterable = field.filterable and field.type not in COMPOUND_TYPES
+            refuse_unless(self.ctx, filterable, target, "filtered", node.left.pos)
         if isinstance(node, ast.Comparison):
             return self._comparison(node, field, target)
         if isinstance(node, ast.InCondition):

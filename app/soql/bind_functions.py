@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from app.metadata.model import NUMBER_TYPES, FieldDef, FieldType, SObjectDef
+from app.metadata.model import COMPOUND_TYPES, NUMBER_TYPES, FieldDef, FieldType, SObjectDef
 from app.soql import ast
 from app.soql.bind_context import BindContext
 from app.soql.bind_paths import bind_path
@@ -138,10 +138,10 @@ def bind_distance(
     assert isinstance(located, ast.FieldPath)  # the parser reads DISTANCE's field as a path
     path = bind_path(ctx, root, alias, located)
     field = path.field
-    if field.type is not FieldType.LOCATION:
+    if field.type not in COMPOUND_TYPES:
         raise ctx.error(
             "INVALID_FIELD",
-            f"DISTANCE() takes a location field: {field.name} is not one",
+            f"DISTANCE() takes a location or address field: {field.name} is not one",
             located.pos,
         )
     owner = path.hops[-1].target if path.hops else root

@@ -37,6 +37,7 @@ APEX_TYPES = {
     FieldType.DATETIME: "Datetime",
     FieldType.TIME: "Time",
     FieldType.LOCATION: "Location",
+    FieldType.ADDRESS: "Address",
 }
 _UNALIASED = re.compile(r"expr\d+")
 NUMBER_APEX_TYPES = frozenset({"Integer", "Decimal", "Double", "Long"})

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app.metadata.model import FieldDef, SObjectDef
+from app.metadata.model import FieldDef, FieldType, SObjectDef
 
 Record = dict[str, Any]
 
@@ -49,6 +49,35 @@ def _location(sobject: SObjectDef, field: FieldDef, record: Record) -> Any:
     return {"latitude": float(lat), "longitude": float(lon)}
 
 
+# An address's keys in its JSON object, by its parts' names after the address's prefix (the
+# REST API's order: alphabetical).
+ADDRESS_KEYS = {
+    "City": "city",
+    "Country": "country",
+    "GeocodeAccuracy": "geocodeAccuracy",
+    "Latitude": "latitude",
+    "Longitude": "longitude",
+    "PostalCode": "postalCode",
+    "State": "state",
+    "Street": "street",
+}
+
+
+def _address(sobject: SObjectDef, field: FieldDef, record: Record) -> Any:
+    """The compound's value mirrors its parts: null while every part is."""
+    prefix = field.name.removesuffix("Address")
+    value = {key: record.get(prefix + part) for part, key in ADDRESS_KEYS.items()}
+    if all(part is None for part in value.values()):
+        return None
+    return value
+
+
+COMPOUNDS: dict[FieldType, Callable[[SObjectDef, FieldDef, Record], Any]] = {
+    FieldType.LOCATION: _location,
+    FieldType.ADDRESS: _address,
+}
+
+
 def compound_name(sobject: SObjectDef, record: Record) -> str | None:
     if sobject.compound_name is None:
         return None
@@ -63,8 +92,8 @@ def apply_derived(sobject: SObjectDef, record: Record) -> None:
         sobject.compound_name.always or not record.get("Name")
     ):
         record["Name"] = compound_name(sobject, record)
-    for field in sobject.location_fields:
-        record[field.name] = _location(sobject, field, record)
+    for field in sobject.compound_fields:
+        record[field.name] = COMPOUNDS[field.type](sobject, field, record)
     for field_name, formula in FORMULAS.get(sobject.name, {}).items():
         if sobject.field(field_name) is not None:
             record[field_name] = formula(record)

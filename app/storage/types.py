@@ -46,17 +46,18 @@ class IdList(TypeDecorator[list[str]]):
         return None if value is None else list(json.loads(value))
 
 
-class GeoLocation(TypeDecorator[dict[str, float]]):
-    """A location compound, {latitude, longitude}, kept as JSON text. It only mirrors its two
-    component columns (derived on every write), which are what queries filter on."""
+class CompoundValue(TypeDecorator[dict[str, Any]]):
+    """A compound's value (a location's {latitude, longitude}, an address's {city, ...}) kept
+    as JSON text. It only mirrors its component columns (derived on every write), which are
+    what queries filter on."""
 
     impl = Text
     cache_ok = True
 
-    def process_bind_param(self, value: dict[str, float] | None, dialect: Dialect) -> str | None:
+    def process_bind_param(self, value: dict[str, Any] | None, dialect: Dialect) -> str | None:
         return None if value is None else json.dumps(value)
 
-    def process_result_value(self, value: str | None, dialect: Dialect) -> dict[str, float] | None:
+    def process_result_value(self, value: str | None, dialect: Dialect) -> dict[str, Any] | None:
         return None if value is None else dict(json.loads(value))
 
 
@@ -72,7 +73,8 @@ _TYPES: dict[FieldType, TypeEngine[Any]] = {
     FieldType.DATETIME: DateTime(),
     FieldType.TIME: Time(),
     FieldType.JUNCTIONIDLIST: IdList(),
-    FieldType.LOCATION: GeoLocation(),
+    FieldType.LOCATION: CompoundValue(),
+    FieldType.ADDRESS: CompoundValue(),
 }
 
 

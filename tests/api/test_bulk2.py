@@ -199,6 +199,12 @@ REFUSED = [
         "INVALIDJOB",
     ),
     ("query", {"operation": "search", "query": "SELECT Id FROM Account"}, 400, "INVALIDJOB"),
+    (
+        "query",
+        {"operation": "query", "query": "SELECT Id, BillingAddress FROM Account"},
+        400,
+        "FUNCTIONALITY_NOT_ENABLED",
+    ),
     ("query", {"operation": "query"}, 400, "INVALIDJOB"),
 ]
 

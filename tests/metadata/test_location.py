@@ -26,7 +26,7 @@ def test_a_location_is_a_compound_of_two_doubles() -> None:
     names = [field.name for field in SITE.fields if not field.system]
     assert names == ["Location__c", "Location__Latitude__s", "Location__Longitude__s"]
     compound = SITE.field("Location__c")
-    assert compound is not None and SITE.location_fields == [compound]
+    assert compound is not None and SITE.compound_fields == [compound]
     assert (compound.type, compound.createable, compound.updateable) == (
         FieldType.LOCATION,
         False,

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from app.config import REPO_ROOT, Settings
 from app.main import create_app
 from app.metadata.describe import describe_global, describe_sobject
-from app.metadata.loader import STANDARD_OBJECTS_DIR
+from app.metadata.loader import STANDARD_OBJECTS_DIR, with_address_parts
 from app.metadata.model import FieldType, SObjectDef
 from app.metadata.registry import SchemaRegistry
 from app.seeding.pipeline import GENERATORS
@@ -26,8 +26,8 @@ REGISTRIES = {
 }
 SCHEMA_JSON = Path("/work/shared/reference/crmarena-schema.json")
 # The standard objects of every org and their standard fields (app/metadata/standard_objects).
-STANDARD = {
-    raw["name"]: set(raw["fields"])
+STANDARD = {  # the standard objects' fields, an address's parts among them
+    raw["name"]: set(with_address_parts(raw["fields"]))
     for raw in (yaml.safe_load(path.read_text()) for path in STANDARD_OBJECTS_DIR.glob("*.yaml"))
 }
 BASE = "/services/data/v59.0"

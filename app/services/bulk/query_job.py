@@ -15,7 +15,7 @@ from app.metadata.values import rest_datetime_as_z
 from app.services.context import OrgContext
 from app.services.cursors import CursorStore
 from app.services.query import checked_text, prepare, run_query
-from app.soql.bound import BoundColumn, BoundQuery, BoundSubquery, BoundTypeOf
+from app.soql.bound import BoundColumn, BoundQuery, BoundSubquery, BoundTypeOf, SelectExpr
 
 ALL_ROWS = 10**12  # one batch: a query job reads its whole result at once
 
@@ -37,7 +37,18 @@ def check_bulk_query(ctx: OrgContext, text: str | None, include_deleted: bool) -
                 f"InvalidJob : The Bulk API does not support {what} in a query",
                 error_code="INVALIDJOB",
             )
+    if any(_selects_address(expr) for expr in bound.select):
+        raise SalesforceError(
+            "Selecting compound data not supported in Bulk Query",
+            error_code="FUNCTIONALITY_NOT_ENABLED",
+        )
     return bound
+
+
+def _selects_address(expr: SelectExpr) -> bool:
+    """An address compound (BillingAddress) selected: a Bulk query reads a location's, not an
+    address's."""
+    return isinstance(expr, BoundColumn) and expr.path.field.type is FieldType.ADDRESS
 
 
 def _columns(bound: BoundQuery) -> list[tuple[str, tuple[str, ...]]]:

@@ -259,13 +259,22 @@ class BulkRunner:
                 text = (bulk_jobs.get_data(conn, job.seq, "upload") or b"").decode(
                     "utf-8", "replace"
                 )
-        with sandbox.engine.connect() as conn:
-            bound, records = query_records(conn, ctx, self.cursors, text, include_deleted)
-        if job.sobject and bound.sobject.name != job.sobject:
+        try:
+            with sandbox.engine.connect() as conn:
+                bound, records = query_records(conn, ctx, self.cursors, text, include_deleted)
+            if job.sobject and bound.sobject.name != job.sobject:
+                raise SalesforceError(
+                    f"The root entity of the requested query ({bound.sobject.name}) does not "
+                    f"match the entity of the requested Bulk API Job ({job.sobject}).",
+                    error_code="INVALID_TYPE_FOR_OPERATION",
+                )
+        except SalesforceError as error:
+            if job.kind != "batch":
+                raise
+            # A 1.0 batch's stateMessage names the query's error as Salesforce's do.
             raise InvalidBatch(
-                f"InvalidBatch : The query's object ({bound.sobject.name}) is not the job's "
-                f"({job.sobject})"
-            )
+                f"InvalidBatch : Failed to process query: {error.error_code}: {error.message}"
+            ) from None
         if job.content_type == "CSV":
             header, rows = csv_table(bound, records)
             stored: dict[str, Any] = {"header": header, "rows": rows}
