@@ -21,10 +21,14 @@ def agent_control(
 ) -> Iterator[httpx.Client]:
     """The control plane of a server on the module's own copy of the org."""
     app = private_org_app(database_factory, sandbox_ready_template)
+    # A Pro org's first episode waits while the org's template is seeded: about a minute on an
+    # idle machine, several on a loaded one (the 120 s this waited once ran out beside a busy
+    # core and other test runs).
+    timeout = httpx.Timeout(120, read=600)
     with (
         serve_in_thread(app) as port,
         httpx.Client(
-            base_url=f"http://127.0.0.1:{port}", headers=ADMIN_HEADERS, timeout=120
+            base_url=f"http://127.0.0.1:{port}", headers=ADMIN_HEADERS, timeout=timeout
         ) as client,
     ):
         yield client
