@@ -77,8 +77,6 @@ def _audit_reference(name: str, label: str, relationship: str) -> FieldDef:
 
 
 def _audit_datetime(name: str, label: str) -> FieldDef:
-    # Filtered and sorted but not grouped, as the recorded describes give them (a query groups
-    # by one through a date function: CALENDAR_MONTH(CreatedDate)).
     return FieldDef(
         name=name,
         type=FieldType.DATETIME,
@@ -87,7 +85,6 @@ def _audit_datetime(name: str, label: str) -> FieldDef:
         createable=False,
         updateable=False,
         system=True,
-        declared_groupable=False,
     )
 
 
@@ -152,7 +149,8 @@ def _field(name: str, spec: dict[str, Any]) -> FieldDef:
         precision=precision,
         scale=int(spec.get("scale", 0)),
         digits=int(spec.get("digits", 0)),
-        nillable=bool(spec.get("nillable", True)),
+        # A checkbox is true or false, never null (every recorded describe's is not nillable).
+        nillable=bool(spec.get("nillable", field_type is not FieldType.BOOLEAN)),
         createable=bool(spec.get("createable", True)) and not derived,
         updateable=bool(spec.get("updateable", True)) and not derived,
         default=spec.get("default"),

@@ -66,8 +66,11 @@ UNSORTABLE_TYPES = frozenset({FieldType.MULTIPICKLIST, *COMPOUND_TYPES})
 # What no aggregate function takes, COUNT() of the field included (Salesforce's table of field
 # types in aggregate functions: boolean and time are "No" in every column).
 UNAGGREGATABLE_TYPES = frozenset({FieldType.BOOLEAN, FieldType.TIME, FieldType.ADDRESS})
+# A datetime is grouped through a date function (CALENDAR_MONTH(CreatedDate)), never itself:
+# every datetime of the recorded describes is groupable false.
 UNGROUPABLE_TYPES = frozenset(
     {
+        FieldType.DATETIME,
         FieldType.DOUBLE,
         FieldType.CURRENCY,
         FieldType.PERCENT,

@@ -7,11 +7,13 @@ it was made.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from app.metadata.model import FieldDef, FieldType, SObjectDef
 
 Record = dict[str, Any]
+ACCOUNT_PREFIX = "001"
 
 
 def _case_is_closed(record: Record) -> Any:
@@ -30,6 +32,25 @@ def _account_is_person(record: Record) -> Any:
     return record.get("LastName") is not None
 
 
+def _event_start(record: Record) -> Any:
+    """An event's ActivityDateTime is its start."""
+    return record.get("StartDateTime")
+
+
+def _event_end_date(record: Record) -> Any:
+    """The day an event ends (in UTC)."""
+    end = record.get("EndDateTime")
+    return end.date() if isinstance(end, datetime) else None
+
+
+def _event_account(record: Record) -> Any:
+    """The account an event concerns: what it is related to, when that is an account (an
+    event about a contact takes the contact's account in a real org, which this record alone
+    cannot say)."""
+    what = record.get("WhatId")
+    return what if isinstance(what, str) and what.startswith(ACCOUNT_PREFIX) else None
+
+
 # Formula fields: object -> field -> its value from the full record. An org whose object lacks
 # the field (a business-account org has no IsPersonAccount) computes nothing for it.
 FORMULAS: dict[str, dict[str, Callable[[Record], Any]]] = {
@@ -37,6 +58,11 @@ FORMULAS: dict[str, dict[str, Callable[[Record], Any]]] = {
     "OrderItem": {"TotalPrice": _line_total},
     "QuoteLineItem": {"TotalPrice": _line_total},
     "Account": {"IsPersonAccount": _account_is_person},
+    "Event": {
+        "ActivityDateTime": _event_start,
+        "EndDate": _event_end_date,
+        "AccountId": _event_account,
+    },
 }
 
 

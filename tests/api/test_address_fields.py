@@ -29,15 +29,15 @@ EMPTY_ADDRESS = dict.fromkeys(
 
 
 def account(api: TestClient, **fields: Any) -> str:
-    created = api.post(f"{API}/sobjects/Account", json={"Name": "Zq Addressed", **fields})
+    created = api.post(f"{API}/sobjects/Account", json={"Name": "Xaddr Addressed", **fields})
     assert created.status_code == 201, created.text
     return str(created.json()["id"])
 
 
 def test_a_record_reads_its_address_as_its_parts_change(api: TestClient) -> None:
-    url = f"{API}/sobjects/Account/{account(api, ShippingCity='Zqaddrville')}"
+    url = f"{API}/sobjects/Account/{account(api, ShippingCity='Xaddrville')}"
     record = api.get(url).json()
-    assert record["ShippingAddress"] == {**EMPTY_ADDRESS, "city": "Zqaddrville"}
+    assert record["ShippingAddress"] == {**EMPTY_ADDRESS, "city": "Xaddrville"}
     assert record["BillingAddress"] is None
     changed = {"BillingStreet": "9 Pier", "BillingLatitude": 37.8, "ShippingCity": None}
     assert api.patch(url, json=changed).status_code == 204
@@ -50,7 +50,7 @@ def test_a_record_reads_its_address_as_its_parts_change(api: TestClient) -> None
 
 def test_the_address_itself_cannot_be_written(api: TestClient) -> None:
     response = api.post(
-        f"{API}/sobjects/Account", json={"Name": "Zq Addressed", "BillingAddress": {"city": "X"}}
+        f"{API}/sobjects/Account", json={"Name": "Xaddr Addressed", "BillingAddress": {"city": "X"}}
     )
     assert response.status_code == 400
     [error] = response.json()
@@ -62,7 +62,8 @@ def test_the_address_itself_cannot_be_written(api: TestClient) -> None:
 
 def test_a_geocode_accuracy_is_a_restricted_picklist(api: TestClient) -> None:
     response = api.post(
-        f"{API}/sobjects/Account", json={"Name": "Zq Addressed", "BillingGeocodeAccuracy": "Roof"}
+        f"{API}/sobjects/Account",
+        json={"Name": "Xaddr Addressed", "BillingGeocodeAccuracy": "Roof"},
     )
     assert response.status_code == 400
     [error] = response.json()
@@ -104,7 +105,7 @@ def test_a_layout_places_the_address_over_its_parts(api: TestClient) -> None:
 def test_the_partner_api_writes_an_address_as_its_components(
     client: TestClient, session_id: str, api: TestClient
 ) -> None:
-    record_id = account(api, BillingCity="Zqsoapton", BillingPostalCode="02110")
+    record_id = account(api, BillingCity="Xsoapton", BillingPostalCode="02110")
     soql = f"SELECT BillingAddress, ShippingAddress FROM Account WHERE Id = '{record_id}'"
     status, root = call(
         client, session_id, f'<query xmlns="{NS["p"]}"><queryString>{soql}</queryString></query>'
@@ -115,7 +116,7 @@ def test_the_partner_api_writes_an_address_as_its_components(
     assert billing is not None and billing.get(f"{{{NS['xsi']}}}type") == "address"
     components = {child.tag.rsplit("}", 1)[-1]: child for child in billing}
     assert list(components) == list(EMPTY_ADDRESS)
-    assert components["city"].text == "Zqsoapton" and components["postalCode"].text == "02110"
+    assert components["city"].text == "Xsoapton" and components["postalCode"].text == "02110"
     assert components["street"].get(NIL) == "true"
     assert record.find("sf:ShippingAddress", NS).get(NIL) == "true"  # type: ignore[union-attr]
 

@@ -76,6 +76,7 @@ UNTRAVERSABLE = {
     ("Knowledge__kav", "KnowledgeArticleId"),
     ("UserRole", "ParentRoleId"),
     ("Opportunity", "ContactId"),
+    ("Event", "RecurrenceActivityId"),  # no relationship name in a real org's describe either
 }
 
 # Deliberate referenceTo deviations: (object, field) -> what we list instead of the JSON's.

@@ -394,9 +394,9 @@ ERROR_CASES = [
     ("SELECT convertTimezone(ValidFrom) FROM Pricebook2", "MALFORMED_QUERY"),
     ("SELECT Id FROM Pricebook2 WHERE convertTimezone(ValidFrom) = null", "MALFORMED_QUERY"),
     ("SELECT CALENDAR_YEAR(ValidFrom) FROM Pricebook2", "MALFORMED_QUERY"),
-    (
+    (  # a datetime is grouped through a date function, never itself
         "SELECT CALENDAR_YEAR(ValidFrom), COUNT(Id) FROM Pricebook2 GROUP BY ValidFrom",
-        "MALFORMED_QUERY",
+        "INVALID_FIELD",
     ),
     (
         "SELECT CALENDAR_YEAR(ValidFrom), COUNT(Id) FROM Pricebook2 "
