@@ -15,7 +15,7 @@ from app.api.openapi import (
     parameter,
     query_parameters,
 )
-from app.api.routing import SalesforceJSONResponse, SalesforceRouter
+from app.api.routing import SalesforceJSONResponse, SalesforceRouter, public_base_url
 from app.metadata.describe import describe_global, describe_sobject, global_entry
 from app.services import records
 from app.services.json_body import parse_object
@@ -53,8 +53,8 @@ def create(
 
 
 @router.get("/{sobject}/describe")
-def get_describe(ctx: OrgContextDep, definition: SObjectDep) -> dict[str, Any]:
-    return describe_sobject(definition, ctx.base_path)
+def get_describe(request: Request, ctx: OrgContextDep, definition: SObjectDep) -> dict[str, Any]:
+    return describe_sobject(definition, ctx.base_path, public_base_url(request))
 
 
 @router.get("/{sobject}/updated", openapi_extra=SINCE)

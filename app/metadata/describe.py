@@ -24,9 +24,17 @@ SOAP_TYPES = {
 # Long text can't be filtered, grouped or sorted on in Salesforce.
 
 
+# The urls each version lists (a url's last version, where a later one dropped it: the
+# recorded describes list defaultValues at 48.0 and no longer at 52.0; the release between is
+# not documented, so 48.0 is taken as its last [belief]).
+URLS_UNTIL = {"defaultValues": 48}
+# Urls an object's describe does not list: an event has no approval layouts or list views.
+URLS_NOT_LISTED = {"Event": frozenset({"approvalLayouts", "listviews"})}
+
+
 def _urls(sobject: SObjectDef, base: str) -> dict[str, str]:
     root = f"{base}/sobjects/{sobject.name}"
-    return {
+    urls = {
         "compactLayouts": f"{root}/describe/compactLayouts",
         "rowTemplate": f"{root}/{{ID}}",
         "approvalLayouts": f"{root}/describe/approvalLayouts",
@@ -37,6 +45,43 @@ def _urls(sobject: SObjectDef, base: str) -> dict[str, str]:
         "layouts": f"{root}/describe/layouts",
         "sobject": root,
     }
+    version = _version_of(base)
+    unlisted = URLS_NOT_LISTED.get(sobject.name, frozenset())
+    return {
+        name: url
+        for name, url in urls.items()
+        if name not in unlisted and version <= URLS_UNTIL.get(name, version)
+    }
+
+
+# Keys of an object's describe that arrived in a later API version than the oldest served:
+# an older version's describe leaves them out. Version -> the keys it brought: the SOAP API's
+# DescribeSObjectResult says the associate keys are "Available in API version 50.0 and
+# later"; sobjectDescribeOption is absent from the recorded describes at 48.0 and present at
+# 59.0, its release not documented (49.0 is taken [belief]).
+OBJECT_KEYS_SINCE: dict[int, tuple[str, ...]] = {
+    49: ("sobjectDescribeOption",),
+    50: ("associateEntityType", "associateParentEntity"),
+}
+
+
+def _version_of(base: str) -> int:
+    """The major API version of a versioned root (`/services/data/v59.0` -> 59)."""
+    return int(base.rsplit("/v", 1)[-1].split(".")[0])
+
+
+def _for_version(described: dict[str, Any], base: str) -> dict[str, Any]:
+    version = _version_of(base)
+    later = {key for since, keys in OBJECT_KEYS_SINCE.items() if version < since for key in keys}
+    return {key: value for key, value in described.items() if key not in later}
+
+
+# What the recorded describes say of the standard objects, by object: the ones whose records
+# merge (Case's recorded describe, at 48.0, says false), whose
+# records clone with their related records, and whose changes feed tracking posts.
+MERGEABLE = frozenset({"Account", "Contact", "Lead"})
+DEEP_CLONEABLE = frozenset({"Opportunity"})
+FEED_ENABLED = frozenset({"Account", "Case", "Contact", "Lead", "Opportunity"})
 
 
 def _object_flags(sobject: SObjectDef) -> dict[str, Any]:
@@ -47,10 +92,10 @@ def _object_flags(sobject: SObjectDef) -> dict[str, Any]:
         "createable": sobject.createable,
         "custom": sobject.custom,
         "customSetting": False,
-        "deepCloneable": False,
+        "deepCloneable": sobject.name in DEEP_CLONEABLE,
         "deletable": sobject.deletable,
         "deprecatedAndHidden": False,
-        "feedEnabled": False,
+        "feedEnabled": sobject.name in FEED_ENABLED,
         "hasSubtypes": False,
         "isInterface": False,
         "isSubtype": False,
@@ -58,7 +103,7 @@ def _object_flags(sobject: SObjectDef) -> dict[str, Any]:
         "label": sobject.label,
         "labelPlural": sobject.label_plural,
         "layoutable": True,
-        "mergeable": sobject.name in {"Account", "Contact", "Case"},
+        "mergeable": sobject.name in MERGEABLE,
         "mruEnabled": True,
         "name": sobject.name,
         "queryable": True,
@@ -73,7 +118,7 @@ def _object_flags(sobject: SObjectDef) -> dict[str, Any]:
 
 def global_entry(sobject: SObjectDef, base: str) -> dict[str, Any]:
     """The entry for one object in describeGlobal (`GET /sobjects`)."""
-    return {**_object_flags(sobject), "urls": _urls(sobject, base)}
+    return _for_version({**_object_flags(sobject), "urls": _urls(sobject, base)}, base)
 
 
 def describe_global(objects: list[SObjectDef], base: str) -> dict[str, Any]:
@@ -191,9 +236,19 @@ def describe_field(field: FieldDef) -> dict[str, Any]:
     return {**derived, **dict(field.described)}
 
 
-def describe_sobject(sobject: SObjectDef, base: str) -> dict[str, Any]:
-    """The full describe (`GET /sobjects/{T}/describe`)."""
+def _ui_urls(sobject: SObjectDef, instance_url: str) -> dict[str, str]:
+    """The user interface's pages for the object's records, on the org's own host."""
     return {
+        "uiDetailTemplate": f"{instance_url}/{{ID}}",
+        "uiEditTemplate": f"{instance_url}/{{ID}}/e",
+        "uiNewRecord": f"{instance_url}/{sobject.key_prefix}/e",
+    }
+
+
+def describe_sobject(sobject: SObjectDef, base: str, instance_url: str) -> dict[str, Any]:
+    """The full describe (`GET /sobjects/{T}/describe`); `instance_url` is the org's
+    scheme://host, which the user interface's urls are on."""
+    described = {
         **_object_flags(sobject),
         "actionOverrides": [],
         "childRelationships": [
@@ -210,7 +265,13 @@ def describe_sobject(sobject: SObjectDef, base: str) -> dict[str, Any]:
             for child in sobject.child_relationships
         ],
         "compactLayoutable": True,
+        # Interfaces and their implementations: no standard object served is either.
+        "defaultImplementation": None,
+        "extendedBy": None,
+        "extendsInterfaces": None,
         "fields": [describe_field(field) for field in sobject.fields],
+        "implementedBy": None,
+        "implementsInterfaces": None,
         "listviewable": None,
         "lookupLayoutable": None,
         "namedLayoutInfos": _named_layout_infos(sobject, base),
@@ -232,5 +293,6 @@ def describe_sobject(sobject: SObjectDef, base: str) -> dict[str, Any]:
         "searchLayoutable": True,
         "sobjectDescribeOption": "FULL",
         "supportedScopes": [{"label": "All " + sobject.label_plural.lower(), "name": "everything"}],
-        "urls": _urls(sobject, base),
+        "urls": {**_urls(sobject, base), **_ui_urls(sobject, instance_url)},
     }
+    return _for_version(described, base)

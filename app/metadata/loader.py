@@ -208,19 +208,20 @@ def _declared_fields(raw_fields: dict[str, Any]) -> list[FieldDef]:
     return fields
 
 
-# A standard address's parts: (the part's name after the address's prefix, its spec, its
-# label after the prefix), in the order real orgs describe them; the key its value has in the
-# compound's JSON object is app.storage.derived's.
-ADDRESS_PARTS: tuple[tuple[str, dict[str, Any], str], ...] = (
-    ("Street", {"type": "textarea", "length": 255}, "Street"),
-    ("City", {"type": "string", "length": 40}, "City"),
-    ("State", {"type": "string", "length": 80}, "State/Province"),
-    ("PostalCode", {"type": "string", "length": 20}, "Zip/Postal Code"),
-    ("Country", {"type": "string", "length": 80}, "Country"),
-    ("Latitude", {"type": "double", "precision": 18, "scale": 15}, "Latitude"),
-    ("Longitude", {"type": "double", "precision": 18, "scale": 15}, "Longitude"),
+# A standard address's parts: (the part's name after the address's prefix, its key in the
+# compound's JSON object, its spec, its label after the prefix), in the order real orgs
+# describe them.
+ADDRESS_PARTS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
+    ("Street", "street", {"type": "textarea", "length": 255}, "Street"),
+    ("City", "city", {"type": "string", "length": 40}, "City"),
+    ("State", "state", {"type": "string", "length": 80}, "State/Province"),
+    ("PostalCode", "postalCode", {"type": "string", "length": 20}, "Zip/Postal Code"),
+    ("Country", "country", {"type": "string", "length": 80}, "Country"),
+    ("Latitude", "latitude", {"type": "double", "precision": 18, "scale": 15}, "Latitude"),
+    ("Longitude", "longitude", {"type": "double", "precision": 18, "scale": 15}, "Longitude"),
     (
         "GeocodeAccuracy",
+        "geocodeAccuracy",
         {
             "type": "picklist",
             "restricted": True,
@@ -246,7 +247,7 @@ ADDRESS_PARTS: tuple[tuple[str, dict[str, Any], str], ...] = (
 def address_part_names(address: str) -> list[str]:
     """`BillingAddress`'s parts: BillingStreet, ... (Lead's `Address`: Street, ...)."""
     prefix = address.removesuffix("Address")
-    return [prefix + part for part, _, _ in ADDRESS_PARTS]
+    return [prefix + part for part, _, _, _ in ADDRESS_PARTS]
 
 
 def with_address_parts(raw_fields: dict[str, Any]) -> dict[str, Any]:
@@ -261,7 +262,7 @@ def with_address_parts(raw_fields: dict[str, Any]) -> dict[str, Any]:
             continue
         if spec["type"] == "address":
             prefix = name.removesuffix("Address")
-            for part, part_spec, label in ADDRESS_PARTS:
+            for part, _, part_spec, label in ADDRESS_PARTS:
                 standard = {**part_spec, "label": f"{prefix} {label}".strip()}
                 own = raw_fields.get(prefix + part, {})
                 fields[prefix + part] = {**standard, **own, "compoundFieldName": name}

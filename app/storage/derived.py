@@ -10,6 +10,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from app.metadata.loader import ADDRESS_PARTS
 from app.metadata.model import FieldDef, FieldType, SObjectDef
 
 Record = dict[str, Any]
@@ -75,24 +76,14 @@ def _location(sobject: SObjectDef, field: FieldDef, record: Record) -> Any:
     return {"latitude": float(lat), "longitude": float(lon)}
 
 
-# An address's keys in its JSON object, by its parts' names after the address's prefix (the
-# REST API's order: alphabetical).
-ADDRESS_KEYS = {
-    "City": "city",
-    "Country": "country",
-    "GeocodeAccuracy": "geocodeAccuracy",
-    "Latitude": "latitude",
-    "Longitude": "longitude",
-    "PostalCode": "postalCode",
-    "State": "state",
-    "Street": "street",
-}
+# An address's JSON object has its keys in alphabetical order, as the REST API writes them.
+ADDRESS_KEYS = sorted((key, part) for part, key, _, _ in ADDRESS_PARTS)
 
 
 def _address(sobject: SObjectDef, field: FieldDef, record: Record) -> Any:
     """The compound's value mirrors its parts: null while every part is."""
     prefix = field.name.removesuffix("Address")
-    value = {key: record.get(prefix + part) for part, key in ADDRESS_KEYS.items()}
+    value = {key: record.get(prefix + part) for key, part in ADDRESS_KEYS}
     if all(part is None for part in value.values()):
         return None
     return value

@@ -318,14 +318,17 @@ def test_describe_reports_the_pro_objects(org: str) -> None:
     registry = REGISTRIES[org]
     names = [entry["name"] for entry in describe_global(list(registry), BASE)["sobjects"]]
     assert sorted(names) == OBJECTS
-    described = describe_sobject(_get(org, "Opportunity"), BASE)
+    described = describe_sobject(_get(org, "Opportunity"), BASE, "https://example.test")
     fields = {f["name"]: f for f in described["fields"]}
     assert fields["ContractID__c"]["referenceTo"] == ["Contract"]
     assert fields["ContractID__c"]["custom"] is True
     assert fields["StageName"]["type"] == "picklist"
     children = {c["relationshipName"] for c in described["childRelationships"]}
     assert {"OpportunityLineItems", "Quotes", "Tasks", "VoiceCallTranscripts__r"} <= children
-    email = {f["name"]: f for f in describe_sobject(_get(org, "EmailMessage"), BASE)["fields"]}
+    email = {
+        f["name"]: f
+        for f in describe_sobject(_get(org, "EmailMessage"), BASE, "https://example.test")["fields"]
+    }
     assert email["RelatedToId"]["polymorphicForeignKey"] is True
 
 
