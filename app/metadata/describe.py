@@ -28,8 +28,17 @@ SOAP_TYPES = {
 # recorded describes list defaultValues at 48.0 and no longer at 52.0; the release between is
 # not documented, so 48.0 is taken as its last [belief]).
 URLS_UNTIL = {"defaultValues": 48}
-# Urls an object's describe does not list: an event has no approval layouts or list views.
-URLS_NOT_LISTED = {"Event": frozenset({"approvalLayouts", "listviews"})}
+# Urls an object's describe does not list: an event (its recorded describe) and a user (the
+# recorded global describe) have no approval layouts or list views.
+URLS_NOT_LISTED = {
+    "Event": frozenset({"approvalLayouts", "listviews"}),
+    "User": frozenset({"approvalLayouts", "listviews"}),
+}
+
+
+# The named layouts an org has beside its page layouts (jsforce's sobject tests read User's
+# alternate user layout): app.services.layouts serves them.
+NAMED_LAYOUTS = {"User": ("UserAlt",)}
 
 
 def _urls(sobject: SObjectDef, base: str) -> dict[str, str]:
@@ -45,6 +54,8 @@ def _urls(sobject: SObjectDef, base: str) -> dict[str, str]:
         "layouts": f"{root}/describe/layouts",
         "sobject": root,
     }
+    if sobject.name in NAMED_LAYOUTS:
+        urls["namedLayouts"] = f"{root}/describe/namedLayouts/{{LayoutName}}"
     version = _version_of(base)
     unlisted = URLS_NOT_LISTED.get(sobject.name, frozenset())
     return {
@@ -134,11 +145,6 @@ def describe_global(objects: list[SObjectDef], base: str) -> dict[str, Any]:
 TEXT_AREA_KINDS = {False: "plaintextarea", True: "richtextarea"}
 # Lookups a search cannot be narrowed by, on every object (the recorded describes).
 UNPREFILTERED_LOOKUPS = frozenset({"OwnerId", "RecordTypeId", "MasterRecordId"})
-
-
-# The named layouts an org has beside its page layouts (jsforce's sobject tests read User's
-# alternate user layout): app.services.layouts serves them.
-NAMED_LAYOUTS = {"User": ("UserAlt",)}
 
 
 def _named_layout_infos(sobject: SObjectDef, base: str) -> list[dict[str, Any]]:

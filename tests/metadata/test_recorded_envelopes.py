@@ -50,8 +50,12 @@ GLOBAL_ROWS = yaml.safe_load(
     "row", GLOBAL_ROWS, ids=[f"{r['object']}-v{r['version']}" for r in GLOBAL_ROWS]
 )
 def test_a_global_entry_has_the_recorded_keys(api: TestClient, row: dict[str, Any]) -> None:
-    """The keys only: the recording's values were edited (Lead's keyPrefix is null there)."""
+    """The keys and the urls listed: the recording's values were edited (Lead's keyPrefix is
+    null there)."""
     response = api.get(f"/services/data/v{row['version']}/sobjects")
     assert response.status_code == 200, response.text
     [entry] = [e for e in response.json()["sobjects"] if e["name"] == row["object"]]
     assert sorted(entry) == row["keys"], row["source"]
+    left_out = set(row.get("left_out", {}).get("urls", {}))
+    recorded = set(row.get("urls", entry["urls"]))
+    assert set(entry["urls"]) - left_out == recorded - left_out, row["source"]
