@@ -44,9 +44,19 @@ def _event_end_date(record: Record) -> Any:
     return end.date() if isinstance(end, datetime) else None
 
 
-def _event_account(record: Record) -> Any:
-    """The account an event concerns: what it is related to, when that is an account (an
-    event about a contact takes the contact's account in a real org, which this record alone
+def _task_is_closed(record: Record) -> Any:
+    """A task is closed when its status is a closed one: Completed, the closed status every
+    org's task statuses have."""
+    return record.get("Status") == "Completed"
+
+
+def _task_is_high_priority(record: Record) -> Any:
+    return record.get("Priority") == "High"
+
+
+def _activity_account(record: Record) -> Any:
+    """The account a task or event concerns: what it is related to, when that is an account
+    (one about a contact takes the contact's account in a real org, which this record alone
     cannot say)."""
     what = record.get("WhatId")
     return what if isinstance(what, str) and what.startswith(ACCOUNT_PREFIX) else None
@@ -62,7 +72,12 @@ FORMULAS: dict[str, dict[str, Callable[[Record], Any]]] = {
     "Event": {
         "ActivityDateTime": _event_start,
         "EndDate": _event_end_date,
-        "AccountId": _event_account,
+        "AccountId": _activity_account,
+    },
+    "Task": {
+        "AccountId": _activity_account,
+        "IsClosed": _task_is_closed,
+        "IsHighPriority": _task_is_high_priority,
     },
 }
 

@@ -77,6 +77,7 @@ UNTRAVERSABLE = {
     ("UserRole", "ParentRoleId"),
     ("Opportunity", "ContactId"),
     ("Event", "RecurrenceActivityId"),  # no relationship name in a real org's describe either
+    ("Task", "RecurrenceActivityId"),  # as Event's
 }
 
 # Deliberate referenceTo deviations: (object, field) -> what we list instead of the JSON's.

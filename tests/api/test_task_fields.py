@@ -1,0 +1,52 @@
+"""A task's standard fields the platform derives: IsClosed from its status, IsHighPriority from
+its priority, AccountId from what it is related to; none can be written."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.conftest import API
+
+DERIVED = "IsClosed,IsHighPriority,AccountId,IsArchived,IsRecurrence"
+
+
+def test_a_task_derives_closed_priority_and_account(api: TestClient) -> None:
+    account = api.post(f"{API}/sobjects/Account", json={"Name": "Xtask Account"}).json()["id"]
+    created = api.post(
+        f"{API}/sobjects/Task",
+        json={"Subject": "Xtask call", "Priority": "High", "WhatId": account},
+    )
+    assert created.status_code == 201, created.text
+    url = f"{API}/sobjects/Task/{created.json()['id']}"
+    assert api.get(url, params={"fields": DERIVED}).json() == {
+        "attributes": {"type": "Task", "url": url},
+        "IsClosed": False,
+        "IsHighPriority": True,
+        "AccountId": account,
+        "IsArchived": False,
+        "IsRecurrence": False,
+        "Id": created.json()["id"],
+    }
+    changed = {"Status": "Completed", "Priority": "Low", "WhatId": None}
+    assert api.patch(url, json=changed).status_code == 204
+    after = api.get(url, params={"fields": "IsClosed,IsHighPriority,AccountId"}).json()
+    assert (after["IsClosed"], after["IsHighPriority"], after["AccountId"]) == (True, False, None)
+    closed = api.get(f"{API}/query", params={"q": "SELECT Id FROM Task WHERE IsClosed = true"})
+    assert created.json()["id"] in {r["Id"] for r in closed.json()["records"]}
+
+
+@pytest.mark.parametrize("field", ["IsClosed", "IsHighPriority", "AccountId", "IsArchived"])
+def test_what_the_platform_derives_cannot_be_written(api: TestClient, field: str) -> None:
+    value = None if field == "AccountId" else True
+    response = api.post(f"{API}/sobjects/Task", json={"Subject": "Xtask", field: value})
+    assert response.status_code == 400
+    assert response.json() == [
+        {
+            "message": f"Unable to create/update fields: {field}. Please check the security "
+            "settings of this field and verify that it is read/write for your profile or "
+            "permission set.",
+            "errorCode": "INVALID_FIELD_FOR_INSERT_UPDATE",
+            "fields": [field],
+        }
+    ]
