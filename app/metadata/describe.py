@@ -268,7 +268,7 @@ def describe_sobject(sobject: SObjectDef, base: str, instance_url: str) -> dict[
                 "relationshipName": child.relationship_name,
                 "restrictedDelete": False,
             }
-            for child in sobject.child_relationships
+            for child in (*sobject.child_relationships, *sobject.activity_relationships)
         ],
         "compactLayoutable": True,
         # Interfaces and their implementations: no standard object served is either.

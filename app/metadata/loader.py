@@ -307,7 +307,7 @@ STANDARD_OBJECTS_DIR = Path(__file__).parent / "standard_objects"
 FIELD_PROPERTIES_DIR = Path(__file__).parent / "field_properties"
 
 
-def _read_definitions(directory: Path) -> dict[str, dict[str, Any]]:
+def read_definitions(directory: Path) -> dict[str, dict[str, Any]]:
     definitions = (
         yaml.safe_load(path.read_text(encoding="utf-8"))
         for path in sorted(directory.glob("*.yaml"))
@@ -350,8 +350,8 @@ def with_properties(raw: dict[str, Any], table: dict[str, Any] | None) -> dict[s
 
 def load_org(objects_dir: Path) -> list[SObjectDef]:
     """The standard objects and every object definition in `objects_dir`, by name."""
-    standard = _read_definitions(STANDARD_OBJECTS_DIR)
-    own = _read_definitions(objects_dir)
+    standard = read_definitions(STANDARD_OBJECTS_DIR)
+    own = read_definitions(objects_dir)
     merged = {name: with_standard(raw, standard.get(name)) for name, raw in own.items()}
     merged.update({name: raw for name, raw in standard.items() if name not in own})
     properties = read_field_properties()

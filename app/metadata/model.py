@@ -213,6 +213,9 @@ class SObjectDef:
     updateable: bool = True
     deletable: bool = True
     child_relationships: tuple[ChildRelationship, ...] = ()
+    # ActivityHistories and OpenActivities (app.metadata.activities): read through SOQL and
+    # described, but no child object of the registry's.
+    activity_relationships: tuple[ChildRelationship, ...] = ()
     _by_lower_name: dict[str, FieldDef] = field(default_factory=dict, compare=False, repr=False)
     _compounds: list[FieldDef] = field(default_factory=list, init=False, compare=False, repr=False)
 

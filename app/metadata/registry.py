@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
+from app.metadata.activities import activity_relationships, activity_views
 from app.metadata.categories import DataCategories
 from app.metadata.loader import load_org
 from app.metadata.model import ChildRelationship, SObjectDef
@@ -34,8 +35,14 @@ class SchemaRegistry:
                                 cascade_delete=field.cascade_delete,
                             )
                         )
+        task = next((o for o in objects if o.name == "Task"), None)
         self._objects = {
-            o.name.lower(): replace(o, child_relationships=tuple(children[o.name])) for o in objects
+            o.name.lower(): replace(
+                o,
+                child_relationships=tuple(children[o.name]),
+                activity_relationships=activity_relationships(o, task),
+            )
+            for o in objects
         }
         self._by_prefix = {o.key_prefix: o for o in self._objects.values()}
 
@@ -47,6 +54,11 @@ class SchemaRegistry:
 
     def get(self, name: str) -> SObjectDef | None:
         return self._objects.get(name.lower())
+
+    def activity_view(self, name: str) -> SObjectDef | None:
+        """ActivityHistory or OpenActivity (any letter case): a child of the org's objects'
+        activity relationships, never an object of the registry."""
+        return next((v for v in activity_views().values() if v.name.lower() == name.lower()), None)
 
     def by_key_prefix(self, key_prefix: str) -> SObjectDef | None:
         return self._by_prefix.get(key_prefix)

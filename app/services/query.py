@@ -29,6 +29,7 @@ from app.soql.execute import Fetch, execute
 from app.soql.function_registry import FunctionRegistry
 from app.soql.parser import parse
 from app.soql.results import shape_rows, wire_datetime_columns
+from app.storage.activity_views import AS_OF_PARAM
 from app.storage.backends import WireDatetimes, backend_for
 from app.storage.driver_reads import read_all
 from app.storage.tables import TableSet
@@ -68,10 +69,12 @@ def batch_size_from(header: str | None) -> int:
 
 
 def _fetcher(conn: Connection, ctx: OrgContext) -> Fetch:
-    """Runs child subqueries as the querying user."""
+    """Runs child subqueries as the querying user, at the org's time (which activities are
+    history and which open)."""
+    own = {USER_PARAM: ctx.user_id, AS_OF_PARAM: ctx.now}
 
     def fetch(statement: Select[Any], params: dict[str, Any]) -> Sequence[Sequence[Any]]:
-        return conn.execute(statement, {USER_PARAM: ctx.user_id, **params}).all()
+        return conn.execute(statement, {**own, **params}).all()
 
     return fetch
 

@@ -53,7 +53,12 @@ def bind_child_query(
         )
     if bound.owned_by_user:
         raise ctx.malformed("USING SCOPE is not supported in parent-to-child subqueries", item.pos)
-    return BoundSubquery(relationship=relationship.relationship_name, link=link, query=bound)
+    return BoundSubquery(
+        relationship=relationship.relationship_name,
+        link=link,
+        query=bound,
+        activity_view=relationship in parent_sobject.activity_relationships,
+    )
 
 
 def _child_relationship(
@@ -67,11 +72,14 @@ def _child_relationship(
         if owner.lower() not in {parent.name.lower(), (parent_alias or "").lower()}:
             name = query.sobject
     wanted = name.lower()
+    relationships = (*parent.child_relationships, *parent.activity_relationships)
     relationship = next(
-        (r for r in parent.child_relationships if (r.relationship_name or "").lower() == wanted),
-        None,
+        (r for r in relationships if (r.relationship_name or "").lower() == wanted), None
     )
-    child = ctx.registry.get(relationship.child_sobject) if relationship else None
+    child = None
+    if relationship is not None:
+        name = relationship.child_sobject
+        child = ctx.registry.get(name) or ctx.registry.activity_view(name)
     if relationship is None or child is None:
         raise ctx.error(
             "INVALID_TYPE", BAD_CHILD_RELATIONSHIP.format(name=query.sobject), query.sobject_pos

@@ -19,6 +19,10 @@ BAD_TYPE = (
     "sure to append the '__c' after the entity name. Please reference your WSDL or the "
     "describe call for the appropriate names."
 )
+# An activity view (ActivityHistory, OpenActivity) is read only through a parent's child
+# relationship; a query of its own is refused so [belief: the sentence every report of it
+# quotes, its code taken as a real org's for an operation an object does not support].
+VIEW_NOT_QUERYABLE = "entity type {name} does not support query"
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,10 @@ class BindContext:
 
     def sobject_named(self, name: str, pos: ast.Position) -> SObjectDef:
         sobject = self.registry.get(name)
+        view = self.registry.activity_view(name) if sobject is None else None
+        if view is not None:
+            message = VIEW_NOT_QUERYABLE.format(name=view.name)
+            raise self.error("INVALID_TYPE_FOR_OPERATION", message, None)  # no echo of the query
         if sobject is None:
             raise self.error("INVALID_TYPE", BAD_TYPE.format(name=name), pos)
         return sobject

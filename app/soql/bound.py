@@ -128,6 +128,9 @@ class BoundSubquery:
     relationship: str  # the child relationship's name as describe gives it
     link: FieldDef
     query: BoundQuery
+    # Whether the child is an activity view (ActivityHistory, OpenActivity), whose rows are
+    # the tasks' and events' (app.storage.activity_views), not a table's.
+    activity_view: bool = False
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from app.soql.bound import (
 from app.soql.sql_conditions import USER_PARAM, condition_sql, record_filters
 from app.soql.sql_joins import Joins, order_keys
 from app.soql.subtotals import subtotals_statement
+from app.storage.activity_views import activity_view_rows
 from app.storage.tables import TableSet
 
 __all__ = ["PARENT_IDS_PARAM", "USER_PARAM", "ChildQuery", "CompiledQuery", "TypeOfColumns"]
@@ -179,7 +180,8 @@ def _compile_child(subquery: BoundSubquery, tables: TableSet, include_deleted: b
     """The statement of a child subquery for one batch of parents: their children that match,
     in the subquery's order, with its LIMIT and OFFSET applied per parent."""
     bound = subquery.query
-    joins = Joins(tables, bound.sobject.name)
+    view = activity_view_rows(tables, bound.sobject) if subquery.activity_view else None
+    joins = Joins(tables, bound.sobject.name, rows=view)
     link = joins.root.c[subquery.link.name]
     filters = record_filters(joins, bound, include_deleted)
     filters.append(link.in_(bindparam(PARENT_IDS_PARAM, expanding=True)))

@@ -44,11 +44,14 @@ from app.storage.text import group_spelling, key_of, text_extreme, text_key
 class Joins:
     """The root table and one outer-joined alias per parent relationship chain."""
 
-    def __init__(self, tables: TableSet, sobject: str, prefix: str = "t") -> None:
+    def __init__(
+        self, tables: TableSet, sobject: str, prefix: str = "t", rows: FromClause | None = None
+    ) -> None:
+        """`rows`: the root's rows where they are no table of `tables` (an activity view's)."""
         self.tables = tables
         self.prefix = prefix
         self.sub_selects = 0
-        self.root = tables[sobject].alias(f"{prefix}0")
+        self.root = (tables[sobject] if rows is None else rows).alias(f"{prefix}0")
         self.aliases: dict[tuple[str, ...], FromClause] = {(): self.root}
         self.from_clause: FromClause = self.root
         # One SQL element per date function, reused by SELECT, GROUP BY, HAVING and ORDER BY:

@@ -97,9 +97,18 @@ class TableSet:
         self.registry = registry
         self.metadata = MetaData(naming_convention=NAMING_CONVENTION)
         self._tables = {sobject.name: _table(sobject, self.metadata) for sobject in registry}
+        self._shapes: dict[str, Table] = {}
 
     def __getitem__(self, sobject_name: str) -> Table:
         return self._tables[sobject_name]
+
+    def table_shape(self, sobject: SObjectDef) -> Table:
+        """The table an object outside the registry (an activity view) would have: its columns'
+        names and types, in a metadata no database is created from."""
+        shape = self._shapes.get(sobject.name)
+        if shape is None:
+            shape = self._shapes[sobject.name] = _table(sobject, MetaData())
+        return shape
 
     def items(self) -> list[tuple[str, Table]]:
         return list(self._tables.items())

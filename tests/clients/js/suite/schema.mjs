@@ -1,7 +1,6 @@
 // jsforce's test/schema.test.ts. Most of it checks TypeScript types at compile time; what runs
 // is its `query` test's calls, which these repeat, checking that each answers records (the
-// types' runtime counterpart: the fields each record carries). Left out: its query of an
-// account's ActivityHistories, a child relationship on ActivityHistory, which is not built.
+// types' runtime counterpart: the fields each record carries).
 import assert from 'node:assert/strict';
 import { isNumber, isObject, isString } from './checks.mjs';
 
@@ -62,6 +61,23 @@ export const tests = [
       assert.ok(isString(rec.Owner.Id));
       assert.ok(rec.What === null || isString(rec.What.Name));
     }
+
+    await conn.sobject('Task').create({ Subject: 'Jsforce done task', WhatId: account.id, Status: 'Completed' });
+    const recs6 = await conn
+      .sobject('Account')
+      .find({ Type: ['Customer', 'Partner'] })
+      .include('ActivityHistories')
+      .select(['Id', 'Subject', 'ActivityDate', 'IsClosed', { Owner: ['Id', 'Username', 'Email'], What: ['Name'] }])
+      .end();
+    assert.ok(recs6.length > 0);
+    for (const rec of recs6) {
+      assert.ok(rec.ActivityHistories === null || isNumber(rec.ActivityHistories.totalSize));
+    }
+    const history = recs6.find((rec) => rec.Id === account.id).ActivityHistories.records;
+    assert.deepEqual(
+      history.map((h) => [h.Subject, h.IsClosed, h.What.Name, isString(h.Owner.Username)]),
+      [['Jsforce done task', true, 'Jsforce Schema', true]],
+    );
 
     const recs7 = await conn
       .sobject('Account')
