@@ -22,7 +22,7 @@ from app.seeding.generate import generate_original_org
 from app.seeding.loading import ORG_INFO, OrgStamp, ProgressCallback, Rows, replace_org_data
 from app.seeding.pro import generate_b2b_org, generate_b2c_org
 from app.seeding.standard_records import standard_records
-from app.storage.derived import apply_auto_numbers, apply_derived
+from app.storage.derived import ACTIVITIES, apply_auto_numbers, apply_derived, related_account
 from app.storage.tables import TableSet, field_columns
 
 __all__ = ["ORG_INFO", "ProgressCallback", "Rows"]
@@ -94,7 +94,23 @@ def build_rows(registry: SchemaRegistry, org: str, seed: int) -> Rows:
             complete_record(sobject, record, number, admin_id)
             for number, record in enumerate(generated.get(sobject.name, []), start=1)
         ]
+    _relate_activities_to_accounts(rows)
     return rows
+
+
+def _relate_activities_to_accounts(rows: Rows) -> None:
+    """Each task's and event's AccountId, which reads the records it concerns (as
+    app.services.platform_rules does for a write through the API)."""
+    accounts = {
+        row["Id"]: row["AccountId"]
+        for object_rows in rows.values()
+        for row in object_rows
+        if row.get("AccountId")
+    }
+    for name in ACTIVITIES:
+        for row in rows.get(name, []):
+            if "AccountId" in row:
+                row["AccountId"] = related_account(row, accounts.get)
 
 
 def seed_org(

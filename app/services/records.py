@@ -14,6 +14,7 @@ from app.metadata.registry import SchemaRegistry
 from app.metadata.values import format_datetime, parse_datetime, to_json
 from app.services.context import OrgContext
 from app.services.json_body import JsonBody
+from app.services.platform_rules import apply_platform_rules
 from app.services.validation import (
     ParentReference,
     check_references,
@@ -74,24 +75,6 @@ def _live_row(
     return row
 
 
-def _platform_rules(
-    conn: Connection, ctx: OrgContext, sobject: SObjectDef, row: dict[str, Any], before: str | None
-) -> None:
-    """Behaviour of particular standard objects that the field definitions can't express."""
-    if sobject.name == "Case":
-        closing = row.get("Status") == "Closed"
-        if closing and before != "Closed":
-            row["ClosedDate"] = ctx.now
-        elif not closing:
-            row["ClosedDate"] = None
-    elif sobject.name == "PricebookEntry" and row.get("Product2Id"):
-        product = fetch_row(conn, ctx.tables["Product2"], row["Product2Id"])
-        row["Name"] = product["Name"] if product else None
-    elif sobject.name == "OrderItem" and row.get("PricebookEntryId") and not row.get("Product2Id"):
-        entry = fetch_row(conn, ctx.tables["PricebookEntry"], row["PricebookEntryId"])
-        row["Product2Id"] = entry["Product2Id"] if entry else None
-
-
 def create_record(conn: Connection, ctx: OrgContext, sobject: SObjectDef, body: JsonBody) -> str:
     """Insert a record from a REST body; returns its 18-character id."""
     require_operation(sobject, "createable")
@@ -121,7 +104,7 @@ def create_record(conn: Connection, ctx: OrgContext, sobject: SObjectDef, body: 
         SystemModstamp=ctx.now,
     )
     apply_auto_numbers(sobject, row, number)
-    _platform_rules(conn, ctx, sobject, row, before=None)
+    apply_platform_rules(conn, ctx, sobject.name, row, before=None)
     apply_derived(sobject, row)
     insert_rows(conn, ctx.tables[sobject.name], [row])
     log_insert(conn, sobject.name, row["Id"])
@@ -140,14 +123,13 @@ def update_record(
             raise not_writable(["Id"])
         body = JsonBody(body.text, {k: v for k, v in body.data.items() if k.lower() != "id"})
     values = _with_parent_ids(conn, ctx, validate_body(ctx, sobject, body, creating=False))
-    before = row.get("Status")
     row.update(values)
     missing = [name for name in missing_required(sobject, row) if name in values]
     if missing:
         raise required_error(missing)
     check_references(conn, ctx, sobject, values)
     row.update(LastModifiedDate=ctx.now, LastModifiedById=ctx.user_id, SystemModstamp=ctx.now)
-    _platform_rules(conn, ctx, sobject, row, before=before)
+    apply_platform_rules(conn, ctx, sobject.name, row, before=original)
     apply_derived(sobject, row)
     log_update(conn, sobject.name, original)
     update_row(conn, ctx.tables[sobject.name], row["Id"], row)

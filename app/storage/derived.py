@@ -54,12 +54,22 @@ def _task_is_high_priority(record: Record) -> Any:
     return record.get("Priority") == "High"
 
 
-def _activity_account(record: Record) -> Any:
-    """The account a task or event concerns: what it is related to, when that is an account
-    (one about a contact takes the contact's account in a real org, which this record alone
-    cannot say)."""
-    what = record.get("WhatId")
-    return what if isinstance(what, str) and what.startswith(ACCOUNT_PREFIX) else None
+# The objects whose AccountId is the account a record concerns, read from the records it is
+# related to: the API's writes (app.services.platform_rules) and seeding set it.
+ACTIVITIES = ("Task", "Event")
+
+
+def related_account(record: Record, account_of: Callable[[str], str | None]) -> str | None:
+    """The account a task or event concerns (its AccountId), as the Object Reference gives it:
+    what it is related to when that is an account, else that record's account (an
+    opportunity's, a case's); failing those, the account of the person it is about (a
+    contact's). `account_of(id)`: the AccountId of the record with that id, if it has one."""
+    what, who = record.get("WhatId"), record.get("WhoId")
+    if isinstance(what, str):
+        found = what if what.startswith(ACCOUNT_PREFIX) else account_of(what)
+        if found:
+            return found
+    return account_of(who) if isinstance(who, str) else None
 
 
 # Formula fields: object -> field -> its value from the full record. An org whose object lacks
@@ -72,10 +82,8 @@ FORMULAS: dict[str, dict[str, Callable[[Record], Any]]] = {
     "Event": {
         "ActivityDateTime": _event_start,
         "EndDate": _event_end_date,
-        "AccountId": _activity_account,
     },
     "Task": {
-        "AccountId": _activity_account,
         "IsClosed": _task_is_closed,
         "IsHighPriority": _task_is_high_priority,
     },

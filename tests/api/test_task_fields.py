@@ -50,3 +50,48 @@ def test_what_the_platform_derives_cannot_be_written(api: TestClient, field: str
             "fields": [field],
         }
     ]
+
+
+def test_a_tasks_account_is_that_of_what_it_concerns(api: TestClient) -> None:
+    """What it is related to when that is no account gives its account (an opportunity's);
+    failing that, the person it is about does (a contact's), as the Object Reference says."""
+    account = api.post(f"{API}/sobjects/Account", json={"Name": "Xtask Parent"}).json()["id"]
+    opportunity = api.post(
+        f"{API}/sobjects/Opportunity",
+        json={
+            "Name": "Xtask Deal",
+            "StageName": "Prospecting",
+            "CloseDate": "2024-05-01",
+            "AccountId": account,
+        },
+    ).json()["id"]
+    contact = api.post(
+        f"{API}/sobjects/Contact", json={"LastName": "Xtask", "AccountId": account}
+    ).json()["id"]
+    lead = api.post(f"{API}/sobjects/Lead", json={"LastName": "Xtask", "Company": "X"}).json()["id"]
+    cases = [
+        ({"WhatId": opportunity}, account),
+        ({"WhoId": contact}, account),
+        ({"WhoId": lead}, None),
+        ({}, None),
+    ]
+    for related, expected in cases:
+        for sobject, extra in (
+            ("Task", {}),
+            (
+                "Event",
+                {"DurationInMinutes": 30, "ActivityDateTime": "2024-05-01T10:00:00.000+0000"},
+            ),
+        ):
+            created = api.post(
+                f"{API}/sobjects/{sobject}", json={"Subject": "Xtask", **related, **extra}
+            )
+            assert created.status_code == 201, created.text
+            url = f"{API}/sobjects/{sobject}/{created.json()['id']}"
+            assert api.get(url, params={"fields": "AccountId"}).json()["AccountId"] == expected
+    # An account's ActivityHistories hold the closed tasks of its opportunities.
+    done = {"Subject": "Xtask done", "WhatId": opportunity, "Status": "Completed"}
+    api.post(f"{API}/sobjects/Task", json=done)
+    soql = f"SELECT (SELECT Subject FROM ActivityHistories) FROM Account WHERE Id = '{account}'"
+    [record] = api.get(f"{API}/query", params={"q": soql}).json()["records"]
+    assert [r["Subject"] for r in record["ActivityHistories"]["records"]] == ["Xtask done"]

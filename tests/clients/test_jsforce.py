@@ -45,18 +45,22 @@ def base_url(database_factory: DatabaseFactory, seeded_template: str) -> Iterato
         yield f"http://127.0.0.1:{port}"
 
 
-def test_jsforce_scenario(base_url: str) -> None:
-    node = node_or_skip()
+def run_script(*args: str, timeout: float = 120) -> Any:
+    """A script of tests/clients/js run with the machine's Node.js: the JSON it prints."""
     completed = subprocess.run(
-        [node, "scenario.mjs", base_url],
+        [node_or_skip(), *args],
         cwd=JS_DIR,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
     assert completed.returncode == 0, completed.stderr
-    summary: dict[str, Any] = json.loads(completed.stdout)
+    return json.loads(completed.stdout)
+
+
+def test_jsforce_scenario(base_url: str) -> None:
+    summary: dict[str, Any] = run_script("scenario.mjs", base_url)
 
     assert summary["soap"]["instanceUrl"] == base_url
     assert summary["soap"]["hasToken"] is True

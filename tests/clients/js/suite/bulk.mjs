@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { Readable, Writable } from 'node:stream';
 import jsforce from 'jsforce';
-import { isObject, isString } from './checks.mjs';
+import { isObject, isString, withInvalidToken } from './checks.mjs';
 
 const assertAllSaved = (rets, count) => {
   assert.ok(Array.isArray(rets));
@@ -116,24 +116,15 @@ export const tests = [
   ['call bulk api from invalid session conn with refresh fn, and return result', async (conn) => {
     const accounts = Array.from({ length: 100 }, (_, i) => ({ Name: `Session Expiry Test #${i}` }));
     const insRets = await conn.bulk.load('Account', 'insert', accounts);
-    let refreshCalled = false;
-    const conn2 = new jsforce.Connection({
-      instanceUrl: conn.instanceUrl,
-      accessToken: 'invalid_token',
-      version: conn.version,
-      refreshFn: (_c, callback) => {
-        refreshCalled = true;
-        setTimeout(() => callback(null, conn.accessToken ?? undefined), 50);
-      },
-    });
-    conn2.bulk.pollInterval = 50;
+    const session = withInvalidToken(conn, { refresh: true });
+    const conn2 = session.conn;
     const rets = await conn2.bulk.load('Account', 'delete', insRets.map((r) => ({ Id: r.id ?? undefined })));
-    assert.ok(refreshCalled);
+    assert.ok(session.refreshCalled);
     assert.equal(rets.length, 100);
     for (const ret of rets) assert.ok(ret.success);
   }],
   ['call bulk api from invalid session conn without refresh fn, and raise error', async (conn) => {
-    const conn3 = new jsforce.Connection({ instanceUrl: conn.instanceUrl, accessToken: 'invalid_token', version: conn.version });
+    const conn3 = withInvalidToken(conn).conn;
     await raises(conn3.bulk.load('Account', 'insert', [{ Name: 'Impossible Bulk Account #1' }]), 'InvalidSessionId');
   }],
   ['bulk update using Query#update and return updated status', async (conn) => {

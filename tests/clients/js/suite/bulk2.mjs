@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import jsforce from 'jsforce';
-import { isObject, isString } from './checks.mjs';
+import { isObject, isString, withInvalidToken } from './checks.mjs';
 
 let serial = 0;
 const uniqueId = () => `${Date.now()}-${(serial += 1)}`;
@@ -132,27 +132,18 @@ export const tests = [
   ['should call bulk api from invalid session conn with refresh fn, and return result', async (conn) => {
     const input = Array.from({ length: 100 }, (_, i) => ({ Name: `Session Expiry Test #${i}` }));
     const bulkInsert = await conn.bulk2.loadAndWaitForResults({ operation: 'insert', object: 'Account', input });
-    let refreshCalled = false;
-    const conn2 = new jsforce.Connection({
-      instanceUrl: conn.instanceUrl,
-      accessToken: 'invalid_token',
-      version: conn.version,
-      refreshFn: (_c, callback) => {
-        refreshCalled = true;
-        setTimeout(() => callback(null, conn.accessToken ?? undefined), 50);
-      },
-    });
-    conn2.bulk2.pollInterval = 50;
+    const session = withInvalidToken(conn, { refresh: true });
+    const conn2 = session.conn;
     const bulkDelete = await conn2.bulk2.loadAndWaitForResults({
       operation: 'delete',
       object: 'Account',
       input: bulkInsert.successfulResults.map((r) => ({ Id: r.sf__Id })),
     });
-    assert.ok(refreshCalled);
+    assert.ok(session.refreshCalled);
     ensureSuccessfulBulkResults(bulkDelete, 100, 'delete');
   }],
   ['should call bulk api from invalid session conn without refresh fn, and raise error', async (conn) => {
-    const conn3 = new jsforce.Connection({ instanceUrl: conn.instanceUrl, accessToken: 'invalid_token', version: conn.version });
+    const conn3 = withInvalidToken(conn).conn;
     let raised = null;
     try {
       await conn3.bulk2.loadAndWaitForResults({ object: 'Account', operation: 'insert', input: [{ Name: 'Impossible Bulk Account #1' }] });
