@@ -232,6 +232,19 @@ async def get_sobject(request: Request, sobject: str) -> SObjectDef:
 SObjectDep = Annotated[SObjectDef, Depends(get_sobject)]
 
 
+async def get_described_sobject(request: Request, sobject: str) -> SObjectDef:
+    """What `GET /sobjects/{sobject}/describe` describes: an object of the org, or an activity
+    view (ActivityHistory, OpenActivity), which a real org describes though nothing else
+    reaches it on its own."""
+    sandbox = await sandbox_of(request)
+    registry = sandbox.schema.registry
+    view = registry.activity_view(sobject) if registry.get(sobject) is None else None
+    return view or resolve_sobject(registry, sobject)
+
+
+DescribedSObjectDep = Annotated[SObjectDef, Depends(get_described_sobject)]
+
+
 async def read_body(request: Request) -> bytes:
     """The raw body, read here so that routes can stay synchronous (run in the thread pool):
     at most LOCALFORCE_MAX_BODY_BYTES of it, refused by its Content-Length when that says more

@@ -7,7 +7,14 @@ from typing import Any
 
 from fastapi import Request, Response
 
-from app.api.deps import ConnectionDep, JsonBodyDep, OrgContextDep, SObjectDep, app_state
+from app.api.deps import (
+    ConnectionDep,
+    DescribedSObjectDep,
+    JsonBodyDep,
+    OrgContextDep,
+    SObjectDep,
+    app_state,
+)
 from app.api.openapi import (
     CREATED,
     MULTIPLE_MATCHES,
@@ -53,7 +60,9 @@ def create(
 
 
 @router.get("/{sobject}/describe")
-def get_describe(request: Request, ctx: OrgContextDep, definition: SObjectDep) -> dict[str, Any]:
+def get_describe(
+    request: Request, ctx: OrgContextDep, definition: DescribedSObjectDep
+) -> dict[str, Any]:
     return describe_sobject(definition, ctx.base_path, public_base_url(request))
 
 

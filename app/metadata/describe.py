@@ -54,6 +54,8 @@ def _urls(sobject: SObjectDef, base: str) -> dict[str, str]:
         "layouts": f"{root}/describe/layouts",
         "sobject": root,
     }
+    if not sobject.key_prefix:  # an activity view: no records of its own to lay out or list
+        urls = {name: urls[name] for name in ("rowTemplate", "describe", "sobject")}
     if sobject.name in NAMED_LAYOUTS:
         urls["namedLayouts"] = f"{root}/describe/namedLayouts/{{LayoutName}}"
     version = _version_of(base)
@@ -110,7 +112,7 @@ def _object_flags(sobject: SObjectDef) -> dict[str, Any]:
         "hasSubtypes": False,
         "isInterface": False,
         "isSubtype": False,
-        "keyPrefix": sobject.key_prefix,
+        "keyPrefix": sobject.key_prefix or None,  # an activity view has none
         "label": sobject.label,
         "labelPlural": sobject.label_plural,
         "layoutable": True,
@@ -299,6 +301,9 @@ def describe_sobject(sobject: SObjectDef, base: str, instance_url: str) -> dict[
         "searchLayoutable": True,
         "sobjectDescribeOption": "FULL",
         "supportedScopes": [{"label": "All " + sobject.label_plural.lower(), "name": "everything"}],
-        "urls": {**_urls(sobject, base), **_ui_urls(sobject, instance_url)},
+        "urls": {
+            **_urls(sobject, base),
+            **(_ui_urls(sobject, instance_url) if sobject.key_prefix else {}),
+        },
     }
     return _for_version(described, base)

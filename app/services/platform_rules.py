@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from app.services.context import OrgContext
-from app.storage.derived import ACTIVITIES, related_account
+from app.storage.derived import ACTIVITIES, is_value, related_account
 from app.storage.records import fetch_row
 
 Row = dict[str, Any]
@@ -21,8 +21,8 @@ Rule = Callable[[Connection, OrgContext, Row, Row | None], None]
 
 def _case(conn: Connection, ctx: OrgContext, row: Row, before: Row | None) -> None:
     """A case closes at the moment its status becomes Closed, and reopening clears that."""
-    closing = row.get("Status") == "Closed"
-    if closing and (before or {}).get("Status") != "Closed":
+    closing = is_value(row.get("Status"), "Closed")
+    if closing and not is_value((before or {}).get("Status"), "Closed"):
         row["ClosedDate"] = ctx.now
     elif not closing:
         row["ClosedDate"] = None

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import ColumnElement, FromClause, Table, bindparam, literal, null, or_, select
-from sqlalchemy.types import DateTime
+from sqlalchemy.types import Boolean, DateTime
 
 from app.metadata.model import SObjectDef
 from app.storage.tables import TableSet, field_columns
@@ -56,6 +56,8 @@ def activity_view_rows(tables: TableSet, view: SObjectDef) -> FromClause:
                 value: ColumnElement[Any] = literal(constant[column.name], column.type)
             elif name in table.c:
                 value = table.c[name]
+            elif isinstance(column.type, Boolean):
+                value = literal(False, column.type)  # a checkbox is never null
             else:
                 value = null().cast(column.type)
             values.append(value.label(column.name))

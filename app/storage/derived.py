@@ -7,7 +7,7 @@ it was made.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from app.metadata.loader import ADDRESS_PARTS
@@ -18,7 +18,7 @@ ACCOUNT_PREFIX = "001"
 
 
 def _case_is_closed(record: Record) -> Any:
-    return record.get("Status") == "Closed"
+    return is_value(record.get("Status"), "Closed")
 
 
 def _line_total(record: Record) -> Any:
@@ -33,9 +33,41 @@ def _account_is_person(record: Record) -> Any:
     return record.get("LastName") is not None
 
 
+def is_value(value: Any, expected: str) -> bool:
+    """Whether a picklist's value is `expected`, in any letter case (as SOQL compares it: a
+    value written as "completed" is Completed)."""
+    return isinstance(value, str) and value.lower() == expected.lower()
+
+
 def _event_start(record: Record) -> Any:
     """An event's ActivityDateTime is its start."""
     return record.get("StartDateTime")
+
+
+def _event_end(record: Record) -> Any:
+    """An event ends when written to, or its duration after it starts."""
+    end, start, minutes = (
+        record.get(k) for k in ("EndDateTime", "StartDateTime", "DurationInMinutes")
+    )
+    if end is None and isinstance(start, datetime) and isinstance(minutes, int):
+        return start + timedelta(minutes=minutes)
+    return end
+
+
+def _event_duration(record: Record) -> Any:
+    """An event lasts as written, or from its start to its end."""
+    minutes, start, end = (
+        record.get(k) for k in ("DurationInMinutes", "StartDateTime", "EndDateTime")
+    )
+    if minutes is None and isinstance(start, datetime) and isinstance(end, datetime):
+        return int((end - start).total_seconds() // 60)
+    return minutes
+
+
+def _event_date(record: Record) -> Any:
+    """The day an event starts (in UTC); an all-day event written with its day alone keeps it."""
+    start = record.get("StartDateTime")
+    return start.date() if isinstance(start, datetime) else record.get("ActivityDate")
 
 
 def _event_end_date(record: Record) -> Any:
@@ -47,11 +79,11 @@ def _event_end_date(record: Record) -> Any:
 def _task_is_closed(record: Record) -> Any:
     """A task is closed when its status is a closed one: Completed, the closed status every
     org's task statuses have."""
-    return record.get("Status") == "Completed"
+    return is_value(record.get("Status"), "Completed")
 
 
 def _task_is_high_priority(record: Record) -> Any:
-    return record.get("Priority") == "High"
+    return is_value(record.get("Priority"), "High")
 
 
 # The objects whose AccountId is the account a record concerns, read from the records it is
@@ -79,8 +111,13 @@ FORMULAS: dict[str, dict[str, Callable[[Record], Any]]] = {
     "OrderItem": {"TotalPrice": _line_total},
     "QuoteLineItem": {"TotalPrice": _line_total},
     "Account": {"IsPersonAccount": _account_is_person},
+    # In this order: the end and the duration each follow from the other and the start, and
+    # the end's day from the end.
     "Event": {
+        "EndDateTime": _event_end,
+        "DurationInMinutes": _event_duration,
         "ActivityDateTime": _event_start,
+        "ActivityDate": _event_date,
         "EndDate": _event_end_date,
     },
     "Task": {

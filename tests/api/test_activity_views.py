@@ -133,3 +133,48 @@ def test_describe_lists_the_views_as_recorded(api: TestClient) -> None:
                 ("OpenActivity", "OpenActivities"),
             )
         ]
+
+
+def test_an_event_written_with_its_duration_ends_and_becomes_history(api: TestClient) -> None:
+    """A real org ends an event its duration after it starts; once ended, it is history."""
+    account = _create(api, "Account", {"Name": "Xviews Durations"})
+    start = {"StartDateTime": "2020-03-02T09:00:00.000+0000", "DurationInMinutes": 90}
+    event = _create(api, "Event", {"Subject": "Xv lasted", "WhatId": account, **start})
+    fields = "EndDateTime,DurationInMinutes,ActivityDate,EndDate"
+    got = api.get(f"{API}/sobjects/Event/{event}", params={"fields": fields}).json()
+    assert {k: got[k] for k in fields.split(",")} == {
+        "EndDateTime": "2020-03-02T10:30:00.000+0000",
+        "DurationInMinutes": 90,
+        "ActivityDate": "2020-03-02",
+        "EndDate": "2020-03-02",
+    }
+    assert _views(api, "Account", account)["ActivityHistories"] == [
+        ("Xv lasted", False, False, None, "Xviews Durations")
+    ]
+
+
+def test_a_task_is_no_all_day_event_and_its_status_matches_in_any_case(api: TestClient) -> None:
+    account = _create(api, "Account", {"Name": "Xviews Letters"})
+    _create(api, "Task", {"Subject": "Xv lower", "Status": "completed", "WhatId": account})
+    soql = (
+        "SELECT (SELECT Subject FROM ActivityHistories WHERE IsAllDayEvent = false) "
+        f"FROM Account WHERE Id = '{account}'"
+    )
+    [record] = api.get(f"{API}/query", params={"q": soql}).json()["records"]
+    assert [r["Subject"] for r in record["ActivityHistories"]["records"]] == ["Xv lower"]
+
+
+def test_a_view_is_described(api: TestClient) -> None:
+    response = api.get(f"{API}/sobjects/ActivityHistory/describe")
+    assert response.status_code == 200, response.text
+    described = response.json()
+    assert (described["name"], described["keyPrefix"], described["createable"]) == (
+        "ActivityHistory",
+        None,
+        False,
+    )
+    assert sorted(described["urls"]) == ["describe", "rowTemplate", "sobject"]
+    assert {"AccountId", "IsTask", "ActivityType", "WhatId"} <= {
+        f["name"] for f in described["fields"]
+    }
+    assert api.get(f"{API}/sobjects/ActivityHistory").status_code == 404

@@ -36,11 +36,13 @@ const loadCsv = (conn, operation, csv) => {
   });
 };
 
+// The accounts' names: this run's own, so that no other run's or suite's accounts match.
+const run = `Bulk1 Account ${Date.now()}`;
 const bulkAccountNum = 250;
 const smallAccountNum = 20;
 const newAccounts = (count) =>
   Array.from({ length: count }, (_, i) => ({
-    Name: `New Bulk Account #${i + 1}`,
+    Name: `New ${run} #${i + 1}`,
     BillingState: 'CA',
     NumberOfEmployees: 300 * (i + 1),
   }));
@@ -50,7 +52,7 @@ export const tests = [
   ['bulk insert records and return result status', async (conn) => {
     conn.bulk.pollInterval = 50;
     const records = [
-      ...Array.from({ length: 200 }, (_, i) => ({ Name: `Bulk Account #${i + 1}`, NumberOfEmployees: 300 * (i + 1) })),
+      ...Array.from({ length: 200 }, (_, i) => ({ Name: `${run} #${i + 1}`, NumberOfEmployees: 300 * (i + 1) })),
       { BillingState: 'CA' }, // no Name: refused
     ];
     const rets = await conn.bulk.load('Account', 'insert', records);
@@ -59,7 +61,7 @@ export const tests = [
     assert.equal(rets[200].success, false);
   }],
   ['bulk update and return updated status', async (conn) => {
-    const records = await conn.sobject('Account').find({ Name: { $like: 'Bulk Account%' } }, ['Id', 'Name']).execute();
+    const records = await conn.sobject('Account').find({ Name: { $like: `${run}%` } }, ['Id', 'Name']).execute();
     const rets = await conn.bulk.load('Account', 'update', records.map((rec) => ({ ...rec, Name: `${rec.Name} (Updated)` })));
     assertAllSaved(rets, 200);
   }],
@@ -67,18 +69,18 @@ export const tests = [
     await raises(conn.bulk.load('Account', 'update', []), 'ClientInputError');
   }],
   ['bulk delete and return deleted status', async (conn) => {
-    const records = await conn.sobject('Account').find({ Name: { $like: 'Bulk Account%' } }).execute();
+    const records = await conn.sobject('Account').find({ Name: { $like: `${run}%` } }).execute();
     assertAllSaved(await conn.bulk.load('Account', 'delete', records), 200);
   }],
   ['bulk delete with empty input and raise client input error', async (conn) => {
     await raises(conn.bulk.load('Account', 'delete', []), 'ClientInputError');
   }],
   ['bulk insert from file and return inserted results', async (conn) => {
-    const csv = 'Name,NumberOfEmployees\n"Bulk Account, from a file #1",10\nBulk Account from a file #2,20\n';
+    const csv = `Name,NumberOfEmployees\n"${run}, from a file #1",10\n${run} from a file #2,20\n`;
     assertAllSaved(await loadCsv(conn, 'insert', csv), 2);
   }],
   ['bulk delete from file and return deleted results', async (conn) => {
-    const records = await conn.sobject('Account').find({ Name: { $like: 'Bulk Account%' } });
+    const records = await conn.sobject('Account').find({ Name: { $like: `${run}%` } });
     assert.equal(records.length, 2);
     const csv = `Id\n${records.map((r) => r.Id).join('\n')}\n`;
     assertAllSaved(await loadCsv(conn, 'delete', csv), 2);
@@ -131,10 +133,10 @@ export const tests = [
     await conn.bulk.load('Account', 'insert', newAccounts(bulkAccountNum));
     const rets = await conn
       .sobject('Account')
-      .find({ Name: { $like: 'New Bulk Account%' } })
+      .find({ Name: { $like: `New ${run}%` } })
       .update({ Name: '${Name} (Updated)', BillingState: null }); // eslint-disable-line no-template-curly-in-string
     assertAllSaved(rets, bulkAccountNum);
-    const records = await conn.sobject('Account').find({ Name: { $like: 'New Bulk Account%' } }, 'Id, Name, BillingState');
+    const records = await conn.sobject('Account').find({ Name: { $like: `New ${run}%` } }, 'Id, Name, BillingState');
     assert.equal(records.length, bulkAccountNum);
     for (const record of records) {
       assert.ok(/\(Updated\)$/.test(record.Name));
@@ -146,7 +148,7 @@ export const tests = [
     assert.deepEqual(rets, []);
   }],
   ['bulk delete using Query#destroy and return deleted status', async (conn) => {
-    assertAllSaved(await conn.sobject('Account').find({ Name: { $like: 'New Bulk Account%' } }).destroy(), bulkAccountNum);
+    assertAllSaved(await conn.sobject('Account').find({ Name: { $like: `New ${run}%` } }).destroy(), bulkAccountNum);
   }],
   ['bulk delete using Query#destroy with unmatching query and return empty array records', async (conn) => {
     assert.deepEqual(await conn.sobject('Account').find(unmatched).destroy(), []);
@@ -155,10 +157,10 @@ export const tests = [
     await conn.bulk.load('Account', 'insert', newAccounts(smallAccountNum));
     const rets = await conn
       .sobject('Account')
-      .find({ Name: { $like: 'New Bulk Account%' } })
+      .find({ Name: { $like: `New ${run}%` } })
       .update({ Name: '${Name} (Updated)', BillingState: null }, { bulkThreshold: 0 }); // eslint-disable-line no-template-curly-in-string
     assertAllSaved(rets, smallAccountNum);
-    const records = await conn.sobject('Account').find({ Name: { $like: 'New Bulk Account%' } }, 'Id, Name, BillingState');
+    const records = await conn.sobject('Account').find({ Name: { $like: `New ${run}%` } }, 'Id, Name, BillingState');
     assert.equal(records.length, smallAccountNum);
     for (const record of records) {
       assert.ok(/\(Updated\)$/.test(record.Name));
@@ -166,6 +168,6 @@ export const tests = [
     }
   }],
   ['bulk delete using Query#destroy with bulkThreshold modified and return deleted status', async (conn) => {
-    assertAllSaved(await conn.sobject('Account').find({ Name: { $like: 'New Bulk Account%' } }).destroy({ bulkThreshold: 0 }), smallAccountNum);
+    assertAllSaved(await conn.sobject('Account').find({ Name: { $like: `New ${run}%` } }).destroy({ bulkThreshold: 0 }), smallAccountNum);
   }],
 ];
