@@ -22,7 +22,13 @@ from app.seeding.generate import generate_original_org
 from app.seeding.loading import ORG_INFO, OrgStamp, ProgressCallback, Rows, replace_org_data
 from app.seeding.pro import generate_b2b_org, generate_b2c_org
 from app.seeding.standard_records import standard_records
-from app.storage.derived import ACTIVITIES, apply_auto_numbers, apply_derived, related_account
+from app.storage.derived import (
+    ACCOUNT_SOURCES,
+    ACTIVITIES,
+    apply_auto_numbers,
+    apply_derived,
+    related_account,
+)
 from app.storage.tables import TableSet, field_columns
 
 __all__ = ["ORG_INFO", "ProgressCallback", "Rows"]
@@ -103,8 +109,8 @@ def _relate_activities_to_accounts(rows: Rows) -> None:
     app.services.platform_rules does for a write through the API)."""
     accounts = {
         row["Id"]: row["AccountId"]
-        for object_rows in rows.values()
-        for row in object_rows
+        for name in ACCOUNT_SOURCES
+        for row in rows.get(name, [])
         if row.get("AccountId")
     }
     for name in ACTIVITIES:

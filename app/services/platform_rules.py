@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from app.services.context import OrgContext
-from app.storage.derived import ACTIVITIES, is_value, related_account
+from app.storage.derived import ACCOUNT_SOURCES, ACTIVITIES, is_value, related_account
 from app.storage.records import fetch_row
 
 Row = dict[str, Any]
@@ -47,7 +47,7 @@ def _activity(conn: Connection, ctx: OrgContext, row: Row, before: Row | None) -
 
     def account_of(record_id: str) -> str | None:
         sobject = ctx.registry.by_key_prefix(record_id[:3])
-        if sobject is None or sobject.field("AccountId") is None:
+        if sobject is None or sobject.name not in ACCOUNT_SOURCES:
             return None
         found = fetch_row(conn, ctx.tables[sobject.name], record_id)
         return found["AccountId"] if found else None

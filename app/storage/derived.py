@@ -91,17 +91,25 @@ def _task_is_high_priority(record: Record) -> Any:
 ACTIVITIES = ("Task", "Event")
 
 
+# The records whose AccountId becomes a task's or event's (the Object Reference's
+# Task.AccountId): the opportunity or contract it is related to, else the contact it is about.
+# Related to anything else (a case, a campaign), it takes its contact's account.
+ACCOUNT_SOURCES = ("Opportunity", "Contract", "Contact")
+
+
 def related_account(record: Record, account_of: Callable[[str], str | None]) -> str | None:
     """The account a task or event concerns (its AccountId), as the Object Reference gives it:
-    what it is related to when that is an account, else that record's account (an
-    opportunity's, a case's); failing those, the account of the person it is about (a
-    contact's). `account_of(id)`: the AccountId of the record with that id, if it has one."""
+    what it is related to when that is an account, an opportunity or a contract (their
+    account); otherwise the account of the contact it is about; otherwise none.
+    `account_of(id)`: the AccountId of the record with that id when it is an opportunity, a
+    contract or a contact (None for any other)."""
     what, who = record.get("WhatId"), record.get("WhoId")
-    if isinstance(what, str):
-        found = what if what.startswith(ACCOUNT_PREFIX) else account_of(what)
-        if found:
-            return found
-    return account_of(who) if isinstance(who, str) else None
+    if isinstance(what, str) and what.startswith(ACCOUNT_PREFIX):
+        return what
+    found = account_of(what) if isinstance(what, str) else None
+    if found is None and isinstance(who, str):
+        found = account_of(who)
+    return found
 
 
 # Formula fields: object -> field -> its value from the full record. An org whose object lacks

@@ -53,8 +53,9 @@ def test_what_the_platform_derives_cannot_be_written(api: TestClient, field: str
 
 
 def test_a_tasks_account_is_that_of_what_it_concerns(api: TestClient) -> None:
-    """What it is related to when that is no account gives its account (an opportunity's);
-    failing that, the person it is about does (a contact's), as the Object Reference says."""
+    """What it is related to gives its account when that is an opportunity or a contract (or
+    an account); otherwise the contact it is about does, as the Object Reference's
+    Task.AccountId says."""
     account = api.post(f"{API}/sobjects/Account", json={"Name": "Xtask Parent"}).json()["id"]
     opportunity = api.post(
         f"{API}/sobjects/Opportunity",
@@ -69,9 +70,14 @@ def test_a_tasks_account_is_that_of_what_it_concerns(api: TestClient) -> None:
         f"{API}/sobjects/Contact", json={"LastName": "Xtask", "AccountId": account}
     ).json()["id"]
     lead = api.post(f"{API}/sobjects/Lead", json={"LastName": "Xtask", "Company": "X"}).json()["id"]
+    other = api.post(f"{API}/sobjects/Account", json={"Name": "Xtask Other"}).json()["id"]
+    case = api.post(f"{API}/sobjects/Case", json={"Subject": "Xtask", "AccountId": other})
     cases = [
         ({"WhatId": opportunity}, account),
         ({"WhoId": contact}, account),
+        # A case's account is not the activity's: related to a case, it takes its contact's.
+        ({"WhatId": case.json()["id"], "WhoId": contact}, account),
+        ({"WhatId": case.json()["id"]}, None),
         ({"WhoId": lead}, None),
         ({}, None),
     ]
