@@ -267,24 +267,25 @@ def create_app(
     app.add_exception_handler(Exception, unexpected_error)
     # Routes are matched in order, one at a time: the busiest first (their paths overlap no
     # other module's), the catch-alls of `planned` last.
-    modules = (
-        query,
-        ui,  # before sobjects: its paths would read as record and external ids there
-        sobjects,
-        bulk2,
-        bulk1,
-        search,
-        composite,
-        versions,
-        auth,
-        identity,
-        soap_calls,
-        control,
-        episodes,
-        planned,
+    routers = (
+        query.router,
+        ui.router,  # before sobjects: its paths would read as record and external ids there
+        planned.sobject_router,  # and these as records' relationships
+        sobjects.router,
+        bulk2.router,
+        bulk1.router,
+        search.router,
+        composite.router,
+        versions.router,
+        auth.router,
+        identity.router,
+        soap_calls.router,
+        control.router,
+        episodes.router,
+        planned.router,
     )
-    for module in modules:
-        app.include_router(module.router)
+    for router in routers:
+        app.include_router(router)
     console.install(app)
     orgs = sorted(Schemas(settings.seed_dir).known())
     mcp = McpEndpoint(build_mcp(app, state, orgs))

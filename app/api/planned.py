@@ -1,6 +1,6 @@
 """Salesforce APIs not built yet answer a clear error naming the API, never a fake and never a
-404: the REST API's resources of other APIs (Tooling, Analytics, Chatter), Apex REST and the
-Streaming API."""
+404: the REST API's resources of other APIs (Tooling, Analytics, Chatter), Apex REST, the
+Streaming API, and the sObject resources describe's urls name that localforce lacks."""
 
 from __future__ import annotations
 
@@ -10,11 +10,30 @@ from app.errors import FeatureNotSupported
 from app.services.org import PLANNED_RESOURCES
 
 router = SalesforceRouter()
+# Matched before the sObject routes, whose record and relationship paths would take these.
+sobject_router = SalesforceRouter()
 METHODS = ["GET", "POST", "PATCH", "PUT", "DELETE"]
 # Paths of APIs outside /services/data, and the API each one is.
 PLANNED_PATHS = {
     "/services/apexrest/{rest:path}": "Apex REST (Apex classes exposed as REST resources)",
     "/cometd/{rest:path}": "the Streaming API (CometD)",
+}
+# sObject resources a real org's describe lists in its urls (eventSeriesUpdates,
+# caseArticleSuggestions, caseRowArticleSuggestions): the path, its method and the feature.
+SOBJECT_BASE = "/services/data/{version}/sobjects"
+PLANNED_SOBJECT_PATHS = {
+    f"{SOBJECT_BASE}/Event/{{record_id}}/fromThisEventOnwards": (
+        "PATCH",
+        "changing an event series from one event onwards (eventSeriesUpdates)",
+    ),
+    f"{SOBJECT_BASE}/Case/suggestedArticles": (
+        "GET",
+        "knowledge article suggestions for cases (caseArticleSuggestions)",
+    ),
+    f"{SOBJECT_BASE}/Case/{{record_id}}/suggestedArticles": (
+        "GET",
+        "knowledge article suggestions for cases (caseRowArticleSuggestions)",
+    ),
 }
 
 
@@ -48,3 +67,20 @@ for path, feature in PLANNED_PATHS.items():
         methods=METHODS,
         include_in_schema=False,
     )
+
+for path, (method, feature) in PLANNED_SOBJECT_PATHS.items():
+    sobject_router.add_api_route(
+        path,
+        _planned(feature),  # type: ignore[arg-type]
+        methods=[method],
+        include_in_schema=False,
+    )
+
+
+def feature_of(path: str) -> str | None:
+    """The API a planned path outside the planned resources is."""
+    if path in PLANNED_PATHS:
+        return PLANNED_PATHS[path]
+    if path in PLANNED_SOBJECT_PATHS:
+        return PLANNED_SOBJECT_PATHS[path][1]
+    return None

@@ -36,6 +36,17 @@ URLS_NOT_LISTED = {
 }
 
 
+# Urls of resources only some objects have, under the object's root, as the recorded describes
+# list them (their routes answer that they are not built: app.api.planned).
+OBJECT_URLS = {
+    "Event": {"eventSeriesUpdates": "{ID}/fromThisEventOnwards"},
+    "Case": {
+        "caseArticleSuggestions": "suggestedArticles",
+        "caseRowArticleSuggestions": "{ID}/suggestedArticles",
+    },
+}
+
+
 # The named layouts an org has beside its page layouts (jsforce's sobject tests read User's
 # alternate user layout): app.services.layouts serves them.
 NAMED_LAYOUTS = {"User": ("UserAlt",)}
@@ -58,6 +69,9 @@ def _urls(sobject: SObjectDef, base: str) -> dict[str, str]:
         urls = {name: urls[name] for name in ("rowTemplate", "describe", "sobject")}
     if sobject.name in NAMED_LAYOUTS:
         urls["namedLayouts"] = f"{root}/describe/namedLayouts/{{LayoutName}}"
+    urls.update(
+        {name: f"{root}/{tail}" for name, tail in OBJECT_URLS.get(sobject.name, {}).items()}
+    )
     version = _version_of(base)
     unlisted = URLS_NOT_LISTED.get(sobject.name, frozenset())
     return {

@@ -168,7 +168,10 @@ def _field(name: str, spec: dict[str, Any]) -> FieldDef:
         auto_number_format=spec.get("autoNumberFormat", "{0:08d}"),
         html_formatted=bool(spec.get("htmlFormatted", False)),
         declared_id_lookup=bool(spec.get("idLookup", False)),
-        declared_defaulted=bool(spec.get("defaultedOnCreate", name in DEFAULTED_EVERYWHERE)),
+        declared_defaulted=spec.get(
+            "defaultedOnCreate", True if name in DEFAULTED_EVERYWHERE else None
+        ),
+        declared_filterable=spec.get("filterable"),
         declared_groupable=spec.get("groupable"),
         declared_sortable=spec.get("sortable"),
         declared_aggregatable=spec.get("aggregatable"),

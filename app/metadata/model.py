@@ -61,6 +61,9 @@ class PicklistValue:
 
 # A text area longer than this is a long text area (describe's textarea of length > 255).
 LONG_TEXT_LENGTH = 255
+# Types a create never has to send though describe calls them not nillable: a checkbox is
+# false, and a junction id list (an e-mail's ToIds) empty, when left out.
+NEVER_REQUIRED_TYPES = frozenset({FieldType.BOOLEAN, FieldType.JUNCTIONIDLIST})
 # What describe says no query may ORDER BY or GROUP BY, whatever its length.
 UNSORTABLE_TYPES = frozenset({FieldType.MULTIPICKLIST, *COMPOUND_TYPES})
 # What no aggregate function takes, COUNT() of the field included (Salesforce's table of field
@@ -116,7 +119,8 @@ class FieldDef:
     # How real orgs describe a standard field where its type's rule says otherwise (the
     # tables of app/metadata/field_properties/, each row with its source).
     declared_id_lookup: bool = False
-    declared_defaulted: bool = False
+    declared_defaulted: bool | None = None
+    declared_filterable: bool | None = None
     declared_groupable: bool | None = None
     declared_sortable: bool | None = None
     declared_aggregatable: bool | None = None
@@ -135,6 +139,8 @@ class FieldDef:
 
     @property
     def filterable(self) -> bool:
+        if self.declared_filterable is not None:
+            return self.declared_filterable
         return not self.is_long_text
 
     @property
@@ -156,10 +162,12 @@ class FieldDef:
 
     @property
     def defaulted_on_create(self) -> bool:
-        """Whether the platform gives it a value on create when none is sent."""
-        return (
-            self.default is not None or self.system or self.auto_number or self.declared_defaulted
-        )
+        """Whether describe says the platform gives it a value on create when none is sent
+        (a default the platform applies but describe does not admit, as Salesforce's own, is
+        declared false)."""
+        if self.declared_defaulted is not None:
+            return self.declared_defaulted
+        return self.default is not None or self.system or self.auto_number
 
     @property
     def aggregatable(self) -> bool:
@@ -178,7 +186,7 @@ class FieldDef:
             not self.nillable
             and self.createable
             and not self.defaulted_on_create
-            and self.type is not FieldType.BOOLEAN
+            and self.type not in NEVER_REQUIRED_TYPES
         )
 
 

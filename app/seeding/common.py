@@ -14,6 +14,23 @@ from datetime import date, datetime, timedelta
 from random import Random
 from typing import Any, Protocol
 
+from app.storage.ids import make_id
+
+# The standard profiles every org has (app.seeding.standard_records writes them), by name and
+# whether they see and change all data; ordinals 1-3 are the admin's, the sales reps' and the
+# service agents', which the generators give their users.
+PROFILE_PREFIX = "00e"
+PROFILES = (
+    ("System Administrator", True),
+    ("Custom: Sales Profile", False),
+    ("Custom: Support Profile", False),
+    ("Standard User", False),
+)
+ADMIN_PROFILE, SALES_PROFILE, SERVICE_PROFILE = (make_id(PROFILE_PREFIX, n) for n in (1, 2, 3))
+# The catalog every product category belongs to (a category's CatalogId is never null);
+# ProductCatalog is not among the orgs' objects, so only its id, with the standard prefix.
+CATALOG_ID = make_id("0ZS", 1)
+
 
 @dataclass(frozen=True)
 class Person:

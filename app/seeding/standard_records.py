@@ -5,17 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.seeding.common import PROFILE_PREFIX, PROFILES
 from app.seeding.generate.text import load_text
 from app.storage.ids import ORGANIZATION_ID, make_id
-
-PROFILE_PREFIX = "00e"
-# Ordinal 1-3 are the Pro generator's admin, sales and service profiles.
-PROFILES = (
-    ("System Administrator", True),
-    ("Custom: Sales Profile", False),
-    ("Custom: Support Profile", False),
-    ("Standard User", False),
-)
 
 
 def organization(org: str) -> dict[str, Any]:

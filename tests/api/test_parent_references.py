@@ -143,11 +143,11 @@ REFUSALS = [
         id="null-key",
     ),
     pytest.param(
-        {"Product": {"Name": "REF-DUP"}},
+        {"Product": {"ProductCode": "REF-DUP"}},  # Name is an idLookup field: it would do
         400,
         "INVALID_FIELD",
-        "Field name provided, Name does not match an External ID, Salesforce Id, or indexed "
-        "field for Product2",
+        "Field name provided, ProductCode does not match an External ID, Salesforce Id, or "
+        "indexed field for Product2",
         id="not-an-external-id",
     ),
     pytest.param(

@@ -25,6 +25,21 @@ UNBUILT = [
         f"{V}/metadata/deployRequest/0Af000000000001",
         "the Metadata API's REST resources (deployRequest)",
     ),
+    (
+        "PATCH",
+        f"{V}/sobjects/Event/00ULf0000000001MAA/fromThisEventOnwards",
+        "changing an event series from one event onwards (eventSeriesUpdates)",
+    ),
+    (
+        "GET",
+        f"{V}/sobjects/Case/suggestedArticles?subject=warranty",
+        "knowledge article suggestions for cases (caseArticleSuggestions)",
+    ),
+    (
+        "GET",
+        f"{V}/sobjects/Case/500Lf0000000001IAA/suggestedArticles",
+        "knowledge article suggestions for cases (caseRowArticleSuggestions)",
+    ),
     ("GET", "/services/apexrest/Orders/42", "Apex REST (Apex classes exposed as REST resources)"),
     ("POST", "/cometd/59.0/handshake", "the Streaming API (CometD)"),
 ]
@@ -32,7 +47,7 @@ UNBUILT = [
 
 @pytest.mark.parametrize(("method", "path", "feature"), UNBUILT)
 def test_an_unbuilt_api_names_itself(api: TestClient, method: str, path: str, feature: str) -> None:
-    response = api.request(method, path, json={} if method == "POST" else None)
+    response = api.request(method, path, json={} if method in ("POST", "PATCH") else None)
     assert response.status_code == 501
     assert response.json() == [
         {

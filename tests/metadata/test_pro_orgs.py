@@ -67,6 +67,8 @@ SUPPORTING_OBJECTS = {
 TYPE_DEVIATIONS: dict[tuple[str, str], FieldType] = {
     # A combobox in a real org (app/metadata/field_properties/Event.yaml, its source).
     ("Event", "Subject"): FieldType.COMBOBOX,
+    # A combobox in the Object Reference (app/metadata/field_properties/Task.yaml, its source).
+    ("Task", "Subject"): FieldType.COMBOBOX,
 }
 
 # Deliberate relationshipName deviations: a real org's describe gives this one none

@@ -14,7 +14,12 @@ import yaml
 from fastapi.testclient import TestClient
 
 from app.config import REPO_ROOT
-from app.metadata.loader import FIELD_PROPERTIES_DIR, STANDARD_OBJECTS_DIR, read_field_properties
+from app.metadata.loader import (
+    FIELD_PROPERTIES_DIR,
+    STANDARD_OBJECTS_DIR,
+    read_field_properties,
+    with_address_parts,
+)
 from tests.conftest import API
 
 FIXTURE = yaml.safe_load(
@@ -54,7 +59,7 @@ def test_every_property_row_names_its_source_and_a_field_some_org_defines() -> N
     for directory in definitions:
         for path in directory.glob("*.yaml"):
             raw = yaml.safe_load(path.read_text())
-            defined.setdefault(raw["name"], set()).update(raw["fields"])
+            defined.setdefault(raw["name"], set()).update(with_address_parts(raw["fields"]))
     tables = read_field_properties()
     assert sorted(tables) == sorted(path.stem for path in FIELD_PROPERTIES_DIR.glob("*.yaml"))
     for sobject, table in tables.items():

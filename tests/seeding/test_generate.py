@@ -15,6 +15,7 @@ import pytest
 from app.metadata.registry import SchemaRegistry
 from app.seeding.generate import GeneratedOrg, generate, generate_original_org
 from app.seeding.generate.text import OBJECTS_DIR, TEXT_FILES, load_text, placeholders
+from app.seeding.standard_records import standard_records
 from app.storage.ids import make_id
 from tests.crmarena import (
     CRMARENA_COUNTS,
@@ -60,7 +61,9 @@ def records(org: GeneratedOrg) -> dict[str, list[dict[str, Any]]]:
 
 @pytest.fixture(scope="module")
 def by_id(records: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
-    return {record["Id"]: record for batch in records.values() for record in batch}
+    """Every record of the org as seeded: the generator's and the standard ones."""
+    seeded = {**standard_records("original"), **records}
+    return {record["Id"]: record for batch in seeded.values() for record in batch}
 
 
 def test_exact_counts(records: dict[str, list[dict[str, Any]]]) -> None:

@@ -131,8 +131,9 @@ def _unsupported_feature(path: str, endpoint: Any) -> str | None:
 
     module = getattr(endpoint, "__module__", None)
     if module == planned.__name__:
-        if path in planned.PLANNED_PATHS:
-            return planned.PLANNED_PATHS[path]
+        feature = planned.feature_of(path)
+        if feature is not None:
+            return feature
         resource = path.removeprefix(REST_BASE + "/").split("/")[0]
         return PLANNED_RESOURCES.get(resource, "this resource")
     qualname = getattr(endpoint, "__qualname__", "")

@@ -99,7 +99,7 @@ def build_catalog(rng: Random, issue_names: list[str]) -> Catalog:
         {
             "Id": record_id("ProductCategory", n + 1),
             "Name": category["name"],
-            "CatalogId": None,
+            "CatalogId": common.CATALOG_ID,
             "Description": category["description"],
             "CreatedDate": ORG_CREATED,
         }

@@ -129,6 +129,7 @@ def build_people(rng: Random, issue_names: list[str]) -> People:
             ORG_CREATED.date(),
             used,
             Phone=phone_number(rng, company["agent_area_codes"]),
+            ProfileId=common.ADMIN_PROFILE,  # a user has a profile (ProfileId is never null)
         )
     ]
     agents: list[Agent] = []
@@ -150,6 +151,7 @@ def build_people(rng: Random, issue_names: list[str]) -> People:
             hired,
             used,
             Phone=phone,
+            ProfileId=common.SERVICE_PROFILE,
         )
         skill = rng.betavariate(2.2, 2.2)
         agents.append(

@@ -19,10 +19,7 @@ from typing import Any
 from app.seeding import common
 from app.seeding.generate.records import Record
 from app.seeding.generate.text import load_text
-from app.seeding.pro.profile import CATALOG_PREFIX, ORG_CREATED, OrgProfile
-from app.storage.ids import make_id
-
-CATALOG_ID = make_id(CATALOG_PREFIX, 1)
+from app.seeding.pro.profile import ORG_CREATED, OrgProfile
 
 
 @dataclass(frozen=True)
@@ -107,7 +104,7 @@ def _records(rng: Random, profile: OrgProfile, catalog: Catalog, text: dict[str,
             "Id": profile.id("ProductCategory", n + 1),
             "Name": category["name"],
             "Description": category["description"],
-            "CatalogId": CATALOG_ID,
+            "CatalogId": common.CATALOG_ID,
             "CreatedDate": ORG_CREATED,
         }
         for n, category in enumerate(catalog.categories)

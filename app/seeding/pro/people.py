@@ -24,14 +24,12 @@ from app.seeding.generate.text import fill, load_text
 from app.seeding.pro.profile import (
     FIRST_DAY,
     ORG_CREATED,
-    PROFILE_PREFIX,
     TERRITORY_MODEL_PREFIX,
     TERRITORY_TYPE_PREFIX,
     OrgProfile,
 )
 from app.storage.ids import make_id
 
-ADMIN_PROFILE, SALES_PROFILE, SERVICE_PROFILE = (make_id(PROFILE_PREFIX, n) for n in (1, 2, 3))
 TERRITORY_MODEL_ID = make_id(TERRITORY_MODEL_PREFIX, 1)
 TERRITORY_TYPE_ID = make_id(TERRITORY_TYPE_PREFIX, 1)
 
@@ -144,7 +142,7 @@ def build_people(rng: Random, profile: OrgProfile, issue_names: list[str]) -> Pe
         return record
 
     add_user(
-        ADMIN_PROFILE,
+        common.ADMIN_PROFILE,
         admin["first"],
         admin["last"],
         ORG_CREATED.date(),
@@ -180,7 +178,7 @@ def build_people(rng: Random, profile: OrgProfile, issue_names: list[str]) -> Pe
         # Each territory has an agent from the first day on (the first one assigned to it).
         hired = hired_day() if n >= len(territories) else ORG_CREATED.date()
         area_codes = geo[territories[territory].states[0]]["area_codes"]
-        record = add_user(SALES_PROFILE, first, last, hired, area_codes)
+        record = add_user(common.SALES_PROFILE, first, last, hired, area_codes)
         skill = rng.betavariate(2.0, 2.0)
         sales.append(
             _agent(
@@ -203,7 +201,7 @@ def build_people(rng: Random, profile: OrgProfile, issue_names: list[str]) -> Pe
     for n in range(profile.service_agents):
         first, last = pool.draw(rng)
         hired = hired_day()
-        record = add_user(SERVICE_PROFILE, first, last, hired, company["office_area_codes"])
+        record = add_user(common.SERVICE_PROFILE, first, last, hired, company["office_area_codes"])
         skill = rng.betavariate(2.2, 2.2)
         service.append(
             _agent(n, record, hired, skill, specialties=frozenset(rng.sample(issue_names, 2)))

@@ -27,8 +27,8 @@ STAGES = ("Qualification", "Discovery", "Quote", "Negotiation", "Closed")
 STAGE_PROBABILITY = {"Qualification": 10.0, "Discovery": 25.0, "Quote": 50.0, "Negotiation": 75.0}
 
 # Objects the schema references but does not define: ids get the standard prefixes.
-PROFILE_PREFIX, TERRITORY_MODEL_PREFIX, TERRITORY_TYPE_PREFIX = "00e", "0MA", "0M5"
-CATALOG_PREFIX, VISITOR_PREFIX, ARTICLE_MASTER_PREFIX = "0ZS", "571", "kA0"
+TERRITORY_MODEL_PREFIX, TERRITORY_TYPE_PREFIX = "0MA", "0M5"
+VISITOR_PREFIX, ARTICLE_MASTER_PREFIX = "571", "kA0"
 
 
 # Record counts of the published Pro orgs (CRMArena-Pro, Table 6), b2b then b2c. The junction
