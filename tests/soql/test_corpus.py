@@ -196,19 +196,30 @@ class Orgs:
         self.tmp = tmp
         self.orgs: dict[str, Org] = {}
         self.closers: list[Iterator[TestClient]] = []
+        # A corpus whose setup failed fails its other cases with the same error, without a
+        # database of its own each (they would hold the server's connections to the end).
+        self.failures: dict[str, Exception] = {}
 
     def get(self, corpus_name: str) -> Org:
+        if corpus_name in self.failures:
+            raise self.failures[corpus_name]
         if corpus_name not in self.orgs:
-            corpus = CORPORA[corpus_name]
-            client = self.api
-            if corpus.objects or corpus.data_categories:
-                opened = open_org_with_objects(
-                    corpus, self.factory, self.template, self.tmp.mktemp("seed")
-                )
-                client = next(opened)
-                self.closers.append(opened)
-            self.orgs[corpus_name] = Org(client, create_fixtures(client, corpus))
+            try:
+                self.orgs[corpus_name] = self._open(CORPORA[corpus_name])
+            except Exception as error:
+                self.failures[corpus_name] = error
+                raise
         return self.orgs[corpus_name]
+
+    def _open(self, corpus: Corpus) -> Org:
+        client = self.api
+        if corpus.objects or corpus.data_categories:
+            opened = open_org_with_objects(
+                corpus, self.factory, self.template, self.tmp.mktemp("seed")
+            )
+            client = next(opened)
+            self.closers.append(opened)
+        return Org(client, create_fixtures(client, corpus))
 
     def close(self) -> None:
         for opened in self.closers:
