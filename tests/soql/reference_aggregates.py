@@ -490,6 +490,7 @@ _GROUPABLE_KINDS = ("text", "picklist", "id", "boolean", "date")
 def groupable(column: Column) -> bool:
     return (
         column.kind in _GROUPABLE_KINDS
+        and column.field.groupable
         and column.field.type is not FieldType.TEXTAREA
         and column.field.name != "Id"
     )

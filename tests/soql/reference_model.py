@@ -558,7 +558,8 @@ class QuerySpec:
 
 
 def filterable(sobject: SObjectDef) -> list[Column]:
-    return [c for c in COLUMNS[sobject.name] if c.kind is not None]
+    """The columns a WHERE may compare, as describe says (a field's filterable)."""
+    return [c for c in COLUMNS[sobject.name] if c.kind is not None and c.field.filterable]
 
 
 def has_nulls(column: Column, sobject: SObjectDef) -> bool:
@@ -594,7 +595,9 @@ COLUMN_KINDS = {
 
 
 def orderable(sobject: SObjectDef) -> list[Column]:
-    return [c for c in filterable(sobject) if c.kind != "picklist"]
+    """The columns an ORDER BY may take: sortable in describe (a profile's permissions are
+    not), picklists aside."""
+    return [c for c in filterable(sobject) if c.kind != "picklist" and c.field.sortable]
 
 
 STYLES = st.sampled_from(["canonical", "canonical", "lower", "upper"])
