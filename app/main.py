@@ -31,6 +31,7 @@ from app.api import (
     search,
     soap_calls,
     sobjects,
+    tooling,
     ui,
     versions,
 )
@@ -282,6 +283,7 @@ def create_app(
         soap_calls.router,
         control.router,
         episodes.router,
+        tooling.router,
         planned.router,
     )
     for router in routers:

@@ -4,13 +4,14 @@ Streaming API, and the sObject resources describe's urls name that localforce la
 
 from __future__ import annotations
 
+from app.api import tooling as tooling  # registers the convertor of REST_OF's Tooling paths
 from app.api.deps import OrgContextDep, SessionDep
 from app.api.routing import SalesforceRouter
 from app.errors import FeatureNotSupported
 from app.services.org import PLANNED_RESOURCES
 
 router = SalesforceRouter()
-# Matched before the sObject routes, whose record and relationship paths would take these.
+# Matched before the sObject and Tooling routes, whose paths would take these.
 sobject_router = SalesforceRouter()
 METHODS = ["GET", "POST", "PATCH", "PUT", "DELETE"]
 # Paths of APIs outside /services/data, and the API each one is.
@@ -18,8 +19,9 @@ PLANNED_PATHS = {
     "/services/apexrest/{rest:path}": "Apex REST (Apex classes exposed as REST resources)",
     "/cometd/{rest:path}": "the Streaming API (CometD)",
 }
-# sObject resources a real org's describe lists in its urls (eventSeriesUpdates,
-# caseArticleSuggestions, caseRowArticleSuggestions): the path, its method and the feature.
+# Resources matched before the sObject and Tooling routes: those a real org's describe lists
+# in its urls (eventSeriesUpdates, caseArticleSuggestions, caseRowArticleSuggestions) and
+# Apex's: the path, its method and the feature.
 SOBJECT_BASE = "/services/data/{version}/sobjects"
 PLANNED_SOBJECT_PATHS = {
     f"{SOBJECT_BASE}/Event/{{record_id}}/fromThisEventOnwards": (
@@ -34,6 +36,19 @@ PLANNED_SOBJECT_PATHS = {
         "GET",
         "knowledge article suggestions for cases (caseRowArticleSuggestions)",
     ),
+    # The Tooling API's Apex resources (its reads are app.api.tooling's): no Apex runtime.
+    **{
+        f"/services/data/{{version}}/tooling/{resource}": (
+            method,
+            f"{feature} (there is no Apex runtime)",
+        )
+        for resource, method, feature in (
+            ("executeAnonymous", "GET", "executing anonymous Apex"),
+            ("runTestsSynchronous", "POST", "running Apex tests"),
+            ("runTestsAsynchronous", "POST", "running Apex tests"),
+            ("completions", "GET", "Apex code completions"),
+        )
+    },
 }
 
 
@@ -53,10 +68,13 @@ def _planned_outside_rest(feature: str) -> object:
     return endpoint
 
 
+# The rest of a planned resource's path: any, but for the Tooling API's built paths.
+REST_OF = {"tooling": "{rest:tooling_unbuilt}"}
+
 for resource, feature in PLANNED_RESOURCES.items():
     for path in (
         f"/services/data/{{version}}/{resource}",
-        f"/services/data/{{version}}/{resource}/{{rest:path}}",
+        f"/services/data/{{version}}/{resource}/{REST_OF.get(resource, '{rest:path}')}",
     ):
         router.add_api_route(path, _planned(feature), methods=METHODS, include_in_schema=False)  # type: ignore[arg-type]
 

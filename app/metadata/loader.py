@@ -298,6 +298,7 @@ def load_object(raw: dict[str, Any], properties: dict[str, Any] | None = None) -
         createable=bool(raw.get("createable", True)),
         updateable=bool(raw.get("updateable", True)),
         deletable=bool(raw.get("deletable", True)),
+        key_field=str(raw.get("keyField", "Id")),
         compound_name=(
             CompoundName(parts=tuple(compound["parts"]), always=bool(compound["always"]))
             if compound

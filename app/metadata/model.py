@@ -224,6 +224,9 @@ class SObjectDef:
     # ActivityHistories and OpenActivities (app.metadata.activities): read through SOQL and
     # described, but no child object of the registry's.
     activity_relationships: tuple[ChildRelationship, ...] = ()
+    # The field that names a record in its URL, that lookups to it hold and that orders its
+    # rows last: Id, or a Tooling entity's DurableId (every EntityDefinition's Id is the same).
+    key_field: str = "Id"
     _by_lower_name: dict[str, FieldDef] = field(default_factory=dict, compare=False, repr=False)
     _compounds: list[FieldDef] = field(default_factory=list, init=False, compare=False, repr=False)
 

@@ -166,6 +166,29 @@ def _soft_delete(conn: Connection, ctx: OrgContext, sobject: SObjectDef, ids: li
             _soft_delete(conn, ctx, child_sobject, children)
 
 
+def requested_fields(sobject: SObjectDef, field_names: list[str] | None) -> list[FieldDef]:
+    """What a retrieve's `fields=` asks for, then Id; every field when it is absent."""
+    if field_names is None:
+        return list(sobject.fields)
+    fields = []
+    for name in field_names:
+        field = sobject.field(name)
+        if field is None:
+            raise SalesforceError(
+                f"No such column '{name}' on entity '{sobject.name}'. If you are attempting "
+                "to use a custom field, be sure to append the '__c' after the custom field "
+                "name. Please reference your WSDL or the describe call for the appropriate "
+                "names.",
+                error_code="INVALID_FIELD",
+            )
+        if field not in fields:
+            fields.append(field)
+    id_field = sobject.field("Id")
+    if id_field is not None and id_field not in fields:
+        fields.append(id_field)
+    return fields
+
+
 def get_record(
     conn: Connection,
     ctx: OrgContext,
@@ -174,25 +197,7 @@ def get_record(
     field_names: list[str] | None,
 ) -> dict[str, Any]:
     """The record as JSON: attributes, then all fields or the requested ones (then Id)."""
-    if field_names is None:
-        fields = list(sobject.fields)
-    else:
-        fields = []
-        for name in field_names:
-            field = sobject.field(name)
-            if field is None:
-                raise SalesforceError(
-                    f"No such column '{name}' on entity '{sobject.name}'. If you are attempting "
-                    "to use a custom field, be sure to append the '__c' after the custom field "
-                    "name. Please reference your WSDL or the describe call for the appropriate "
-                    "names.",
-                    error_code="INVALID_FIELD",
-                )
-            if field not in fields:
-                fields.append(field)
-        id_field = sobject.field("Id")
-        if id_field is not None and id_field not in fields:
-            fields.append(id_field)
+    fields = requested_fields(sobject, field_names)
     row = _live_row(conn, ctx, sobject, raw_id)
     record: dict[str, Any] = {
         "attributes": {"type": sobject.name, "url": ctx.record_url(sobject, row["Id"])}

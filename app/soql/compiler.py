@@ -114,11 +114,11 @@ def compile_query(bound: BoundQuery, tables: TableSet, *, include_deleted: bool)
         statement = statement.select_from(joins.from_clause)
         return CompiledQuery(statement, bound, {}, tuple(range(len(columns))))
 
-    layout = _RowLayout(joins, tables, include_deleted)
+    layout = _RowLayout(joins, tables, include_deleted, bound.sobject.key_field)
     slots = layout.place_all(bound)
     statement = select(*layout.columns).where(*filters)
     # The root Id last makes the order total, so batches of a cursor never shift.
-    statement = statement.order_by(*order_keys(joins, bound), joins.root.c.Id)
+    statement = statement.order_by(*order_keys(joins, bound), joins.root.c[bound.sobject.key_field])
     statement = statement.limit(bound.limit).offset(bound.offset)
     statement = statement.select_from(joins.from_clause)
     return CompiledQuery(statement, bound, layout.parent_id_index, slots)
@@ -140,11 +140,15 @@ def _aggregate_columns(joins: Joins, bound: BoundQuery) -> list[ColumnElement[An
 class _RowLayout:
     """The columns of a record query's rows, and where each selected item lands in them."""
 
-    def __init__(self, joins: Joins, tables: TableSet, include_deleted: bool) -> None:
+    def __init__(
+        self, joins: Joins, tables: TableSet, include_deleted: bool, key_field: str
+    ) -> None:
+        """`key_field`: the root's field each row starts with (its Id, or a Tooling entity's
+        DurableId): what its URL names and its children's lookups hold."""
         self.joins = joins
         self.tables = tables
         self.include_deleted = include_deleted
-        self.columns: list[ColumnElement[Any]] = [joins.root.c.Id]
+        self.columns: list[ColumnElement[Any]] = [joins.root.c[key_field]]
         self.parent_id_index: dict[tuple[str, ...], int] = {}
 
     def add(self, column: ColumnElement[Any]) -> int:
@@ -185,10 +189,10 @@ def _compile_child(subquery: BoundSubquery, tables: TableSet, include_deleted: b
     link = joins.root.c[subquery.link.name]
     filters = record_filters(joins, bound, include_deleted)
     filters.append(link.in_(bindparam(PARENT_IDS_PARAM, expanding=True)))
-    layout = _RowLayout(joins, tables, include_deleted)
+    layout = _RowLayout(joins, tables, include_deleted, bound.sobject.key_field)
     slots = layout.place_all(bound)
     link_index = layout.add(link)
-    order = [*order_keys(joins, bound), joins.root.c.Id]
+    order = [*order_keys(joins, bound), joins.root.c[bound.sobject.key_field]]
     if bound.limit is None and bound.offset is None:
         statement = select(*layout.columns).where(*filters).order_by(*order)
         statement = statement.select_from(joins.from_clause)

@@ -68,7 +68,8 @@ class Joins:
             if joined is None:
                 joined = self.tables[hop.target.name].alias(f"{self.prefix}{len(self.aliases)}")
                 # A deleted parent reads as an empty lookup, as after Salesforce clears it.
-                on = and_(joined.c.Id == current.c[hop.lookup.name], joined.c.IsDeleted.is_(False))
+                target_key = joined.c[hop.target.key_field]
+                on = and_(target_key == current.c[hop.lookup.name], joined.c.IsDeleted.is_(False))
                 self.from_clause = self.from_clause.outerjoin(joined, on)
                 self.aliases[key] = joined
             current = joined
@@ -134,7 +135,7 @@ class Joins:
         if hops[-1].alternatives:
             ids = [table.c.Id for _, table in self._alternative_tables(hops)]
             return func.coalesce(*ids) if len(ids) > 1 else ids[0]
-        return self.table_for(hops).c.Id
+        return self.table_for(hops).c[hops[-1].target.key_field]
 
     def typeof_table(self, lookup: str, target: str) -> FromClause:
         """The table of one TYPEOF branch, joined where the polymorphic lookup points at it."""

@@ -19,6 +19,7 @@ from app.config import REPO_ROOT
 from app.storage.backends import backend_for, backend_for_url
 from app.storage.backends.common import SEARCH_PATH_OPTION, WRITE_OPTION
 from app.storage.backends.python_functions import great_circle_distance, to_local_time
+from app.storage.backends.sqlite import memory_engine
 from app.storage.search_index import create_search_index, drop_search_index, search_index_exists
 from app.storage.tables import TableSet
 
@@ -115,3 +116,16 @@ def platform_transaction(engine: Engine) -> Iterator[Connection]:
     else:
         with engine.begin() as conn:
             yield conn
+
+
+def memory_database(tables: TableSet, rows: dict[str, list[dict[str, Any]]]) -> Engine:
+    """A private in-memory database holding `tables` filled with `rows` (by object name):
+    computed rows the SOQL compiler reads like any table's (the Tooling API's). Its one
+    connection is shared: its users take turns."""
+    engine = memory_engine()
+    with engine.begin() as connection:
+        tables.metadata.create_all(connection)
+        for name, table in tables.items():
+            if rows.get(name):
+                connection.execute(table.insert(), rows[name])
+    return engine

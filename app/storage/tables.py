@@ -38,8 +38,8 @@ def _table(sobject: SObjectDef, metadata: MetaData) -> Table:
         Column(
             field.name,
             column_type(field),
-            primary_key=field.type is FieldType.ID,
-            nullable=field.type is not FieldType.ID,
+            primary_key=field.name == sobject.key_field,
+            nullable=field.name != sobject.key_field,
         )
         for field in sobject.fields
     ]

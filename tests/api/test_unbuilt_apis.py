@@ -12,8 +12,31 @@ BAD = {"Authorization": "Bearer 00Dnot-a-session"}
 EXPIRED = [{"message": "Session expired or invalid", "errorCode": "INVALID_SESSION_ID"}]
 
 UNBUILT = [
-    ("GET", f"{V}/tooling/query?q=SELECT+Id+FROM+ApexClass", "the Tooling API"),
-    ("GET", f"{V}/tooling/executeAnonymous?anonymousBody=System.debug(1);", "the Tooling API"),
+    ("POST", f"{V}/tooling/sobjects/ApexClass", "writing the Tooling API's records"),
+    (
+        "PATCH",
+        f"{V}/tooling/sobjects/ApexClass/01pLf0000000001AAA",
+        "writing the Tooling API's records",
+    ),
+    (
+        "DELETE",
+        f"{V}/tooling/sobjects/ApexClass/01pLf0000000001AAA",
+        "writing the Tooling API's records",
+    ),
+    ("POST", f"{V}/tooling/composite/sobjects", "the Tooling API"),
+    (
+        "GET",
+        f"{V}/tooling/executeAnonymous?anonymousBody=System.debug(1);",
+        "executing anonymous Apex (there is no Apex runtime)",
+    ),
+    ("POST", f"{V}/tooling/runTestsSynchronous", "running Apex tests (there is no Apex runtime)"),
+    ("POST", f"{V}/tooling/runTestsAsynchronous", "running Apex tests (there is no Apex runtime)"),
+    (
+        "GET",
+        f"{V}/tooling/completions?type=apex",
+        "Apex code completions (there is no Apex runtime)",
+    ),
+    ("GET", f"{V}/tooling/sobjects/ApexClass/describe/layouts", "the Tooling API"),
     ("GET", f"{V}/analytics/reports", "the Analytics REST API (reports and dashboards)"),
     ("GET", f"{V}/chatter/users/me", "Chatter REST API (Connect)"),
     ("GET", f"{V}/connect/communities", "the Connect REST API"),

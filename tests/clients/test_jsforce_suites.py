@@ -21,6 +21,7 @@ SUITES = {
     "quick-action": 6,
     "schema": 1,
     "sobject": 28,
+    "tooling": 4,
 }
 
 

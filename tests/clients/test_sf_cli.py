@@ -254,6 +254,42 @@ def test_sobject_list_and_describe_and_rest_request(cli: Cli) -> None:
     assert json.loads(limits.result())["DailyApiRequests"]["Max"] > 0
 
 
+def test_tooling_api_query_and_describe(cli: Cli) -> None:
+    """`--use-tooling-api` sends a query to /tooling/query and a describe to /tooling/sobjects:
+    the org's schema as rows, and the Tooling API's objects described."""
+    fields_query = (
+        "SELECT QualifiedApiName, DataType FROM FieldDefinition"
+        " WHERE EntityDefinition.QualifiedApiName = 'Case' ORDER BY QualifiedApiName"
+    )
+    with ThreadPoolExecutor(3) as pool:
+        queried = pool.submit(
+            cli.json, "data", "query", "--use-tooling-api", "--query", fields_query
+        )
+        classes = pool.submit(
+            cli.json,
+            "data",
+            "query",
+            "--use-tooling-api",
+            "--query",
+            "SELECT Id, Name FROM ApexClass",
+        )
+        described = pool.submit(
+            cli.json, "sobject", "describe", "--use-tooling-api", "--sobject", "EntityDefinition"
+        )
+    rows = {row["QualifiedApiName"]: row["DataType"] for row in queried.result()["records"]}
+    assert (rows["Subject"], rows["IsEscalated"], rows["ClosedDate"]) == (
+        "Text(255)",
+        "Checkbox",
+        "Date/Time",
+    )
+    assert list(rows) == sorted(rows, key=str.upper)
+    assert classes.result() == {"records": [], "totalSize": 0, "done": True}
+    entity = described.result()
+    assert entity["name"] == "EntityDefinition"
+    assert entity["urls"]["describe"].endswith("/tooling/sobjects/EntityDefinition/describe")
+    assert {"DurableId", "QualifiedApiName", "KeyPrefix"} <= {f["name"] for f in entity["fields"]}
+
+
 def test_data_import_and_export_bulk(cli: Cli, tmp_path: Path) -> None:
     """`sf data import bulk` runs a Bulk API 2.0 ingest job, `sf data export bulk` a query job."""
     source = tmp_path / "accounts.csv"

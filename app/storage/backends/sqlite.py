@@ -39,6 +39,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine.processors import str_to_datetime
+from sqlalchemy.pool import StaticPool
 from sqlalchemy.sql.expression import TableClause
 from sqlalchemy.types import TypeEngine
 
@@ -184,6 +185,16 @@ def _engine(url: str, must_exist: bool, template: str | None) -> Engine:
         event.listen(engine, "connect", _attach_template(make_url(template).database or ""))
         event.listen(engine, "begin", _see_own_tables)
         event.listen(engine, "before_cursor_execute", _tag_schema_generation, retval=True)
+    return engine
+
+
+def memory_engine() -> Engine:
+    """A private in-memory database on one connection (its users take turns): what the
+    Tooling API's rows are queried in, with the SOQL functions registered."""
+    engine = create_engine(
+        "sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False}
+    )
+    event.listen(engine, "connect", _register_functions)
     return engine
 
 
