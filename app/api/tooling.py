@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from starlette.convertors import StringConvertor, register_url_convertor
 
-from app.api.deps import OrgContextDep, app_state
+from app.api.deps import JsonBodyDep, OrgContextDep, app_state
 from app.api.openapi import parameter, query_parameters
 from app.api.routing import SalesforceJSONResponse, SalesforceRouter, public_base_url
 from app.errors import FeatureNotSupported
@@ -117,11 +117,18 @@ def retrieve(
     return get_tooling_record(ctx, definition, record_id, fields)
 
 
-def _writes(ctx: OrgContextDep, definition: ToolingSObjectDep) -> None:
+def _write(raw: JsonBodyDep, ctx: OrgContextDep, definition: ToolingSObjectDep) -> None:
+    # The body's media type and size are checked first, then the object, as for any sObject.
+    del raw, ctx, definition
+    raise FeatureNotSupported(WRITES)
+
+
+def _delete(ctx: OrgContextDep, definition: ToolingSObjectDep) -> None:
     del ctx, definition  # authenticated, and the object known, first
     raise FeatureNotSupported(WRITES)
 
 
 # Declared, so that the document's methods are the ones these paths answer (501 for now).
-router.add_api_route("/sobjects/{sobject}", _writes, methods=["POST"])
-router.add_api_route("/sobjects/{sobject}/{record_id:record}", _writes, methods=["PATCH", "DELETE"])
+router.add_api_route("/sobjects/{sobject}", _write, methods=["POST"])
+router.add_api_route("/sobjects/{sobject}/{record_id:record}", _write, methods=["PATCH"])
+router.add_api_route("/sobjects/{sobject}/{record_id:record}", _delete, methods=["DELETE"])
