@@ -3,8 +3,9 @@
 The partner API (`/services/Soap/u/`) serves login, logout, getUserInfo, getServerTimestamp,
 query, queryAll and queryMore; the enterprise API (`/services/Soap/c/`) all but the queries
 (its records are typed by the WSDL). Any other call of their WSDLs answers a fault naming it,
-after the session is checked; a call no WSDL has is a soapenv:Client fault. The Metadata,
-Tooling and Apex SOAP APIs answer every call with a fault naming the API.
+after the session is checked; a call no WSDL has is a soapenv:Client fault. The Metadata API's
+calls are soap_metadata's; the Tooling and Apex SOAP APIs answer every call with a fault
+naming the API.
 """
 
 from __future__ import annotations
@@ -213,7 +214,6 @@ ENTERPRISE = SoapApi(
 )
 # SOAP APIs not built: every call, once its session is good, is told which API it reached.
 UNBUILT_APIS = {
-    "m": ("the Metadata API", "http://soap.sforce.com/2006/04/metadata"),
     "T": ("the Tooling SOAP API", "urn:tooling.soap.sforce.com"),
     "s": ("the Apex SOAP API", "http://soap.sforce.com/2006/08/apex"),
     "class": ("Apex web services", "http://soap.sforce.com/schemas/class"),
@@ -255,7 +255,7 @@ async def answer(
         return api_fault(error.error_code, error.message, api.fault_namespace)
 
 
-def _endpoint(api: SoapApi) -> Callable[..., Awaitable[Response]]:
+def soap_endpoint(api: SoapApi) -> Callable[..., Awaitable[Response]]:
     async def endpoint(
         version: str, request: Request, raw: RawBodyDep, state: StateDep
     ) -> Response:
@@ -270,7 +270,9 @@ for letter, soap_api in (("u", PARTNER), ("c", ENTERPRISE)):
         f"/services/Soap/{letter}/{{version}}/{{org_id}}",
     ):
         # XML described by a WSDL, not OpenAPI.
-        router.add_api_route(path, _endpoint(soap_api), methods=["POST"], include_in_schema=False)
+        router.add_api_route(
+            path, soap_endpoint(soap_api), methods=["POST"], include_in_schema=False
+        )
 
 
 def _unbuilt_endpoint(feature: str, namespace: str) -> Callable[..., Awaitable[Response]]:

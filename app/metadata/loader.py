@@ -352,11 +352,22 @@ def with_properties(raw: dict[str, Any], table: dict[str, Any] | None) -> dict[s
     return {**raw, "fields": fields}
 
 
-def load_org(objects_dir: Path) -> list[SObjectDef]:
-    """The standard objects and every object definition in `objects_dir`, by name."""
+def org_definitions(objects_dir: Path) -> dict[str, dict[str, Any]]:
+    """The raw definitions of the standard objects and of every object in `objects_dir`
+    (the org's own over the standard ones), by name."""
     standard = read_definitions(STANDARD_OBJECTS_DIR)
     own = read_definitions(objects_dir)
     merged = {name: with_standard(raw, standard.get(name)) for name, raw in own.items()}
     merged.update({name: raw for name, raw in standard.items() if name not in own})
+    return merged
+
+
+def load_definitions(definitions: dict[str, dict[str, Any]]) -> list[SObjectDef]:
+    """Raw definitions (by name) as objects, with their fields' property tables."""
     properties = read_field_properties()
-    return [load_object(merged[name], properties.get(name)) for name in sorted(merged)]
+    return [load_object(definitions[name], properties.get(name)) for name in sorted(definitions)]
+
+
+def load_org(objects_dir: Path) -> list[SObjectDef]:
+    """The standard objects and every object definition in `objects_dir`, by name."""
+    return load_definitions(org_definitions(objects_dir))

@@ -27,7 +27,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from app.errors import NotFound, SalesforceError
 from app.sandbox.calllog import CallQueue, call_time
@@ -52,16 +52,18 @@ from app.sandbox.registry import (
     put_default,
     referenced_urls,
     remove_sandbox,
+    set_schema_changes,
     set_url,
     touch_sandbox,
     use_template,
 )
-from app.sandbox.schemas import Schema
+from app.sandbox.schemas import Schema, changed_tables, store_added_fields
 from app.sandbox.templates import Templates
 from app.storage.backends import Copies, copy_age
 from app.storage.bulk_jobs import delete_sandbox_jobs
 from app.storage.database import platform_transaction, write_transaction
 from app.storage.journal import undo_all
+from app.storage.schema_ddl import drop_changed_copies
 from app.storage.snapshots import restore_snapshot, snapshot_names
 
 # How long delete waits for a sandbox's requests in flight before it refuses.
@@ -91,7 +93,7 @@ class Sandboxes:
         platform: Engine,
         default: Sandbox,
         copies: Copies,
-        schema_for: Callable[[str], Schema],
+        schema_for: Callable[..., Schema],
         templates: Templates,
         calls: CallQueue,
         settings: SandboxSettings,
@@ -127,6 +129,7 @@ class Sandboxes:
         with self._lock:
             self._live = {row.instance: default}
         default.instance = row.instance
+        default.schema = self.schema_for(row.org, row.schema_changes)
         default.clock.origin = row.clock_origin
         self._forget_lost_sandboxes()
         self.reclaim_orphans()
@@ -191,7 +194,7 @@ class Sandboxes:
                 url=row.url,
                 engine=self.copies.engine_for(row.url, row.template),
                 clock=SandboxClock(row.clock_start, row.clock_pinned, row.clock_origin),
-                schema=self.schema_for(row.org),
+                schema=self.schema_for(row.org, row.schema_changes),
                 template=row.template,
                 password_hash=row.password_hash,
                 created_at=row.created_at,
@@ -200,6 +203,8 @@ class Sandboxes:
                 sandbox = self._live.setdefault(row.instance, sandbox)
         sandbox.clock.origin = row.clock_origin
         sandbox.snapshots = json.loads(row.snapshots)
+        if sandbox.schema.changes != row.schema_changes:  # changed by another process
+            sandbox.schema = self.schema_for(row.org, row.schema_changes)
         self.served(sandbox)
         return sandbox
 
@@ -429,7 +434,10 @@ class Sandboxes:
         with platform_transaction(self.platform) as conn:
             delete_sandbox_jobs(conn, sandbox.id)
         with write_transaction(sandbox.engine) as conn:
-            undone = undo_all(conn, sandbox.schema.tables)
+            undone = self._undo(conn, sandbox)
+            with platform_transaction(self.platform) as platform:
+                set_schema_changes(platform, sandbox.id, "")
+        sandbox.schema = self.schema_for(sandbox.org)
         origin = sandbox.clock.restart()
         self.calls.drop(sandbox.id)  # queued calls of the old episode go with the rest
         with platform_transaction(self.platform) as conn:
@@ -439,6 +447,40 @@ class Sandboxes:
             "undoneWrites": undone,
             "durationMs": round((time.perf_counter() - started) * 1000, 3),
         }
+
+    def _undo(self, conn: Connection, sandbox: Sandbox) -> int:
+        """Undo the episode's writes under the schema they were made in (the row's: another
+        process may have changed it), then drop the copies of the tables that schema changed,
+        so the template's show through again. The number of journal entries undone."""
+        schema = self.schema_for(sandbox.org, self.schema_changes(sandbox))
+        undone = undo_all(conn, schema.tables)
+        drop_changed_copies(conn, changed_tables(schema))
+        return undone
+
+    # -- its schema -------------------------------------------------------------------------
+
+    def schema_changes(self, sandbox: Sandbox) -> str:
+        """The sandbox's schema changes as its row has them now (another process may have
+        made one since this one last looked)."""
+        with self.platform.connect() as conn:
+            row = find_sandbox(conn, sandbox.id)
+        return "" if row is None else row.schema_changes
+
+    def commit_schema(self, sandbox: Sandbox, before: str, after: str) -> bool:
+        """Record the sandbox's new schema changes, if they are still `before` (False: another
+        change came first); from then on its requests see the new schema."""
+        with platform_transaction(self.platform) as conn:
+            if not set_schema_changes(conn, sandbox.id, after, before=before):
+                return False
+        sandbox.schema = self.schema_for(sandbox.org, after)
+        return True
+
+    def snapshot_schema(self, sandbox: Sandbox, name: str) -> str:
+        """The schema changes the sandbox had when snapshot `name` was taken."""
+        with self.platform.connect() as conn:
+            row = find_sandbox(conn, sandbox.id)
+        schemas = {} if row is None else json.loads(row.snapshot_schemas)
+        return str(schemas.get(name, ""))
 
     def restore(self, sandbox_id: str, name: str) -> dict[str, Any]:
         """Bring the sandbox back to snapshot `name`, in one transaction under the write lock."""
@@ -450,9 +492,17 @@ class Sandboxes:
         with platform_transaction(self.platform) as conn:  # as reset does: jobs end first
             delete_sandbox_jobs(conn, sandbox.id)
         with write_transaction(sandbox.engine) as conn:
-            restored = restore_snapshot(conn, sandbox.schema.tables, name)
+            self._undo(conn, sandbox)
+            # The snapshot's rows are written back under the schema it was taken in.
+            changes = self.snapshot_schema(sandbox, name)
+            schema = self.schema_for(sandbox.org, changes)
+            store_added_fields(conn, self.schema_for(sandbox.org), schema)
+            restored = restore_snapshot(conn, schema.tables, name)
             if restored is None:
                 raise NotFound(f"No snapshot named {name} in sandbox {sandbox.id}")
+            with platform_transaction(self.platform) as platform:
+                set_schema_changes(platform, sandbox.id, changes)
+        sandbox.schema = schema
         return {
             "id": sandbox.id,
             "snapshot": name,

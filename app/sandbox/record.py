@@ -3,6 +3,7 @@ since its last reset (the diff), and named snapshots of its data."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -13,7 +14,7 @@ from app.metadata.values import to_json
 from app.sandbox.calllog import CallQueue, calls
 from app.sandbox.clock import utc_now
 from app.sandbox.model import SANDBOX_ID, Sandbox
-from app.sandbox.registry import find_sandbox, set_snapshots
+from app.sandbox.registry import find_sandbox, set_snapshot_schemas, set_snapshots
 from app.storage.database import platform_transaction, write_transaction
 from app.storage.journal import touched_records
 from app.storage.records import fetch_row
@@ -43,8 +44,9 @@ class EpisodeRecord:
             since = row.log_since if row is not None else ""
             return calls(conn, sandbox.id, self.calls.retention, since)
 
-    def diff(self, sandbox_id: str) -> dict[str, list[dict[str, Any]]]:
-        """Records created, updated (field by field) and deleted since the last reset."""
+    def diff(self, sandbox_id: str) -> dict[str, Any]:
+        """Records created, updated (field by field) and deleted since the last reset; and the
+        schema's changes, where the sandbox made some."""
         sandbox = self.lookup(sandbox_id)
         registry, tables = sandbox.schema.registry, sandbox.schema.tables
         created: list[dict[str, Any]] = []
@@ -71,15 +73,19 @@ class EpisodeRecord:
                     continue
                 changes = {
                     f.name: {
-                        "before": to_json(f, entry.before[f.name]),
+                        "before": to_json(f, entry.before.get(f.name)),
                         "after": to_json(f, current[f.name]),
                     }
                     for f in sobject.fields
-                    if f.name not in AUDIT_FIELDS and entry.before[f.name] != current[f.name]
+                    if f.name not in AUDIT_FIELDS and entry.before.get(f.name) != current[f.name]
                 }
                 if changes:
                     updated.append({**head, "changes": changes})
-        return {"created": created, "updated": updated, "deleted": deleted}
+        found: dict[str, Any] = {"created": created, "updated": updated, "deleted": deleted}
+        if sandbox.schema.changes:
+            # Custom fields added ({object: {field: spec}}) and removed ({object: [fields]}).
+            found["schema"] = json.loads(sandbox.schema.changes)
+        return found
 
     def snapshot(self, sandbox_id: str, name: str) -> dict[str, Any]:
         """Save the sandbox's state under `name` (replacing one of that name), under the write
@@ -90,7 +96,14 @@ class EpisodeRecord:
         with write_transaction(sandbox.engine) as conn:
             take_snapshot(conn, sandbox.schema.tables, name, utc_now())
             names = snapshot_names(conn)
-        with platform_transaction(self.platform) as conn:
-            set_snapshots(conn, sandbox.id, names)
+            with platform_transaction(self.platform) as platform:
+                set_snapshots(platform, sandbox.id, names)
+                # The schema it was taken under comes back with it (under the write lock, no
+                # schema change comes between).
+                row = find_sandbox(platform, sandbox.id)
+                if row is not None:
+                    schemas = json.loads(row.snapshot_schemas)
+                    schemas[name] = row.schema_changes
+                    set_snapshot_schemas(platform, sandbox.id, schemas)
         sandbox.snapshots = names
         return {"id": sandbox.id, "snapshot": name}

@@ -54,6 +54,9 @@ class SandboxRow:
     # SHA-256 of the password a login into it needs ("" for the default sandbox, which keeps
     # the server's own login rules).
     password_hash: str = ""
+    # Its changes to its org's schema (canonical JSON, "" for none), and each snapshot's.
+    schema_changes: str = ""
+    snapshot_schemas: str = "{}"
 
 
 def _row(mapping: object) -> SandboxRow:
@@ -99,7 +102,13 @@ def put_default(conn: Connection, row: SandboxRow) -> None:
     _insert_if_absent(conn, SANDBOXES, row.__dict__)
     current = find_sandbox(conn, row.id)
     assert current is not None
-    keep = {"instance": current.instance, "created_at": current.created_at}
+    # What the server's own database holds stays with it across restarts: its schema too.
+    keep = {
+        "instance": current.instance,
+        "created_at": current.created_at,
+        "schema_changes": current.schema_changes,
+        "snapshot_schemas": current.snapshot_schemas,
+    }
     conn.execute(
         update(SANDBOXES)
         .where(SANDBOXES.c.id == row.id)
@@ -126,6 +135,27 @@ def touch_sandbox(conn: Connection, sandbox_id: str, now: datetime) -> None:
 def set_snapshots(conn: Connection, sandbox_id: str, names: list[str]) -> None:
     conn.execute(
         update(SANDBOXES).where(SANDBOXES.c.id == sandbox_id).values(snapshots=json.dumps(names))
+    )
+
+
+def set_schema_changes(
+    conn: Connection, sandbox_id: str, after: str, *, before: str | None = None
+) -> bool:
+    """Set the sandbox's schema changes. With `before`, only if they still are that: False
+    (and nothing written) when another change came first, and the caller reads them again."""
+    statement = update(SANDBOXES).where(SANDBOXES.c.id == sandbox_id)
+    if before is not None:
+        statement = statement.where(SANDBOXES.c.schema_changes == before)
+    changed = conn.execute(statement.values(schema_changes=after).returning(SANDBOXES.c.id)).first()
+    return changed is not None
+
+
+def set_snapshot_schemas(conn: Connection, sandbox_id: str, schemas: dict[str, str]) -> None:
+    """Each snapshot's schema changes, by its name."""
+    conn.execute(
+        update(SANDBOXES)
+        .where(SANDBOXES.c.id == sandbox_id)
+        .values(snapshot_schemas=json.dumps(schemas, sort_keys=True))
     )
 
 

@@ -1,20 +1,42 @@
 """Each org's schema (its object registry and the tables of its objects), read from the seed
-directory's definitions and loaded once."""
+directory's definitions and loaded once; and the schemas sandboxes changed through the Metadata
+API, each the org's with a sandbox's changes laid over it (app.metadata.schema_changes)."""
 
 from __future__ import annotations
 
+import json
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection
 
 from app.errors import SalesforceError
+from app.metadata.categories import DataCategories
+from app.metadata.loader import load_definitions, org_definitions
 from app.metadata.registry import SchemaRegistry
+from app.metadata.schema_changes import SchemaChanges
+from app.storage.schema_ddl import add_field_columns
 from app.storage.tables import TableSet
+
+# Changed schemas kept built (each its own tables, hence its own compiled statements): a
+# sandbox holds its own while it lives; sandboxes with the same changes share one.
+CHANGED_SCHEMAS_KEPT = 64
 
 
 @dataclass
 class Schema:
     registry: SchemaRegistry
     tables: TableSet
+    # The sandbox's changes as its row stores them ("" for the org's own schema).
+    changes: str = ""
+
+
+def changes_text(changes: SchemaChanges) -> str:
+    """How a sandbox's row stores its changes: canonical JSON, "" for none."""
+    return json.dumps(changes.to_json(), sort_keys=True) if changes else ""
 
 
 class Schemas:
@@ -23,6 +45,10 @@ class Schemas:
     def __init__(self, seed_dir: Path) -> None:
         self.seed_dir = seed_dir
         self._loaded: dict[str, Schema] = {}
+        self._definitions: dict[str, dict[str, dict[str, Any]]] = {}
+        self._categories: dict[str, DataCategories] = {}
+        self._changed: OrderedDict[tuple[str, str], Schema] = OrderedDict()
+        self._lock = threading.Lock()
 
     def objects_dir(self, org: str) -> Path:
         return self.seed_dir / "orgs" / org / "objects"
@@ -32,11 +58,57 @@ class Schemas:
         orgs = self.seed_dir / "orgs"
         return {path.parent.name for path in orgs.glob("*/objects") if path.is_dir()}
 
-    def __call__(self, org: str) -> Schema:
-        if org not in self._loaded:
-            if org not in self.known():
-                raise SalesforceError(f"Unknown org: {org}", error_code="INVALID_INPUT")
-            objects = self.objects_dir(org)
-            registry = SchemaRegistry.from_directory(objects)
-            self._loaded[org] = Schema(registry=registry, tables=TableSet(registry))
-        return self._loaded[org]
+    def __call__(self, org: str, changes: str = "") -> Schema:
+        """The org's schema, with a sandbox's stored changes (`changes_text`) laid over it."""
+        with self._lock:
+            if org not in self._loaded:
+                self._load(org)
+            if not changes:
+                return self._loaded[org]
+            key = (org, changes)
+            found = self._changed.get(key)
+            if found is None:
+                parsed = SchemaChanges.from_json(json.loads(changes))
+                definitions = parsed.apply(self._definitions[org])
+                registry = SchemaRegistry(load_definitions(definitions), self._categories[org])
+                found = Schema(registry=registry, tables=TableSet(registry), changes=changes)
+                self._changed[key] = found
+                while len(self._changed) > CHANGED_SCHEMAS_KEPT:
+                    self._changed.popitem(last=False)
+            self._changed.move_to_end(key)
+            return found
+
+    def _load(self, org: str) -> None:
+        if org not in self.known():
+            raise SalesforceError(f"Unknown org: {org}", error_code="INVALID_INPUT")
+        objects = self.objects_dir(org)
+        self._definitions[org] = org_definitions(objects)
+        self._categories[org] = DataCategories.load(objects.parent / "data_categories.yaml")
+        registry = SchemaRegistry(load_definitions(self._definitions[org]), self._categories[org])
+        self._loaded[org] = Schema(registry=registry, tables=TableSet(registry))
+
+    def definitions(self, org: str) -> dict[str, dict[str, Any]]:
+        """The org's raw definitions, as its schema was loaded from."""
+        with self._lock:
+            if org not in self._loaded:
+                self._load(org)
+            return self._definitions[org]
+
+
+def parse_changes(changes: str) -> SchemaChanges:
+    return SchemaChanges.from_json(json.loads(changes) if changes else None)
+
+
+def changed_tables(schema: Schema) -> list[str]:
+    """The tables of the objects whose fields `schema`'s changes touch."""
+    return [schema.tables[name].name for name in parse_changes(schema.changes).objects()]
+
+
+def store_added_fields(conn: Connection, base: Schema, target: Schema) -> None:
+    """Give every field `target` adds to its org's schema (`base`) its columns, in the
+    sandbox's copies of their tables."""
+    for sobject, name in parse_changes(target.changes).added():
+        definition = target.registry.get(sobject)
+        field = None if definition is None else definition.field(name)
+        if field is not None:
+            add_field_columns(conn, base.tables[sobject], target.tables[sobject], field)

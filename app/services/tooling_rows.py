@@ -7,15 +7,16 @@ What a row says follows the field's definition through the same properties descr
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from typing import Any
 
+from app.metadata.custom_metadata import CUSTOM_SUFFIX, is_custom_name
 from app.metadata.model import FieldDef, FieldType, SObjectDef
 from app.metadata.registry import SchemaRegistry
 from app.storage.ids import NULL_ID, make_id
 from app.storage.tables import TableSet
 
-CUSTOM_SUFFIX = "__c"
 CUSTOM_OBJECT_PREFIX = "01I"
 CUSTOM_FIELD_PREFIX = "00N"
 
@@ -103,22 +104,30 @@ def data_type(field: FieldDef, registry: SchemaRegistry) -> str:
     return _DATA_TYPES[field.type](field, registry)
 
 
-def _is_custom(name: str) -> bool:
-    return name.endswith(CUSTOM_SUFFIX)
+# Ids derived from names take this many base62 digits (the rest of an id's 9): two names
+# meet with a chance of about one in 62**8 each.
+NAMED_ID_SPACE = 62**8
+
+
+def _named_id(prefix: str, name: str) -> str:
+    digest = hashlib.sha256(name.lower().encode()).digest()
+    return make_id(prefix, int.from_bytes(digest[:8], "big") % NAMED_ID_SPACE)
 
 
 def _developer_name(name: str) -> str:
     return name.removesuffix(CUSTOM_SUFFIX)
 
 
-class _Ids:
-    """The ids of the org's custom objects and fields, in name order (stable for a schema)."""
+class CustomIds:
+    """The ids of the org's custom objects and fields: the Tooling API's rows and the Metadata
+    API's components give the same. Each is derived from the component's name, so it stays
+    the same whatever other fields a sandbox adds or removes."""
 
     def __init__(self, registry: SchemaRegistry) -> None:
-        objects = [o.name for o in registry if _is_custom(o.name)]
-        fields = [(o.name, f.name) for o in registry for f in o.fields if _is_custom(f.name)]
-        self.objects = {name: make_id(CUSTOM_OBJECT_PREFIX, n) for n, name in enumerate(objects, 1)}
-        self.fields = {key: make_id(CUSTOM_FIELD_PREFIX, n) for n, key in enumerate(fields, 1)}
+        objects = [o.name for o in registry if is_custom_name(o.name)]
+        fields = [(o.name, f.name) for o in registry for f in o.fields if is_custom_name(f.name)]
+        self.objects = {name: _named_id(CUSTOM_OBJECT_PREFIX, name) for name in objects}
+        self.fields = {key: _named_id(CUSTOM_FIELD_PREFIX, ".".join(key)) for key in fields}
 
     def entity(self, sobject: SObjectDef) -> str:
         """An object's durable id: its API name, or a custom object's 15-character id."""
@@ -130,8 +139,8 @@ class _Ids:
         return f"{self.entity(sobject)}.{field.name if custom is None else custom[:15]}"
 
 
-def _entity_row(sobject: SObjectDef, ids: _Ids) -> dict[str, Any]:
-    custom = _is_custom(sobject.name)
+def _entity_row(sobject: SObjectDef, ids: CustomIds) -> dict[str, Any]:
+    custom = is_custom_name(sobject.name)
     return {
         "Id": NULL_ID,
         "DurableId": ids.entity(sobject),
@@ -162,7 +171,7 @@ def _entity_row(sobject: SObjectDef, ids: _Ids) -> dict[str, Any]:
 
 
 def _field_row(
-    sobject: SObjectDef, field: FieldDef, ids: _Ids, registry: SchemaRegistry
+    sobject: SObjectDef, field: FieldDef, ids: CustomIds, registry: SchemaRegistry
 ) -> dict[str, Any]:
     indexed = field.type in (FieldType.ID, FieldType.REFERENCE) or field.external_id
     return {
@@ -200,7 +209,7 @@ def _field_row(
     }
 
 
-def _custom_object_row(sobject: SObjectDef, ids: _Ids) -> dict[str, Any]:
+def _custom_object_row(sobject: SObjectDef, ids: CustomIds) -> dict[str, Any]:
     return {
         "Id": ids.objects[sobject.name],
         "DeveloperName": _developer_name(sobject.name),
@@ -209,7 +218,7 @@ def _custom_object_row(sobject: SObjectDef, ids: _Ids) -> dict[str, Any]:
     }
 
 
-def _custom_field_row(sobject: SObjectDef, field: FieldDef, ids: _Ids) -> dict[str, Any]:
+def _custom_field_row(sobject: SObjectDef, field: FieldDef, ids: CustomIds) -> dict[str, Any]:
     return {
         "Id": ids.fields[(sobject.name, field.name)],
         "DeveloperName": _developer_name(field.name),
@@ -229,14 +238,17 @@ def _complete(rows: list[dict[str, Any]], tables: TableSet, name: str) -> list[d
 
 def tooling_rows(registry: SchemaRegistry, tables: TableSet) -> dict[str, list[dict[str, Any]]]:
     """The rows of the Tooling API's objects (`tables`) that describe the org `registry`."""
-    ids = _Ids(registry)
+    ids = CustomIds(registry)
     objects = list(registry)
     rows: dict[str, list[dict[str, Any]]] = {
         "EntityDefinition": [_entity_row(o, ids) for o in objects],
         "FieldDefinition": [_field_row(o, f, ids, registry) for o in objects for f in o.fields],
-        "CustomObject": [_custom_object_row(o, ids) for o in objects if _is_custom(o.name)],
+        "CustomObject": [_custom_object_row(o, ids) for o in objects if is_custom_name(o.name)],
         "CustomField": [
-            _custom_field_row(o, f, ids) for o in objects for f in o.fields if _is_custom(f.name)
+            _custom_field_row(o, f, ids)
+            for o in objects
+            for f in o.fields
+            if is_custom_name(f.name)
         ],
     }
     return {name: _complete(found, tables, name) for name, found in rows.items()}

@@ -172,8 +172,10 @@ def _restore_updated(conn: Connection, tables: TableSet, sobject: str) -> None:
         return
     table = tables[sobject]
     # A before-image is the record's fields; the keys of those that have them go back too.
-    rows = [with_keys(table, decode_row(before)) for before in first.values()]
-    columns = [name for name in rows[0] if name != "Id"]
+    # Its fields are those of the schema it was taken under: a field added since was empty
+    # before the episode, and one removed since is no column of `table`.
+    rows = [with_keys(table, known_columns(table, decode_row(before))) for before in first.values()]
+    columns = sorted({name for row in rows for name in row} - {"Id"})
     statement = (
         update(table)
         .where(table.c.Id == bindparam("record_id"))
@@ -181,8 +183,16 @@ def _restore_updated(conn: Connection, tables: TableSet, sobject: str) -> None:
     )
     conn.execute(
         statement,
-        [{"record_id": row["Id"], **{f"v_{name}": row[name] for name in columns}} for row in rows],
+        [
+            {"record_id": row["Id"], **{f"v_{name}": row.get(name) for name in columns}}
+            for row in rows
+        ],
     )
+
+
+def known_columns(table: Table, image: dict[str, Any]) -> dict[str, Any]:
+    """A stored row image's values for the columns `table` has."""
+    return {name: value for name, value in image.items() if name in table.c}
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from sqlmodel import Field, SQLModel
 # The Alembic head these definitions match. Templates are named with it, so a template built
 # before a migration is never cloned into a sandbox that expects the new tables (a test checks
 # it against the migrations).
-PLATFORM_REVISION = "0013_relative_sandbox_paths"
+PLATFORM_REVISION = "0014_sandbox_schemas"
 
 
 class AuthSession(SQLModel, table=True):
@@ -122,6 +122,10 @@ class SandboxRecord(SQLModel, table=True):
     log_since: str = Field(default="", max_length=30)
     # SHA-256 of the password its users log in with (returned once, when it was created).
     password_hash: str = Field(default="", max_length=64)
+    # Its changes to its org's schema (app.metadata.schema_changes, canonical JSON; "" for
+    # none), and each snapshot's ({name: changes}): its registry is the org's with these.
+    schema_changes: str = Field(default="", sa_column=Column(Text(), nullable=False))
+    snapshot_schemas: str = Field(default="{}", sa_column=Column(Text(), nullable=False))
 
 
 class EpisodeRecord(SQLModel, table=True):

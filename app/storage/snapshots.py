@@ -22,6 +22,7 @@ from app.storage.journal import (
     SEQUENCES,
     decode_row,
     encode_row,
+    known_columns,
     log_insert,
     log_sequence,
     log_update,
@@ -91,7 +92,7 @@ def restore_snapshot(conn: Connection, tables: TableSet, name: str) -> SnapshotS
         if encoded is None:
             continue  # absent when the snapshot was taken, and absent again after the undo
         table = tables[sobject]
-        image = decode_row(encoded)
+        image = known_columns(table, decode_row(encoded))
         current = fetch_row(conn, table, record_id)
         if current is None:
             log_insert(conn, sobject, record_id)

@@ -210,7 +210,7 @@ def test_a_call_no_wsdl_has_is_a_client_fault(client: TestClient, session_id: st
     [
         (PARTNER, f'<getUserInfo xmlns="{NS["p"]}"/>', None),
         (PARTNER, f'<describeTabs xmlns="{NS["p"]}"/>', None),
-        ("/services/Soap/m/59.0", "<listMetadata/>", "the Metadata API"),
+        ("/services/Soap/m/59.0", "<deploy/>", "the deploy() call of the Metadata API"),
         ("/services/Soap/T/59.0", "<query/>", "the Tooling SOAP API"),
         ("/services/Soap/s/59.0", "<executeAnonymous/>", "the Apex SOAP API"),
         ("/services/Soap/class/MyService", "<go/>", "Apex web services"),

@@ -18,6 +18,7 @@ SUITES = {
     "bulk": 16,
     "bulk2": 16,
     "connection-crud": 11,
+    "metadata": 9,
     "quick-action": 6,
     "schema": 1,
     "sobject": 28,

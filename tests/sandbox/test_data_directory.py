@@ -17,7 +17,7 @@ import pytest
 from alembic import command
 from alembic.config import Config
 from fastapi.testclient import TestClient
-from sqlalchemy import create_engine, select, text
+from sqlalchemy import create_engine, insert, select, text
 
 from app.api.state import AppState
 from app.config import REPO_ROOT
@@ -29,7 +29,6 @@ from app.sandbox.registry import (
     TEMPLATES,
     SandboxRow,
     add_copy,
-    insert_sandbox,
     pooled_copies,
     register_template,
 )
@@ -228,22 +227,23 @@ def test_absolute_sandbox_urls_are_migrated_to_names(database_factory: DatabaseF
             ("i2", "b", f"{postgres}lf_sb_1_b", f"{postgres}lf_tpl_k"),
             ("i3", "c", "", ""),  # a create in flight: no storage yet
         ]:
-            insert_sandbox(
-                conn,
-                SandboxRow(
-                    id=sandbox_id,
-                    instance=instance,
-                    org="original",
-                    seed=1,
-                    url=storage,
-                    template=template,
-                    clock_start=None,
-                    clock_pinned=False,
-                    clock_origin=now,
-                    created_at=now,
-                    last_used=now,
-                ),
+            row = SandboxRow(
+                id=sandbox_id,
+                instance=instance,
+                org="original",
+                seed=1,
+                url=storage,
+                template=template,
+                clock_start=None,
+                clock_pinned=False,
+                clock_origin=now,
+                created_at=now,
+                last_used=now,
             )
+            # The row as revision 0011 had it: no columns of later migrations.
+            later = ("schema_changes", "snapshot_schemas")
+            old_row = {k: v for k, v in row.__dict__.items() if k not in later}
+            conn.execute(insert(SANDBOXES).values(**old_row))
         register_template(conn, f"{sqlite_root}/template-k.db", now)
         register_template(conn, f"{postgres}lf_tpl_k", now)
         add_copy(conn, f"{sqlite_root}/localforce/copy-2-p.db", f"{sqlite_root}/template-k.db", now)

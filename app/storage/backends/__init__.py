@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol, Self
 
-from sqlalchemy import ColumnElement, Connection, Engine, Insert, Select, Table, make_url
+from sqlalchemy import Column, ColumnElement, Connection, Engine, Insert, Select, Table, make_url
 from sqlalchemy.types import TypeEngine
 
 from app.storage.backends.common import Copies, DateField, Overlay, WireDatetimes, copy_age
@@ -105,7 +105,12 @@ class Backend(Protocol):
     # -- copy-on-write sandboxes
     def is_local(self, conn: Connection, overlay: Overlay, name: str) -> bool: ...
     def copy_table(self, conn: Connection, overlay: Overlay, table: Table) -> None: ...
+    def drop_copy(self, conn: Connection, overlay: Overlay, name: str) -> None: ...
     def copies(self, url: str, data_dir: Path) -> Copies: ...
+
+    # -- a sandbox's own schema: a column added to the table a name resolves to there
+    def column_names(self, conn: Connection, table: str) -> set[str]: ...
+    def add_column(self, conn: Connection, table: str, column: Column[Any]) -> None: ...
 
 
 # The registered back ends: a new one adds itself here.

@@ -670,6 +670,24 @@ class PostgresBackend:
     def copy_table(self, conn: Connection, overlay: Overlay, table: Table) -> None:
         _copy_table(conn, overlay, table)
 
+    def drop_copy(self, conn: Connection, overlay: Overlay, name: str) -> None:
+        local = f"{_quote(conn, overlay.local)}.{_quote(conn, name)}"
+        conn.exec_driver_sql(f"DROP TABLE IF EXISTS {local}")
+
+    def column_names(self, conn: Connection, table: str) -> set[str]:
+        # current_schema(): the first schema of the search path, the sandbox's own.
+        statement = (
+            "SELECT column_name FROM information_schema.columns"
+            " WHERE table_schema = current_schema() AND table_name = :t"
+        )
+        return {str(name) for name in conn.execute(text(statement), {"t": table}).scalars()}
+
+    def add_column(self, conn: Connection, table: str, column: Column[Any]) -> None:
+        kind = column.type.compile(dialect=conn.dialect)
+        conn.exec_driver_sql(
+            f"ALTER TABLE {_quote(conn, table)} ADD COLUMN {_quote(conn, column.name)} {kind}"
+        )
+
     def copies(self, url: str, data_dir: Path) -> PostgresCopies:
         return PostgresCopies(url)
 

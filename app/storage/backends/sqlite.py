@@ -20,6 +20,7 @@ from typing import Any
 
 from sqlalchemy import (
     Boolean,
+    Column,
     ColumnElement,
     Connection,
     Engine,
@@ -623,6 +624,24 @@ class SqliteBackend:
 
     def copy_table(self, conn: Connection, overlay: Overlay, table: Table) -> None:
         _copy_table(conn, overlay, table)
+
+    def drop_copy(self, conn: Connection, overlay: Overlay, name: str) -> None:
+        # Its search index and triggers go with it; the template's table shows through again.
+        for dropped in (f"{name}_fts", name):
+            conn.exec_driver_sql(f"DROP TABLE IF EXISTS {overlay.local}.{_quote(conn, dropped)}")
+        schema_changed(conn)
+
+    def column_names(self, conn: Connection, table: str) -> set[str]:
+        # `main`: the sandbox's own file (its copy of the table), or the server's database.
+        rows = conn.exec_driver_sql(f"PRAGMA main.table_info({_quote(conn, table)})").all()
+        return {str(row[1]) for row in rows}
+
+    def add_column(self, conn: Connection, table: str, column: Column[Any]) -> None:
+        kind = column.type.compile(dialect=conn.dialect)
+        conn.exec_driver_sql(
+            f"ALTER TABLE main.{_quote(conn, table)} ADD COLUMN {_quote(conn, column.name)} {kind}"
+        )
+        schema_changed(conn)  # statements prepared before must not be reused
 
     def copies(self, url: str, data_dir: Path) -> SqliteCopies:
         # Templates are shared by every server of the data directory (fixed by org and seed);

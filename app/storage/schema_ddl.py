@@ -1,0 +1,57 @@
+"""A sandbox's schema changes in its storage: the columns a custom field added through the
+Metadata API is stored in.
+
+Only the sandbox's own copy of a table changes (copied from its template first, as before a
+write), so the template and every other sandbox keep theirs. A field removed leaves its
+column behind, unread (no query or write of the sandbox's registry names it); a field added
+again under that name finds its column emptied. A reset drops the sandbox's copies of the
+tables its schema changed (after undoing its writes), so its template's show through again; the
+default sandbox, which is the server's own database, keeps its columns (a seeded field removed
+and added again there stays emptied).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection, Table, update
+
+from app.metadata.model import FieldDef
+from app.storage.backends import backend_for
+from app.storage.overlay import ensure_local, overlay_of
+from app.storage.tables import key_column_name
+
+
+def add_field_columns(conn: Connection, before: Table, after: Table, field: FieldDef) -> None:
+    """Store `field` in the sandbox: `before` is its object's table without it (what the
+    template holds), `after` the table with it (its column, and its text key's if it has
+    one). Existing rows read the field's default (a checkbox's), else null."""
+    ensure_local(conn, before)
+    backend = backend_for(conn.dialect.name)
+    present = backend.column_names(conn, after.name)
+    columns = [after.c[field.name]]
+    key = after.c.get(key_column_name(field.name))
+    if key is not None:
+        columns.append(key)
+    emptied: dict[str, Any] = {}
+    for column in columns:
+        if column.name in present:
+            emptied[column.name] = None
+        else:
+            backend.add_column(conn, after.name, column)
+    if field.default is not None:
+        emptied[field.name] = field.default
+    if emptied:
+        conn.execute(update(after).values(emptied))
+
+
+def drop_changed_copies(conn: Connection, names: list[str]) -> None:
+    """After a reset's undo: the sandbox's copies of the tables named `names` (those its
+    schema changes touched) go, and its template's show through again. The default sandbox
+    has no template: its tables stay."""
+    overlay = overlay_of(conn)
+    if overlay is None:
+        return
+    backend = backend_for(conn.dialect.name)
+    for name in names:
+        backend.drop_copy(conn, overlay, name)
