@@ -1,7 +1,7 @@
 """The Metadata API (`/services/Soap/m/`): its calls that read the org's schema
-(describeMetadata, listMetadata, readMetadata), those that change a sandbox's custom fields
-(createMetadata, updateMetadata, upsertMetadata, deleteMetadata), and their XML; its other
-calls answer a fault naming them."""
+(describeMetadata, listMetadata, readMetadata), those that change a sandbox's custom objects
+and fields (createMetadata, updateMetadata, upsertMetadata, deleteMetadata), and their XML;
+its other calls answer a fault naming them."""
 
 from __future__ import annotations
 
@@ -19,7 +19,13 @@ from app.api.soap_calls import Call, Operation, SoapApi, soap_endpoint
 from app.api.threads import run_in_request_thread
 from app.errors import FeatureNotSupported, SalesforceError
 from app.services.metadata_components import describe_metadata, list_components, read_components
-from app.services.schema_admin import SaveResult, change_field
+from app.services.schema_admin import (
+    Changer,
+    SaveResult,
+    change_field,
+    change_object,
+    rename_object,
+)
 
 NAMESPACE = "http://soap.sforce.com/2006/04/metadata"
 XSI_TYPE = f"{{{XSI_NS}}}type"
@@ -130,13 +136,13 @@ def _writes(operation: str, with_created: bool) -> Operation:
         sandbox = await call.sandbox()
         components = _children(call.soap.operation, "metadata")
         _at_most(len(components))
-        for component in components:
-            _refuse_unless_field(_component_type(component))
+        changes = [_changer(_component_type(component)) for component in components]
 
         def save() -> list[SaveResult]:
+            sandboxes = call.state.sandboxes
             return [
-                change_field(call.state.sandboxes, sandbox, operation, element_values(element))
-                for element in components
+                change(sandboxes, sandbox, operation, element_values(element))
+                for change, element in zip(changes, components, strict=True)
             ]
 
         results = await run_in_request_thread(save)
@@ -150,13 +156,13 @@ def _writes(operation: str, with_created: bool) -> Operation:
 async def delete_metadata_call(call: Call) -> Response:
     sandbox = await call.sandbox()
     operation = call.soap.operation
-    _refuse_unless_field(_child_text(operation, "type"))
+    change = _changer(_child_text(operation, "type"))
     names = [(e.text or "").strip() for e in _children(operation, "fullNames")]
     _at_most(len(names))
 
     def delete() -> list[SaveResult]:
         sandboxes = call.state.sandboxes
-        return [change_field(sandboxes, sandbox, "delete", {"fullName": name}) for name in names]
+        return [change(sandboxes, sandbox, "delete", {"fullName": name}) for name in names]
 
     results = await run_in_request_thread(delete)
     return call.respond("".join(_result_xml(result) for result in results))
@@ -173,11 +179,31 @@ def _at_most(count: int) -> None:
         )
 
 
-def _refuse_unless_field(type_name: str) -> None:
-    if type_name != "CustomField":
+async def rename_metadata_call(call: Call) -> Response:
+    """renameMetadata of a CustomObject this sandbox created (renaming fields is not built)."""
+    sandbox = await call.sandbox()
+    operation = call.soap.operation
+    type_name = _child_text(operation, "type")
+    if type_name != "CustomObject":
+        raise FeatureNotSupported(
+            f"renaming the Metadata API's {type_name or 'untyped'} components"
+        )
+    old, new = _child_text(operation, "oldFullName"), _child_text(operation, "newFullName")
+    result = await run_in_request_thread(rename_object, call.state.sandboxes, sandbox, old, new)
+    return call.respond(_result_xml(result))
+
+
+# The component types the CRUD calls change, and what changes each.
+CHANGERS: dict[str, Changer] = {"CustomField": change_field, "CustomObject": change_object}
+
+
+def _changer(type_name: str) -> Changer:
+    found = CHANGERS.get(type_name)
+    if found is None:
         raise FeatureNotSupported(
             f"changing the Metadata API's {type_name or 'untyped'} components"
         )
+    return found
 
 
 OPERATIONS: dict[str, Operation] = {
@@ -185,6 +211,7 @@ OPERATIONS: dict[str, Operation] = {
     "updateMetadata": _writes("update", with_created=False),
     "upsertMetadata": _writes("upsert", with_created=True),
     "deleteMetadata": delete_metadata_call,
+    "renameMetadata": rename_metadata_call,
     "describeMetadata": describe_metadata_call,
     "listMetadata": list_metadata_call,
     "readMetadata": read_metadata_call,
@@ -193,7 +220,7 @@ OPERATIONS: dict[str, Operation] = {
 UNBUILT = frozenset(
     {
         "cancelDeploy", "checkDeployStatus", "checkRetrieveStatus", "deploy",
-        "deployRecentValidation", "describeValueType", "renameMetadata", "retrieve",
+        "deployRecentValidation", "describeValueType", "retrieve",
     }
 )  # fmt: skip
 METADATA = SoapApi(

@@ -6,6 +6,7 @@ element out. Keys follow the Metadata WSDL's order: fullName, then the rest alph
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,14 @@ RELATIONSHIP_SUFFIX = "__r"
 
 def is_custom_name(name: str) -> bool:
     return name.endswith(CUSTOM_SUFFIX)
+
+
+_FORMAT_NUMBER = re.compile(r"\{0:0?(\d+)d\}")
+
+
+def display_format(pattern: str) -> str:
+    """An auto-number's format as Setup writes it: `{0:08d}` is `{00000000}`."""
+    return _FORMAT_NUMBER.sub(lambda match: "{" + "0" * int(match[1]) + "}", pattern)
 
 
 def _ordered(values: Metadata) -> Metadata:
@@ -102,7 +111,7 @@ def _typed_elements(field: FieldDef, kind: str) -> Metadata:
     if field.type is FieldType.BOOLEAN:
         elements["defaultValue"] = "true" if field.default else "false"
     if field.auto_number:
-        elements["displayFormat"] = field.auto_number_format
+        elements["displayFormat"] = display_format(field.auto_number_format)
     elements["visibleLines"] = VISIBLE_LINES.get(kind)
     return elements
 
@@ -134,7 +143,9 @@ def _name_field(sobject: SObjectDef) -> Metadata:
     kind = "AutoNumber" if field.auto_number else "Text"
     return _ordered(
         {
-            "displayFormat": field.auto_number_format if field.auto_number else None,
+            "displayFormat": display_format(field.auto_number_format)
+            if field.auto_number
+            else None,
             "label": field.label,
             "type": kind,
         }

@@ -22,7 +22,6 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -57,7 +56,7 @@ from app.sandbox.registry import (
     touch_sandbox,
     use_template,
 )
-from app.sandbox.schemas import Schema, changed_tables, store_added_fields
+from app.sandbox.schemas import Schemas, changed_tables, store_schema
 from app.sandbox.templates import Templates
 from app.storage.backends import Copies, copy_age
 from app.storage.bulk_jobs import delete_sandbox_jobs
@@ -93,7 +92,7 @@ class Sandboxes:
         platform: Engine,
         default: Sandbox,
         copies: Copies,
-        schema_for: Callable[..., Schema],
+        schema_for: Schemas,
         templates: Templates,
         calls: CallQueue,
         settings: SandboxSettings,
@@ -454,7 +453,7 @@ class Sandboxes:
         so the template's show through again. The number of journal entries undone."""
         schema = self.schema_for(sandbox.org, self.schema_changes(sandbox))
         undone = undo_all(conn, schema.tables)
-        drop_changed_copies(conn, changed_tables(schema))
+        drop_changed_copies(conn, changed_tables(schema, self.schema_for(sandbox.org)))
         return undone
 
     # -- its schema -------------------------------------------------------------------------
@@ -496,7 +495,7 @@ class Sandboxes:
             # The snapshot's rows are written back under the schema it was taken in.
             changes = self.snapshot_schema(sandbox, name)
             schema = self.schema_for(sandbox.org, changes)
-            store_added_fields(conn, self.schema_for(sandbox.org), schema)
+            store_schema(conn, self.schema_for(sandbox.org), schema)
             restored = restore_snapshot(conn, schema.tables, name)
             if restored is None:
                 raise NotFound(f"No snapshot named {name} in sandbox {sandbox.id}")

@@ -55,8 +55,10 @@ class EpisodeRecord:
         with sandbox.engine.begin() as conn:  # one snapshot of journal and rows together
             for entry in touched_records(conn):
                 sobject = registry.get(entry.sobject)
+                if sobject is None:  # an object the sandbox removed since
+                    continue
                 current = fetch_row(conn, tables[entry.sobject], entry.record_id)
-                if sobject is None or current is None:
+                if current is None:
                     continue
                 head = {"type": sobject.name, "id": entry.record_id}
                 if entry.before is None:

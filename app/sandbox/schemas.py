@@ -18,7 +18,7 @@ from app.metadata.categories import DataCategories
 from app.metadata.loader import load_definitions, org_definitions
 from app.metadata.registry import SchemaRegistry
 from app.metadata.schema_changes import SchemaChanges
-from app.storage.schema_ddl import add_field_columns
+from app.storage.schema_ddl import add_field_columns, create_object_table
 from app.storage.tables import TableSet
 
 # Changed schemas kept built (each its own tables, hence its own compiled statements): a
@@ -99,16 +99,26 @@ def parse_changes(changes: str) -> SchemaChanges:
     return SchemaChanges.from_json(json.loads(changes) if changes else None)
 
 
-def changed_tables(schema: Schema) -> list[str]:
-    """The tables of the objects whose fields `schema`'s changes touch."""
-    return [schema.tables[name].name for name in parse_changes(schema.changes).objects()]
+def changed_tables(schema: Schema, base: Schema) -> list[str]:
+    """The tables of the objects `schema`'s changes create, remove or change the fields of
+    (a removed object's as the org has it)."""
+    names = []
+    for sobject in parse_changes(schema.changes).touched():
+        for tables in (schema.tables, base.tables):
+            if sobject in tables:
+                names.append(tables[sobject].name)
+                break
+    return names
 
 
-def store_added_fields(conn: Connection, base: Schema, target: Schema) -> None:
-    """Give every field `target` adds to its org's schema (`base`) its columns, in the
-    sandbox's copies of their tables."""
-    for sobject, name in parse_changes(target.changes).added():
+def store_schema(conn: Connection, base: Schema, target: Schema) -> None:
+    """Give `target`'s changes to its org's schema (`base`) their storage in the sandbox: the
+    tables of the objects it creates, the columns of the fields it adds to the others."""
+    changes = parse_changes(target.changes)
+    for sobject in changes.objects:
+        create_object_table(conn, target.tables[sobject])
+    for sobject, name in changes.added():
         definition = target.registry.get(sobject)
         field = None if definition is None else definition.field(name)
-        if field is not None:
+        if field is not None and sobject not in changes.objects and sobject in base.tables:
             add_field_columns(conn, base.tables[sobject], target.tables[sobject], field)

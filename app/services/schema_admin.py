@@ -1,4 +1,5 @@
-"""A sandbox's custom fields created, changed and deleted through the Metadata API.
+"""A sandbox's custom objects and fields created, changed and deleted through the Metadata
+API.
 
 Each component is its own change (createMetadata saves what it can, as Salesforce does without
 allOrNone): checked against the sandbox's schema as its row has it now, its columns added in
@@ -21,15 +22,19 @@ from app.metadata.schema_changes import (
     INTEGRITY,
     MetadataError,
     SchemaChanges,
+    as_list,
     check_field_name,
+    check_name,
     field_spec,
+    key_prefix_for,
+    object_definition,
     split_full_name,
 )
 from app.sandbox.lifecycle import Sandboxes
 from app.sandbox.model import Sandbox
 from app.sandbox.schemas import Schema, changes_text, parse_changes
 from app.storage.database import write_transaction
-from app.storage.schema_ddl import add_field_columns
+from app.storage.schema_ddl import add_field_columns, create_object_table, rename_object_table
 
 # Attempts at recording a change while other changes to the same sandbox keep coming first.
 MAX_ATTEMPTS = 20
@@ -55,9 +60,12 @@ class _Plan:
     """A change worked out against one reading of the sandbox's schema."""
 
     after: SchemaChanges
-    # The field whose columns the change needs (None: no storage change).
-    stored: tuple[str, str] | None
+    # What the change needs stored: (object, field) for a field's columns, (object, None) for
+    # a new object's table (its fields with it).
+    stored: tuple[tuple[str, str | None], ...] = ()
     created: bool | None = None
+    # A created object renamed: (its name, its new name).
+    renamed: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,8 @@ class _Ask:
     metadata: Mapping[str, Any]
     # Whether the org itself has the field (a sandbox may have changed or removed it).
     seeded: bool
+    # The schema the change is made to (a lookup's target must be in it).
+    schema: Schema
 
 
 Planner = Callable[[_Ask], _Plan]
@@ -102,8 +112,25 @@ def _custom_field(ask: _Ask) -> FieldDef:
     return existing
 
 
+def _spec(ask: _Ask) -> dict[str, Any]:
+    return _checked_spec(ask.schema, ask.metadata, ask.name)
+
+
+def _checked_spec(schema: Schema, metadata: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The field's spec, a lookup's target found in `schema`."""
+    spec = field_spec(metadata, name)
+    for target in spec.get("referenceTo", ()):
+        if schema.registry.get(target) is None:
+            raise MetadataError(
+                INTEGRITY,
+                f"referenceTo value of '{target}' does not resolve to a valid sObject type",
+                ("referenceTo",),
+            )
+    return spec
+
+
 def _plan_create(ask: _Ask) -> _Plan:
-    spec = field_spec(ask.metadata)
+    spec = _spec(ask)
     existing = ask.sobject.field(ask.name)
     if existing is not None:
         raise MetadataError(
@@ -112,15 +139,16 @@ def _plan_create(ask: _Ask) -> _Plan:
             ("fullName",),
         )
     target = ask.sobject.name
-    return _Plan(ask.changes.with_field(target, ask.name, spec), (target, ask.name), created=True)
+    changed = ask.changes.with_field(target, ask.name, spec)
+    return _Plan(changed, ((target, ask.name),), created=True)
 
 
 def _plan_update(ask: _Ask) -> _Plan:
     existing = _custom_field(ask)
-    spec = field_spec(ask.metadata)
+    spec = _spec(ask)
     _check_in_place(existing, spec)
     changed = ask.changes.with_field(ask.sobject.name, existing.name, spec)
-    return _Plan(changed, None, created=False)
+    return _Plan(changed, created=False)
 
 
 def _plan_upsert(ask: _Ask) -> _Plan:
@@ -130,7 +158,7 @@ def _plan_upsert(ask: _Ask) -> _Plan:
 def _plan_delete(ask: _Ask) -> _Plan:
     existing = _custom_field(ask)
     changed = ask.changes.without_field(ask.sobject.name, existing.name, seeded=ask.seeded)
-    return _Plan(changed, None)
+    return _Plan(changed)
 
 
 def _org_has(base: Schema, sobject: str, name: str) -> bool:
@@ -162,41 +190,43 @@ PLANNERS: dict[str, Planner] = {
 }
 
 
-def _store(sandbox: Sandbox, before: Schema, after: Schema, field: tuple[str, str]) -> None:
-    sobject, name = field
-    definition = after.registry.get(sobject)
-    stored = None if definition is None else definition.field(name)
-    assert stored is not None
+def _store(sandbox: Sandbox, before: Schema, after: Schema, plan: _Plan) -> None:
+    """The tables and columns the plan's change needs, under the sandbox's write lock."""
     with write_transaction(sandbox.engine) as conn:
-        add_field_columns(conn, before.tables[sobject], after.tables[sobject], stored)
+        if plan.renamed is not None:
+            old, new = plan.renamed
+            rename_object_table(conn, (before.tables[old], after.tables[new]), plan.renamed)
+        for sobject, name in plan.stored:
+            if name is None:
+                create_object_table(conn, after.tables[sobject])
+                continue
+            definition = after.registry.get(sobject)
+            field = None if definition is None else definition.field(name)
+            if field is not None and sobject in before.tables:  # else made with its table
+                add_field_columns(conn, before.tables[sobject], after.tables[sobject], field)
 
 
-def change_field(
-    sandboxes: Sandboxes, sandbox: Sandbox, operation: str, metadata: Mapping[str, Any]
+PlanFor = Callable[[Schema, SchemaChanges, Schema], _Plan]
+# A component's change: (the sandboxes, the sandbox, the operation, its elements) -> result.
+Changer = Callable[[Sandboxes, Sandbox, str, Mapping[str, Any]], SaveResult]
+
+
+def _commit(
+    sandboxes: Sandboxes, sandbox: Sandbox, full_name: str, plan_for: PlanFor
 ) -> SaveResult:
-    """One CustomField's create, update, upsert or delete (`metadata`: its elements; a
-    delete's only its fullName)."""
-    full_name = str(metadata.get("fullName") or "").strip()
+    """Work the change out against the sandbox's schema as its row has it (`plan_for`: that
+    schema, its changes, the org's own -> the plan), store it, and record it if the row still
+    holds what was read; else again."""
     try:
-        sobject_name, name = split_full_name(full_name)
-        check_field_name(name)
         base = sandboxes.schema_for(sandbox.org)
         for _ in range(MAX_ATTEMPTS):
             before_text = sandboxes.schema_changes(sandbox)
             before = sandboxes.schema_for(sandbox.org, before_text)
-            sobject = _object(before, sobject_name)
-            ask = _Ask(
-                parse_changes(before_text),
-                sobject,
-                name,
-                metadata,
-                seeded=_org_has(base, sobject_name, name),
-            )
-            plan = PLANNERS[operation](ask)
+            plan = plan_for(before, parse_changes(before_text), base)
             after_text = changes_text(plan.after)
             after = sandboxes.schema_for(sandbox.org, after_text)
-            if plan.stored is not None:
-                _store(sandbox, before, after, plan.stored)
+            if plan.stored or plan.renamed:
+                _store(sandbox, before, after, plan)
             if sandboxes.commit_schema(sandbox, before_text, after_text):
                 return SaveResult(full_name, created=plan.created)
     except MetadataError as error:
@@ -205,3 +235,143 @@ def change_field(
         "Other changes to this sandbox's schema kept coming first: try again",
         error_code="UNABLE_TO_LOCK_ROW",
     )
+
+
+def change_field(
+    sandboxes: Sandboxes, sandbox: Sandbox, operation: str, metadata: Mapping[str, Any]
+) -> SaveResult:
+    """One CustomField's create, update, upsert or delete (`metadata`: its elements; a
+    delete's only its fullName)."""
+    full_name = str(metadata.get("fullName") or "").strip()
+
+    def plan_for(before: Schema, changes: SchemaChanges, base: Schema) -> _Plan:
+        sobject_name, name = split_full_name(full_name)
+        check_field_name(name)
+        sobject = _object(before, sobject_name)
+        seeded = _org_has(base, sobject_name, name)
+        ask = _Ask(changes, sobject, name, metadata, seeded=seeded, schema=before)
+        return PLANNERS[operation](ask)
+
+    return _commit(sandboxes, sandbox, full_name, plan_for)
+
+
+# -- custom objects ----------------------------------------------------------------------------
+
+
+def _inline_fields(schema: Schema, metadata: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """A CustomObject's `fields`, each a CustomField named without its object, as specs."""
+    specs: dict[str, dict[str, Any]] = {}
+    for field_metadata in as_list(metadata.get("fields")):
+        if not isinstance(field_metadata, Mapping):
+            continue
+        name = str(field_metadata.get("fullName") or "").strip()
+        check_field_name(name)
+        if name.lower() in {known.lower() for known in specs}:
+            raise MetadataError(DUPLICATE, f"There is already a field named {name}.", ("fields",))
+        specs[name] = _checked_spec(schema, field_metadata, name)
+    return specs
+
+
+def _created_object(changes: SchemaChanges, before: Schema, name: str) -> SObjectDef:
+    """A custom object this sandbox created: the org's own are not changed or deleted here."""
+    sobject = before.registry.get(name)
+    if sobject is None or not is_custom_name(sobject.name):
+        raise MetadataError(
+            CROSS_REFERENCE,
+            f"In field: fullName - no CustomObject named {name} found",
+            ("fullName",),
+        )
+    if sobject.name not in changes.objects:
+        raise MetadataError(
+            INTEGRITY,
+            f"localforce does not change or delete the org's own objects ({sobject.name}) yet",
+            ("fullName",),
+        )
+    return sobject
+
+
+def _with_fields(
+    changes: SchemaChanges, sobject: str, specs: dict[str, dict[str, Any]]
+) -> SchemaChanges:
+    for name, spec in specs.items():
+        changes = changes.with_field(sobject, name, spec)
+    return changes
+
+
+def _create_object(before: Schema, changes: SchemaChanges, metadata: Mapping[str, Any]) -> _Plan:
+    name = str(metadata.get("fullName") or "").strip()
+    existing = before.registry.get(name)
+    if existing is not None:
+        raise MetadataError(
+            DUPLICATE, f"There is already an object named {existing.name}.", ("fullName",)
+        )
+    taken = {sobject.key_prefix for sobject in before.registry}
+    raw = object_definition(metadata, key_prefix_for(name, taken))
+    changed = _with_fields(changes.with_object(raw), name, _inline_fields(before, metadata))
+    return _Plan(changed, ((name, None),), created=True)
+
+
+def _update_object(before: Schema, changes: SchemaChanges, metadata: Mapping[str, Any]) -> _Plan:
+    """Its labels and its name field; the fields it lists are created or updated, those it
+    leaves out stay."""
+    sobject = _created_object(changes, before, str(metadata.get("fullName") or "").strip())
+    current = changes.objects[sobject.name]
+    # The name field may turn from Text to AutoNumber and back: its column is text either way
+    # (records keep their names; new ones are numbered, or named by the caller).
+    raw = object_definition({**metadata, "fullName": sobject.name}, sobject.key_prefix)
+    fields = _inline_fields(before, metadata)
+    changed = _with_fields(changes.with_object({**current, **raw}), sobject.name, fields)
+    added = tuple((sobject.name, name) for name in fields if sobject.field(name) is None)
+    return _Plan(changed, added, created=False)
+
+
+def _upsert_object(before: Schema, changes: SchemaChanges, metadata: Mapping[str, Any]) -> _Plan:
+    exists = before.registry.get(str(metadata.get("fullName") or "").strip()) is not None
+    return (_update_object if exists else _create_object)(before, changes, metadata)
+
+
+def _delete_object(before: Schema, changes: SchemaChanges, metadata: Mapping[str, Any]) -> _Plan:
+    """The object and its fields go from the registry; its table stays, unread, until a
+    reset drops it."""
+    sobject = _created_object(changes, before, str(metadata.get("fullName") or "").strip())
+    return _Plan(changes.without_object(sobject.name))
+
+
+ObjectPlanner = Callable[[Schema, SchemaChanges, Mapping[str, Any]], _Plan]
+OBJECT_PLANNERS: dict[str, ObjectPlanner] = {
+    "create": _create_object,
+    "update": _update_object,
+    "upsert": _upsert_object,
+    "delete": _delete_object,
+}
+
+
+def change_object(
+    sandboxes: Sandboxes, sandbox: Sandbox, operation: str, metadata: Mapping[str, Any]
+) -> SaveResult:
+    """One CustomObject's create, update, upsert or delete, with the custom fields its
+    `fields` list."""
+    full_name = str(metadata.get("fullName") or "").strip()
+
+    def plan_for(before: Schema, changes: SchemaChanges, base: Schema) -> _Plan:
+        check_name(full_name, "object")
+        return OBJECT_PLANNERS[operation](before, changes, metadata)
+
+    return _commit(sandboxes, sandbox, full_name, plan_for)
+
+
+def rename_object(sandboxes: Sandboxes, sandbox: Sandbox, old: str, new: str) -> SaveResult:
+    """renameMetadata of a CustomObject this sandbox created: its records, fields and ids
+    stay; its name (and its table's) change. The result names the old name, as Salesforce's
+    does."""
+
+    def plan_for(before: Schema, changes: SchemaChanges, base: Schema) -> _Plan:
+        sobject = _created_object(changes, before, old.strip())
+        check_name(new, "object")
+        if before.registry.get(new) is not None:
+            raise MetadataError(
+                DUPLICATE, f"There is already an object named {new}.", ("fullName",)
+            )
+        return _Plan(changes.renamed_object(sobject.name, new), renamed=(sobject.name, new))
+
+    return _commit(sandboxes, sandbox, old.strip(), plan_for)

@@ -148,10 +148,14 @@ def undo_all(conn: Connection, tables: TableSet) -> int:
     objects: dict[str, set[str]] = {}
     for sobject, op, _ in counts:
         objects.setdefault(op, set()).add(sobject)
+    # An object the schema no longer has (a custom object the sandbox removed) is skipped: its
+    # table goes with the reset (app.storage.schema_ddl).
     for sobject in sorted(objects.get("insert", ())):
-        conn.execute(_delete_created(tables[sobject]), {"object_name": sobject})
+        if sobject in tables:
+            conn.execute(_delete_created(tables[sobject]), {"object_name": sobject})
     for sobject in sorted(objects.get("update", ())):
-        _restore_updated(conn, tables, sobject)
+        if sobject in tables:
+            _restore_updated(conn, tables, sobject)
     if "sequence" in objects:
         for sobject, before in conn.execute(_FIRST_SEQUENCES).all():
             if before is None:

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, Table, update
+from sqlalchemy import Connection, Table, delete, update
 
 from app.metadata.model import FieldDef
 from app.storage.backends import backend_for
+from app.storage.journal import SEQUENCES, log_sequence
 from app.storage.overlay import ensure_local, overlay_of
 from app.storage.tables import key_column_name
 
@@ -55,3 +56,34 @@ def drop_changed_copies(conn: Connection, names: list[str]) -> None:
     backend = backend_for(conn.dialect.name)
     for name in names:
         backend.drop_copy(conn, overlay, name)
+
+
+def create_object_table(conn: Connection, table: Table) -> None:
+    """A custom object's table, in the sandbox (its template has none). One a removed object of
+    that name left behind (the default sandbox keeps its tables) is emptied and given the
+    columns it lacks."""
+    backend = backend_for(conn.dialect.name)
+    present = backend.column_names(conn, table.name)
+    if not present:
+        backend.create_table(conn, table)
+        return
+    conn.execute(delete(table))
+    for column in table.columns:
+        if column.name not in present:
+            backend.add_column(conn, table.name, column)
+
+
+def rename_object_table(
+    conn: Connection, tables: tuple[Table, Table], names: tuple[str, str]
+) -> None:
+    """A custom object the sandbox created, renamed from `names[0]` to `names[1]` (`tables`:
+    its table under each): its table (one a removed object of the new name left behind goes
+    first) and its id sequence, so its next records go on from its last."""
+    (old_table, new_table), (old_name, new_name) = tables, names
+    backend = backend_for(conn.dialect.name)
+    if backend.column_names(conn, new_table.name):
+        backend.drop_table(conn, new_table.name)
+    backend.rename_table(conn, old_table.name, new_table.name)
+    log_sequence(conn, new_name, None)  # a reset takes the renamed sequence away too
+    conn.execute(delete(SEQUENCES).where(SEQUENCES.c.sobject == new_name))
+    conn.execute(update(SEQUENCES).where(SEQUENCES.c.sobject == old_name).values(sobject=new_name))

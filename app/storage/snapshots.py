@@ -64,6 +64,8 @@ def take_snapshot(conn: Connection, tables: TableSet, name: str, now: datetime) 
     """Save (or replace) snapshot `name`: the current rows of every record the episode wrote."""
     records: list[list[Any]] = []
     for entry in touched_records(conn):
+        if entry.sobject not in tables:  # an object the sandbox removed since
+            continue
         row = fetch_row(conn, tables[entry.sobject], entry.record_id)
         records.append([entry.sobject, entry.record_id, None if row is None else encode_row(row)])
     sequences = {name: _sequence_value(conn, name) for name in _touched_sequences(conn)}
@@ -89,7 +91,7 @@ def restore_snapshot(conn: Connection, tables: TableSet, name: str) -> SnapshotS
     undo_all(conn, tables)
     records = json.loads(saved.records)
     for sobject, record_id, encoded in records:
-        if encoded is None:
+        if encoded is None or sobject not in tables:
             continue  # absent when the snapshot was taken, and absent again after the undo
         table = tables[sobject]
         image = known_columns(table, decode_row(encoded))

@@ -102,6 +102,9 @@ class TableSet:
     def __getitem__(self, sobject_name: str) -> Table:
         return self._tables[sobject_name]
 
+    def __contains__(self, sobject_name: object) -> bool:
+        return sobject_name in self._tables
+
     def table_shape(self, sobject: SObjectDef) -> Table:
         """The table an object outside the registry (an activity view) would have: its columns'
         names and types, in a metadata no database is created from."""

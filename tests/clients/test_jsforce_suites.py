@@ -18,7 +18,7 @@ SUITES = {
     "bulk": 16,
     "bulk2": 16,
     "connection-crud": 11,
-    "metadata": 9,
+    "metadata": 10,
     "quick-action": 6,
     "schema": 1,
     "sobject": 28,

@@ -221,6 +221,171 @@ def test_the_metadata_apis_refusals(client: TestClient) -> None:
     }
 
 
+WARRANTY = (
+    '<metadata xsi:type="CustomObject"><fullName>Warranty_Claim__c</fullName>'
+    "<label>Warranty Claim</label><pluralLabel>Warranty Claims</pluralLabel>"
+    "<nameField><type>AutoNumber</type><label>Claim Number</label>"
+    "<displayFormat>WC-{0000}</displayFormat></nameField>"
+    "<deploymentStatus>Deployed</deploymentStatus><sharingModel>ReadWrite</sharingModel>"
+    "<fields><fullName>Amount__c</fullName><label>Amount</label><type>Currency</type>"
+    "<precision>10</precision><scale>2</scale></fields></metadata>"
+)
+
+
+def test_a_custom_object_created_in_one_sandbox(client: TestClient) -> None:
+    token, sf = new_sandbox(client, "object-a")
+    _, other = new_sandbox(client, "object-b")
+    assert create_fields(client, token, WARRANTY) == [
+        {"fullName": "Warranty_Claim__c", "success": "true"}
+    ]
+    names = {o["name"] for o in sf.get(f"{API}/sobjects").json()["sobjects"]}
+    assert "Warranty_Claim__c" in names
+    assert "Warranty_Claim__c" not in {
+        o["name"] for o in other.get(f"{API}/sobjects").json()["sobjects"]
+    }
+    described = sf.get(f"{API}/sobjects/Warranty_Claim__c/describe").json()
+    assert (described["label"], described["labelPlural"], described["custom"]) == (
+        "Warranty Claim",
+        "Warranty Claims",
+        True,
+    )
+    prefix = described["keyPrefix"]
+    assert len(prefix) == 3 and prefix.startswith("a")
+
+    first = sf.post(f"{API}/sobjects/Warranty_Claim__c", json={"Amount__c": 120.5})
+    assert first.status_code == 201, first.text
+    assert first.json()["id"].startswith(prefix)
+    second = sf.post(f"{API}/sobjects/Warranty_Claim__c", json={"Amount__c": 80})
+    assert second.status_code == 201, second.text
+    rows = sf.get(
+        f"{API}/query",
+        params={"q": "SELECT Name, Amount__c FROM Warranty_Claim__c ORDER BY Name"},
+    ).json()["records"]
+    assert [(r["Name"], r["Amount__c"]) for r in rows] == [("WC-0001", 120.5), ("WC-0002", 80.0)]
+    assert other.get(f"{API}/sobjects/Warranty_Claim__c/describe").status_code == 404
+
+    entity = sf.get(
+        f"{API}/tooling/query",
+        params={
+            "q": "SELECT KeyPrefix FROM EntityDefinition"
+            " WHERE QualifiedApiName = 'Warranty_Claim__c'"
+        },
+    ).json()["records"]
+    assert entity == [
+        {
+            "attributes": entity[0]["attributes"],
+            "KeyPrefix": prefix,
+        }
+    ]
+    read = soap(
+        client,
+        token,
+        f'<readMetadata xmlns="{M}"><type>CustomObject</type>'
+        "<fullNames>Warranty_Claim__c</fullNames></readMetadata>",
+    )
+    record = read.find(f".//{{{M}}}records")
+    assert record is not None
+    assert record.findtext(f"{{{M}}}nameField/{{{M}}}displayFormat") == "WC-{0000}"
+    assert record.findtext(f"{{{M}}}fields/{{{M}}}fullName") == "Amount__c"
+
+    assert client.post(f"{CONTROL}/object-a/reset").status_code == 200
+    assert sf.get(f"{API}/sobjects/Warranty_Claim__c/describe").status_code == 404
+    # Created again after the reset: a new, empty object.
+    assert create_fields(client, token, WARRANTY)[0]["success"] == "true"
+    again = sf.get(f"{API}/query", params={"q": "SELECT COUNT() FROM Warranty_Claim__c"}).json()
+    assert again["totalSize"] == 0
+
+
+def test_a_custom_objects_refusals_and_delete(client: TestClient) -> None:
+    token, sf = new_sandbox(client, "object-refusals")
+    no_name = (
+        '<metadata xsi:type="CustomObject"><fullName>Bare__c</fullName><label>Bare</label>'
+        "<pluralLabel>Bares</pluralLabel></metadata>"
+    )
+    found = create_fields(client, token, no_name, WARRANTY, WARRANTY)
+    assert [r["success"] for r in found] == ["false", "true", "false"]
+    assert found[0]["errors"][0] == {
+        "fields": "nameField",
+        "message": "Must specify a nameField of type Text or AutoNumber",
+        "statusCode": "FIELD_INTEGRITY_EXCEPTION",
+    }
+    assert found[2]["errors"][0]["statusCode"] == "DUPLICATE_DEVELOPER_NAME"
+    deleted = results(
+        soap(
+            client,
+            token,
+            f'<deleteMetadata xmlns="{M}"><type>CustomObject</type>'
+            "<fullNames>Warranty_Claim__c</fullNames><fullNames>Issue__c</fullNames>"
+            "</deleteMetadata>",
+        )
+    )
+    assert deleted[0] == {"fullName": "Warranty_Claim__c", "success": "true"}
+    assert deleted[1]["errors"][0]["statusCode"] == "FIELD_INTEGRITY_EXCEPTION"
+    assert sf.get(f"{API}/sobjects/Warranty_Claim__c/describe").status_code == 404
+    assert sf.get(f"{API}/sobjects/Issue__c/describe").status_code == 200
+
+
+def test_a_lookup_field_and_its_related_list(client: TestClient) -> None:
+    token, sf = new_sandbox(client, "object-lookup")
+    lookup = field_xml(
+        "Case.Warranty_Claim__c",
+        "Warranty Claim",
+        "Lookup",
+        referenceTo="Warranty_Claim__c",
+        relationshipName="Cases",
+    )
+    bad = field_xml(
+        "Case.Nowhere__c", "Nowhere", "Lookup", referenceTo="Nope__c", relationshipName="X"
+    )
+    found = create_fields(client, token, WARRANTY, lookup, bad)
+    assert [r["success"] for r in found] == ["true", "true", "false"]
+    assert found[2]["errors"][0]["message"] == (
+        "referenceTo value of 'Nope__c' does not resolve to a valid sObject type"
+    )
+    claim = sf.post(f"{API}/sobjects/Warranty_Claim__c", json={"Amount__c": 1}).json()["id"]
+    case = sf.post(f"{API}/sobjects/Case", json={"Subject": "Claimed", "Warranty_Claim__c": claim})
+    assert case.status_code == 201, case.text
+    rows = sf.get(
+        f"{API}/query",
+        params={
+            "q": "SELECT Name, (SELECT Subject FROM Cases__r) FROM Warranty_Claim__c"
+            " WHERE Id IN (SELECT Warranty_Claim__c FROM Case)"
+        },
+    ).json()["records"]
+    assert [(r["Name"], r["Cases__r"]["records"][0]["Subject"]) for r in rows] == [
+        ("WC-0001", "Claimed")
+    ]
+    parent = sf.get(
+        f"{API}/query",
+        params={"q": "SELECT Warranty_Claim__r.Amount__c FROM Case WHERE Subject = 'Claimed'"},
+    ).json()["records"]
+    assert parent[0]["Warranty_Claim__r"]["Amount__c"] == 1.0
+
+
+def test_a_created_object_renamed_keeps_its_records(client: TestClient) -> None:
+    token, sf = new_sandbox(client, "object-rename")
+    create_fields(client, token, WARRANTY)
+    made = sf.post(f"{API}/sobjects/Warranty_Claim__c", json={"Amount__c": 5})
+    assert made.status_code == 201, made.text
+    renamed = results(
+        soap(
+            client,
+            token,
+            f'<renameMetadata xmlns="{M}"><type>CustomObject</type>'
+            "<oldFullName>Warranty_Claim__c</oldFullName>"
+            "<newFullName>Claim__c</newFullName></renameMetadata>",
+        )
+    )
+    assert renamed == [{"fullName": "Warranty_Claim__c", "success": "true"}]
+    rows = sf.get(f"{API}/query", params={"q": "SELECT Id, Name, Amount__c FROM Claim__c"}).json()
+    assert [(r["Id"], r["Name"]) for r in rows["records"]] == [(made.json()["id"], "WC-0001")]
+    following = sf.post(f"{API}/sobjects/Claim__c", json={"Amount__c": 6}).json()
+    assert sf.get(f"{API}/sobjects/Claim__c/{following['id']}").json()["Name"] == "WC-0002"
+    assert sf.get(f"{API}/sobjects/Warranty_Claim__c/describe").status_code == 404
+    assert client.post(f"{CONTROL}/object-rename/reset").status_code == 200
+    assert sf.get(f"{API}/sobjects/Claim__c/describe").status_code == 404
+
+
 def test_a_call_takes_at_most_ten_components(client: TestClient) -> None:
     token, _ = new_sandbox(client, "schema-many")
     fields = [field_xml(f"Account.Many_{n}__c", f"Many {n}", "Text", length=5) for n in range(11)]

@@ -682,6 +682,17 @@ class PostgresBackend:
         )
         return {str(name) for name in conn.execute(text(statement), {"t": table}).scalars()}
 
+    def create_table(self, conn: Connection, table: Table) -> None:
+        table.create(conn)  # in the first schema of the search path: the sandbox's own
+
+    def drop_table(self, conn: Connection, name: str) -> None:
+        # In the first schema of the search path only: never the template's, behind it.
+        schema = conn.exec_driver_sql("SELECT current_schema()").scalar_one()
+        conn.exec_driver_sql(f"DROP TABLE IF EXISTS {_quote(conn, schema)}.{_quote(conn, name)}")
+
+    def rename_table(self, conn: Connection, old: str, new: str) -> None:
+        conn.exec_driver_sql(f"ALTER TABLE {_quote(conn, old)} RENAME TO {_quote(conn, new)}")
+
     def add_column(self, conn: Connection, table: str, column: Column[Any]) -> None:
         kind = column.type.compile(dialect=conn.dialect)
         conn.exec_driver_sql(

@@ -643,6 +643,19 @@ class SqliteBackend:
         )
         schema_changed(conn)  # statements prepared before must not be reused
 
+    def create_table(self, conn: Connection, table: Table) -> None:
+        table.create(conn)  # in `main`: the sandbox's own file, or the server's database
+        schema_changed(conn)
+
+    def drop_table(self, conn: Connection, name: str) -> None:
+        # `main` only: never the template's, attached beside it.
+        conn.exec_driver_sql(f"DROP TABLE IF EXISTS main.{_quote(conn, name)}")
+        schema_changed(conn)
+
+    def rename_table(self, conn: Connection, old: str, new: str) -> None:
+        conn.exec_driver_sql(f"ALTER TABLE main.{_quote(conn, old)} RENAME TO {_quote(conn, new)}")
+        schema_changed(conn)
+
     def copies(self, url: str, data_dir: Path) -> SqliteCopies:
         # Templates are shared by every server of the data directory (fixed by org and seed);
         # clones are this server's own, beside its database.
