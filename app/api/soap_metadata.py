@@ -14,7 +14,7 @@ from xml.sax.saxutils import escape
 from fastapi import Response
 
 from app.api.routing import SalesforceRouter
-from app.api.soap import XSI_NS, local_name
+from app.api.soap import XSI_NS, UnexpectedElement, client_fault, local_name
 from app.api.soap_calls import Call, Operation, SoapApi, soap_endpoint
 from app.api.threads import run_in_request_thread
 from app.errors import FeatureNotSupported, SalesforceError
@@ -30,6 +30,8 @@ from app.services.schema_admin import (
 NAMESPACE = "http://soap.sforce.com/2006/04/metadata"
 XSI_TYPE = f"{{{XSI_NS}}}type"
 MAX_COMPONENTS = 10
+# How deep a component's elements may nest (a CustomObject's fields' value sets: 5).
+MAX_DEPTH = 16
 
 
 def _text(value: Any) -> str:
@@ -92,15 +94,17 @@ async def read_metadata_call(call: Call) -> Response:
     return call.respond(f"<result>{written}</result>")
 
 
-def element_values(element: Element) -> Any:
+def element_values(element: Element, depth: int = 0) -> Any:
     """A request's element as data: its text, or its children by name (a list where a name
-    repeats)."""
+    repeats). No component nests deeper than MAX_DEPTH: a request that does is refused."""
     children = list(element)
     if not children:
         return (element.text or "").strip()
+    if depth >= MAX_DEPTH:
+        raise UnexpectedElement(children[0])
     found: dict[str, Any] = {}
     for child in children:
-        name, value = local_name(child), element_values(child)
+        name, value = local_name(child), element_values(child, depth + 1)
         if name in found:
             previous = found[name]
             found[name] = [*previous, value] if isinstance(previous, list) else [previous, value]
@@ -137,12 +141,16 @@ def _writes(operation: str, with_created: bool) -> Operation:
         components = _children(call.soap.operation, "metadata")
         _at_most(len(components))
         changes = [_changer(_component_type(component)) for component in components]
+        try:  # read whole before any is saved
+            values = [element_values(component) for component in components]
+        except UnexpectedElement as error:
+            return client_fault(str(error))
 
         def save() -> list[SaveResult]:
             sandboxes = call.state.sandboxes
             return [
-                change(sandboxes, sandbox, operation, element_values(element))
-                for change, element in zip(changes, components, strict=True)
+                change(sandboxes, sandbox, operation, value)
+                for change, value in zip(changes, values, strict=True)
             ]
 
         results = await run_in_request_thread(save)

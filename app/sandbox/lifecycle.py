@@ -434,8 +434,9 @@ class Sandboxes:
             delete_sandbox_jobs(conn, sandbox.id)
         with write_transaction(sandbox.engine) as conn:
             undone = self._undo(conn, sandbox)
-            with platform_transaction(self.platform) as platform:
-                set_schema_changes(platform, sandbox.id, "")
+            if sandbox.schema.changes or self.schema_changes(sandbox):
+                with platform_transaction(self.platform) as platform:
+                    set_schema_changes(platform, sandbox.id, "")
         sandbox.schema = self.schema_for(sandbox.org)
         origin = sandbox.clock.restart()
         self.calls.drop(sandbox.id)  # queued calls of the old episode go with the rest

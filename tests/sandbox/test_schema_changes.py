@@ -397,6 +397,20 @@ def test_a_call_takes_at_most_ten_components(client: TestClient) -> None:
     assert b"<faultcode>sf:EXCEEDED_ID_LIMIT</faultcode>" in response.content
 
 
+def test_a_component_nested_too_deep_is_a_client_fault(client: TestClient) -> None:
+    token, _ = new_sandbox(client, "schema-deep")
+    deep = "<a>" * 5000 + "x" + "</a>" * 5000
+    body = (
+        f'<createMetadata xmlns="{M}"><metadata xsi:type="CustomField">'
+        f"<fullName>Account.Deep__c</fullName>{deep}</metadata></createMetadata>"
+    )
+    response = client.post(
+        METADATA, content=envelope(token, body), headers={"Content-Type": "text/xml"}
+    )
+    assert response.status_code == 500
+    assert b"<faultcode>soapenv:Client</faultcode>" in response.content
+
+
 def test_delete_and_upsert(client: TestClient) -> None:
     token, sf = new_sandbox(client, "schema-delete")
     create_fields(client, token, RISK)
