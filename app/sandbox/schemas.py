@@ -87,13 +87,6 @@ class Schemas:
         registry = SchemaRegistry(load_definitions(self._definitions[org]), self._categories[org])
         self._loaded[org] = Schema(registry=registry, tables=TableSet(registry))
 
-    def definitions(self, org: str) -> dict[str, dict[str, Any]]:
-        """The org's raw definitions, as its schema was loaded from."""
-        with self._lock:
-            if org not in self._loaded:
-                self._load(org)
-            return self._definitions[org]
-
 
 def parse_changes(changes: str) -> SchemaChanges:
     return SchemaChanges.from_json(json.loads(changes) if changes else None)

@@ -112,10 +112,6 @@ def _custom_field(ask: _Ask) -> FieldDef:
     return existing
 
 
-def _spec(ask: _Ask) -> dict[str, Any]:
-    return _checked_spec(ask.schema, ask.metadata, ask.name)
-
-
 def _checked_spec(schema: Schema, metadata: Mapping[str, Any], name: str) -> dict[str, Any]:
     """The field's spec, a lookup's target found in `schema`."""
     spec = field_spec(metadata, name)
@@ -130,7 +126,7 @@ def _checked_spec(schema: Schema, metadata: Mapping[str, Any], name: str) -> dic
 
 
 def _plan_create(ask: _Ask) -> _Plan:
-    spec = _spec(ask)
+    spec = _checked_spec(ask.schema, ask.metadata, ask.name)
     existing = ask.sobject.field(ask.name)
     if existing is not None:
         raise MetadataError(
@@ -145,7 +141,7 @@ def _plan_create(ask: _Ask) -> _Plan:
 
 def _plan_update(ask: _Ask) -> _Plan:
     existing = _custom_field(ask)
-    spec = _spec(ask)
+    spec = _checked_spec(ask.schema, ask.metadata, ask.name)
     _check_in_place(existing, spec)
     changed = ask.changes.with_field(ask.sobject.name, existing.name, spec)
     return _Plan(changed, created=False)
