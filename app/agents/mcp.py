@@ -38,6 +38,7 @@ from app.api.episodes import answer
 from app.api.state import AppState
 from app.api.subrequests import body_first
 from app.errors import InvalidSession, SalesforceError
+from app.metadata import metadata_wire
 from app.metadata.prompt_schema import crmarena_schema, schema_text
 
 API = "/services/data/v59.0"
@@ -53,7 +54,8 @@ CHANNEL_HEADER = "x-localforce-channel"
 INSTRUCTIONS = (
     "A Salesforce org served by localforce. Send your access token as 'Authorization: Bearer "
     "<token>'. Query with soql_query and sosl_search, read the schema with describe_global and "
-    "describe, change records with create_record, update_record and delete_record. In an "
+    "describe, change records with create_record, update_record and delete_record, and custom "
+    "objects and fields with read_metadata, create_metadata and update_metadata. In an "
     "episode, list_tools names the tools its task allows, and submit_answer gives the final "
     "answer, once: it ends the episode."
 )
@@ -119,6 +121,27 @@ class OrgApi:
         if response.status >= 400:
             raise _tool_error(response)
         return orjson.loads(response.body) if response.body else None
+
+    async def metadata(self, ctx: Context, operation: str, body: str) -> list[Any]:
+        """A Metadata API call (SOAP) in the caller's session: its results, as data."""
+        token = token_in(ctx.headers or {}) or ""
+        headers = {"Content-Type": "text/xml; charset=utf-8", "SOAPAction": '""'}
+        content = metadata_wire.envelope(token, operation, body)
+        response = await asgi_call(self.app, "POST", metadata_wire.PATH, "", headers, content)
+        try:
+            return metadata_wire.results(response.body)
+        except metadata_wire.MetadataFault as fault:
+            raise ApiError(str(fault)) from fault
+
+    async def change_metadata(
+        self, ctx: Context, operation: str, metadata_type: str, components: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """createMetadata or updateMetadata of `components`: each one's SaveResult."""
+        try:
+            body = metadata_wire.components_body(metadata_type, components)
+        except ValueError as error:
+            raise ApiError(f"INVALID_INPUT: {error}") from error
+        return {"results": await self.metadata(ctx, operation, body)}
 
     async def query_all(self, ctx: Context, soql: str) -> dict[str, Any]:
         """Every record of a query, page after page."""
@@ -221,6 +244,35 @@ def build_mcp(app: FastAPI, state: AppState, orgs: list[str]) -> MCPServer:
         """Delete a record."""
         await api.call(ctx, "DELETE", f"/sobjects/{_segment(sobject)}/{_segment(record_id)}")
         return structured({"id": record_id, "success": True})
+
+    @server.tool(annotations=READS)
+    async def read_metadata(metadata_type: str, full_names: list[str], ctx: Context) -> Structured:
+        """The Metadata API's readMetadata: components of a type (CustomObject; CustomField,
+        named Object.Field__c) as their metadata, null for a name none has."""
+        body = metadata_wire.read_body(metadata_type, full_names)
+        records = metadata_wire.read_records(await api.metadata(ctx, "readMetadata", body))
+        return structured({"records": records})
+
+    @server.tool(annotations=WRITES)
+    async def create_metadata(
+        metadata_type: str, components: list[dict[str, Any]], ctx: Context
+    ) -> Structured:
+        """The Metadata API's createMetadata: new components of a type (CustomObject,
+        CustomField), each its metadata by element name (fullName, label, type, length, ...);
+        each one's SaveResult comes back."""
+        return structured(
+            await api.change_metadata(ctx, "createMetadata", metadata_type, components)
+        )
+
+    @server.tool(annotations=WRITES)
+    async def update_metadata(
+        metadata_type: str, components: list[dict[str, Any]], ctx: Context
+    ) -> Structured:
+        """The Metadata API's updateMetadata: each component's whole metadata, replacing what
+        it was (read it first); each one's SaveResult comes back."""
+        return structured(
+            await api.change_metadata(ctx, "updateMetadata", metadata_type, components)
+        )
 
     @server.tool(annotations=READS)
     async def submit_answer(response: str, ctx: Context) -> Structured:

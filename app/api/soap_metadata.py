@@ -5,7 +5,6 @@ its other calls answer a fault naming them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 from xml.etree.ElementTree import Element
@@ -18,6 +17,7 @@ from app.api.soap import XSI_NS, UnexpectedElement, client_fault, local_name
 from app.api.soap_calls import Call, Operation, SoapApi, soap_endpoint
 from app.api.threads import run_in_request_thread
 from app.errors import FeatureNotSupported, SalesforceError
+from app.metadata.metadata_wire import NAMESPACE, metadata_xml
 from app.services.metadata_components import describe_metadata, list_components, read_components
 from app.services.schema_admin import (
     Changer,
@@ -27,30 +27,10 @@ from app.services.schema_admin import (
     rename_object,
 )
 
-NAMESPACE = "http://soap.sforce.com/2006/04/metadata"
 XSI_TYPE = f"{{{XSI_NS}}}type"
 MAX_COMPONENTS = 10
 # How deep a component's elements may nest (a CustomObject's fields' value sets: 5).
 MAX_DEPTH = 16
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return escape(str(value))
-
-
-def metadata_xml(values: Mapping[str, Any]) -> str:
-    """Elements for `values`: a mapping nests, a list repeats its element, None is left out."""
-    parts = []
-    for name, value in values.items():
-        items = value if isinstance(value, list) else [value]
-        for item in items:
-            if item is None:
-                continue
-            inner = metadata_xml(item) if isinstance(item, Mapping) else _text(item)
-            parts.append(f"<{name}>{inner}</{name}>")
-    return "".join(parts)
 
 
 def _children(element: Element, name: str) -> list[Element]:

@@ -29,6 +29,16 @@ EPISODES = EpisodeRecord.__table__  # type: ignore[attr-defined]
 CLOCK_TIME = time(12, 0)
 TASK_FIELDS = {"idx": int, "task": str, "query": str, "reward_metric": str, "metadata": dict}
 
+# A Metadata API call's components: their type, and each one's metadata by element name.
+METADATA_COMPONENTS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "metadata_type": {"type": "string", "enum": ["CustomObject", "CustomField"]},
+        "components": {"type": "array", "items": {"type": "object"}},
+    },
+    "required": ["metadata_type", "components"],
+}
+
 # What an agent may do in an episode, as function definitions (JSON Schema parameters), each
 # with the REST call that carries it out.
 TOOLS: tuple[dict[str, Any], ...] = (
@@ -66,6 +76,33 @@ TOOLS: tuple[dict[str, Any], ...] = (
         },
     },
     {
+        "name": "read_metadata",
+        "description": "Read custom objects or fields as their metadata (the Metadata API's "
+        "readMetadata: POST /services/Soap/m/XX.X); a CustomField is named Object.Field__c.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "metadata_type": {"type": "string", "enum": ["CustomObject", "CustomField"]},
+                "full_names": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["metadata_type", "full_names"],
+        },
+    },
+    {
+        "name": "create_metadata",
+        "description": "Create custom objects or fields (the Metadata API's createMetadata: "
+        "POST /services/Soap/m/XX.X), each given by its metadata's elements (fullName, label, "
+        "type, length, ...).",
+        "parameters": METADATA_COMPONENTS,
+    },
+    {
+        "name": "update_metadata",
+        "description": "Replace custom objects' or fields' metadata (the Metadata API's "
+        "updateMetadata: POST /services/Soap/m/XX.X): each component whole, as read_metadata "
+        "gives it, with the changes made.",
+        "parameters": METADATA_COMPONENTS,
+    },
+    {
         "name": "respond",
         "description": "Give the final answer (POST /__localforce/episodes/{id}/answer, which "
         "the operator's harness sends). The first answer is final: it is graded and recorded, "
@@ -84,6 +121,11 @@ REST_TOOL_ACCESS = {
     "soql_query": READS,
     "sosl_search": READS,
     "update_record": "update_record",
+    # Listed with the tool set that changes the schema (reading a component is the first step
+    # of updating it); a read, which the MCP endpoint gives every task.
+    "read_metadata": "update_metadata",
+    "create_metadata": "create_metadata",
+    "update_metadata": "update_metadata",
     "respond": ANSWER,
 }
 

@@ -9,7 +9,7 @@
 - `privacy_rejection`: 1 when the response refuses, by rules (a refusal phrase); CRMArena asks
   an LLM judge.
 - `diff_match` (write tasks, beyond CRMArena): the episode's diff holds the expected changes
-  and nothing else.
+  (of records, or of the schema: app.tasks.schema_diff) and nothing else.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import string
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from app.tasks.schema_diff import is_schema_change, schema_matches
 
 Gold = str | Sequence[str | None] | None
 METRICS = ("exact_match", "fuzzy_match", "privacy_rejection", "diff_match")
@@ -204,14 +206,19 @@ def privacy_rejection(response: str) -> float:
 
 
 def diff_match(diff: Mapping[str, Any], expected: Sequence[Mapping[str, Any]]) -> float:
-    """A write task's reward, from its episode's diff (`{created, updated, deleted}` since the
-    sandbox was made): 1 when every expected change is there (each record updated with each
-    field at its expected value) and nothing else was touched: no record created or deleted,
-    no other record updated (collateral damage fails the episode, as AppWorld grades)."""
+    """A write task's reward, from its episode's diff (`{created, updated, deleted, schema?}`
+    since the sandbox was made): 1 when every expected change is there (each record updated
+    with each field at its expected value, each custom object or field made as its metadata
+    says) and nothing else was touched: no record created or deleted, no other record updated,
+    no other schema change (collateral damage fails the episode, as AppWorld grades)."""
+    records = [change for change in expected if not is_schema_change(change)]
+    schema = [change for change in expected if is_schema_change(change)]
+    if not schema_matches(diff.get("schema"), schema):
+        return 0.0
     if diff.get("created") or diff.get("deleted"):
         return 0.0
     updated = {(entry["type"], entry["id"]): entry["changes"] for entry in diff.get("updated", [])}
-    wanted = {(change["type"], change["id"]): change["fields"] for change in expected}
+    wanted = {(change["type"], change["id"]): change["fields"] for change in records}
     if set(updated) != set(wanted):
         return 0.0
     for key, fields in wanted.items():

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from random import Random
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from sqlalchemy import Connection
 
@@ -160,6 +160,18 @@ class Api(Protocol):
     def fields(self, sobject: str) -> set[str]: ...
 
     def sobjects(self) -> set[str]: ...
+
+
+@runtime_checkable
+class MetadataApi(Api, Protocol):
+    """The org's API with its Metadata API: what an administrator's solver changes the schema
+    through, as an agent's tools do."""
+
+    def read_metadata(self, metadata_type: str, full_names: list[str]) -> list[Any]: ...
+
+    def change_metadata(
+        self, operation: str, metadata_type: str, components: list[dict[str, Any]]
+    ) -> list[Any]: ...
 
 
 class NotScripted(Exception):

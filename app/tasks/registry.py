@@ -3,7 +3,8 @@ draws in each org, the grader and episodes grade by, the reference agent solves 
 coverage report lists. Nothing else names a type.
 
 A type is declared once, in its family's module (`TASK_TYPES`, app/tasks/original and
-app/tasks/pro, one module per persona or kind of task): its name, persona, orgs, draw (the
+app/tasks/pro, one module per persona or kind of task, and app/tasks/admin: an administrator's
+schema changes): its name, persona, orgs, draw (the
 ground truth), metric and answer kind, reference solver and tool set. FAMILIES gives the
 order in which an org's task file numbers them. A name two families declare (the original
 org's knowledge QA and the Pro orgs') is one type: its declarations must agree on how it is
@@ -15,6 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from app.tasks import admin
 from app.tasks.model import TaskType
 from app.tasks.original import service_agent, service_analyst, service_manager
 from app.tasks.pro import (
@@ -43,6 +45,7 @@ FAMILIES = (
     confidentiality,
     writes,
     sales_insights,
+    admin,
 )
 # What declarations of one name must agree on: what is read of a task row by its name alone.
 SHARED = ("reward_metric", "answer_kind", "tools", "external_facing", "skill")

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from app.metadata import metadata_wire
 from app.tasks.model import TODAY, Api, NotScripted
 from app.tasks.periods import Period, read_period
 
@@ -52,6 +53,25 @@ class HttpApi:
         response = self.client.get(f"/services/data/{API_VERSION}/sobjects", headers=self.headers)
         response.raise_for_status()
         return {sobject["name"] for sobject in response.json()["sobjects"]}
+
+    def _metadata(self, operation: str, body: str) -> list[Any]:
+        token = self.headers["Authorization"].removeprefix("Bearer ")
+        response = self.client.post(
+            metadata_wire.PATH,
+            content=metadata_wire.envelope(token, operation, body),
+            headers={"Content-Type": "text/xml; charset=utf-8", "SOAPAction": '""'},
+        )
+        return metadata_wire.results(response.content)
+
+    def read_metadata(self, metadata_type: str, full_names: list[str]) -> list[Any]:
+        body = metadata_wire.read_body(metadata_type, full_names)
+        return metadata_wire.read_records(self._metadata("readMetadata", body))
+
+    def change_metadata(
+        self, operation: str, metadata_type: str, components: list[dict[str, Any]]
+    ) -> list[Any]:
+        """createMetadata or updateMetadata: each component's SaveResult."""
+        return self._metadata(operation, metadata_wire.components_body(metadata_type, components))
 
 
 # --- SOQL -------------------------------------------------------------------------------------

@@ -14,8 +14,10 @@ ANSWER = "submit_answer"
 READ_ONLY: frozenset[str] = frozenset({READS, ANSWER})
 # A write task of CRMArena's: it changes fields of records that exist.
 UPDATES: frozenset[str] = READ_ONLY | {"update_record"}
+# An administrator's task: it creates or changes custom objects and fields (the Metadata API).
+SCHEMA_CHANGES: frozenset[str] = READ_ONLY | {"create_metadata", "update_metadata"}
 # A write task of a row no task type declares (its own `task` name): every write.
-ANY_WRITE: frozenset[str] = UPDATES | {"create_record", "delete_record"}
+ANY_WRITE: frozenset[str] = UPDATES | SCHEMA_CHANGES | {"create_record", "delete_record"}
 
 
 def allows(tool_set: frozenset[str], name: str, *, reads_only: bool) -> bool:

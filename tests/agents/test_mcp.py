@@ -34,8 +34,12 @@ TOOLS = {
     "create_record",
     "update_record",
     "delete_record",
+    "read_metadata",
+    "create_metadata",
+    "update_metadata",
     "submit_answer",
 }
+METADATA_WRITES = {"create_metadata", "update_metadata"}
 # CRMArena's function-calling tools (crmarena.md 6.2), served beside them.
 CRMARENA_TOOLS = {
     "get_agents_with_max_cases", "get_agents_with_min_cases", "calculate_average_handle_time",
@@ -110,7 +114,7 @@ async def test_the_tools_are_listed(base_url: str) -> None:
         for tool in listed.tools
         if tool.annotations is not None
     }
-    writes = {"create_record": (False, False), "update_record": (False, False)}
+    writes = dict.fromkeys({"create_record", "update_record", *METADATA_WRITES}, (False, False))
     assert hints == {
         **dict.fromkeys(TOOLS | CRMARENA_TOOLS, (True, None)),
         **writes,
@@ -307,7 +311,9 @@ async def test_a_read_tasks_episode_has_no_write_tool(base_url: str) -> None:
         deleted = await client.call_tool(
             "delete_record", {"sobject": "Case", "record_id": case["Id"]}
         )
-    assert listed == (TOOLS | CRMARENA_TOOLS) - {"create_record", "update_record", "delete_record"}
+    assert listed == (TOOLS | CRMARENA_TOOLS) - {
+        "create_record", "update_record", "delete_record", *METADATA_WRITES
+    }  # fmt: skip
     for tool, refused in (
         ("create_record", created),
         ("update_record", updated),
@@ -345,7 +351,7 @@ async def test_a_write_tasks_episode_updates_records_and_nothing_more(base_url: 
         (case,) = content_of(await client.call_tool("soql_query", query))["records"]
         fields = {"sobject": "Case", "record_id": case["Id"], "fields": {"Subject": "Routed"}}
         updated = content_of(await client.call_tool("update_record", fields))
-    assert listed == (TOOLS | CRMARENA_TOOLS) - {"create_record", "delete_record"}
+    assert listed == (TOOLS | CRMARENA_TOOLS) - {"create_record", "delete_record", *METADATA_WRITES}
     assert updated == {"id": case["Id"], "success": True}
     diff = httpx.get(
         f"{base_url}/__localforce/sandboxes/mcp-write-task/diff", headers=ADMIN_HEADERS
@@ -355,6 +361,98 @@ async def test_a_write_tasks_episode_updates_records_and_nothing_more(base_url: 
     assert refusal_of(created).startswith(
         "TOOL_NOT_ALLOWED: create_record is not a tool of this episode's task (case_routing_write)"
     )
+
+
+CHECKBOX = {
+    "fullName": "Case.Warranty_Eligible__c",
+    "label": "Warranty Eligible",
+    "type": "Checkbox",
+    "defaultValue": False,
+}
+ADMIN_TASK = {
+    **BEST_REGION,
+    "task": "custom_field_creation",
+    "reward_metric": "diff_match",
+    "persona": "Salesforce Administrator",
+    "answer": [
+        {
+            "type": "CustomField",
+            "id": "Case.Warranty_Eligible__c",
+            "fields": {"label": "Warranty Eligible", "type": "Checkbox", "defaultValue": False},
+        }
+    ],
+    "query": 'Create a Checkbox field on Case labelled "Warranty Eligible" (API name '
+    "Warranty_Eligible__c), unchecked by default.",
+}
+
+
+async def test_an_admin_tasks_episode_changes_the_schema_and_nothing_more(base_url: str) -> None:
+    made = start_episode(base_url, "mcp-admin-task", ADMIN_TASK)
+    assert [tool["name"] for tool in made["tools"]] == [
+        "soql_query", "sosl_search", "read_metadata", "create_metadata", "update_metadata",
+        "respond",
+    ]  # fmt: skip
+    async with mcp_client(base_url, made["access_token"]) as client:
+        listed = {tool.name for tool in (await client.list_tools()).tools}
+        updated = await client.call_tool(
+            "update_record",
+            {"sobject": "Case", "record_id": "500000000000000AAA", "fields": {"Subject": "x"}},
+        )
+        bad = await client.call_tool(
+            "create_metadata",
+            {"metadata_type": "CustomField", "components": [{"fullName": "Case.Bad__c"}]},
+        )
+        bad_name = await client.call_tool(
+            "create_metadata",
+            {"metadata_type": "CustomField", "components": [{"a><b": "x"}]},
+        )
+        created = await client.call_tool(
+            "create_metadata", {"metadata_type": "CustomField", "components": [CHECKBOX]}
+        )
+        read = await client.call_tool(
+            "read_metadata",
+            {"metadata_type": "CustomField", "full_names": [CHECKBOX["fullName"], "Case.No__c"]},
+        )
+        answered = content_of(await client.call_tool("submit_answer", {"response": "Done."}))
+    assert listed == (TOOLS | CRMARENA_TOOLS) - {"create_record", "update_record", "delete_record"}
+    assert refusal_of(updated).startswith(
+        "TOOL_NOT_ALLOWED: update_record is not a tool of this episode's task "
+        "(custom_field_creation)"
+    )
+    assert content_of(bad) == {
+        "results": [
+            {
+                "errors": {
+                    "fields": "type",
+                    "message": "Must specify 'type' for a CustomField of type (none)",
+                    "statusCode": "FIELD_INTEGRITY_EXCEPTION",
+                },
+                "fullName": "Case.Bad__c",
+                "success": "false",
+            }
+        ]
+    }
+    assert error_of(bad_name) == "INVALID_INPUT: 'a><b' is not the name of a metadata element"
+    assert content_of(created) == {
+        "results": [{"fullName": "Case.Warranty_Eligible__c", "success": "true"}]
+    }
+    records = content_of(read)["records"]
+    assert records[0]["label"] == "Warranty Eligible" and records[0]["defaultValue"] == "false"
+    assert records[1] is None
+    assert answered["reward"] == 1.0
+    diff = httpx.get(
+        f"{base_url}/__localforce/sandboxes/mcp-admin-task/diff", headers=ADMIN_HEADERS
+    ).json()
+    assert diff["schema"]["fields"] == {
+        "Case": {
+            "Warranty_Eligible__c": {
+                "custom": True,
+                "default": False,
+                "label": "Warranty Eligible",
+                "type": "boolean",
+            }
+        }
+    }
 
 
 async def test_the_schema_of_each_org_is_a_resource(base_url: str) -> None:

@@ -26,7 +26,9 @@ pytestmark = pytest.mark.asyncio
 
 OPERATOR = ADMIN_HEADERS
 CONTROL = "/__localforce"
-WRITE_TOOLS = {"create_record", "update_record", "delete_record"}
+WRITE_TOOLS = {
+    "create_record", "update_record", "delete_record", "create_metadata", "update_metadata"
+}  # fmt: skip
 PLATFORM_TABLES = ("lf_episode", "lf_tool_call", "lf_auth_session", "lf_sandbox", "alembic_version")
 WRONG = "not the answer"
 OTHER_EPISODE = "ep-1"  # an episode an operator named: an agent may guess its id

@@ -13,6 +13,9 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 
+from app.config import REPO_ROOT
+from app.metadata.custom_metadata import custom_field_metadata
+from app.metadata.registry import SchemaRegistry
 from app.seeding.generate.text import load_text
 from app.tasks.model import planted_pro_truth, planted_truth
 from app.tasks.original.service_agent import FACTS
@@ -373,7 +376,60 @@ def _change(sobject: str, record: str, **fields: Any) -> dict[str, Any]:
     return {"type": sobject, "id": record, "fields": fields}
 
 
+def _component(kind: str, full_name: str, metadata: dict[str, Any]) -> dict[str, Any]:
+    return {"type": kind, "id": full_name, "fields": metadata}
+
+
+def _api_name(label: str) -> str:
+    """Setup's proposal: each run of characters other than letters and digits an underscore."""
+    words = "".join(c if c.isalnum() else " " for c in label).split()
+    return "_".join(words) + "__c"
+
+
+def _field_creation(
+    records: Rows, org: str, object: str, field: dict[str, Any]
+) -> list[dict[str, Any]]:
+    assert object in records, object  # an object of the org
+    return [_component("CustomField", f"{object}.{_api_name(field['label'])}", field)]
+
+
+def _object_creation(
+    records: Rows, org: str, object: dict[str, Any], field: dict[str, Any]
+) -> list[dict[str, Any]]:
+    name = _api_name(object["label"])
+    assert name not in records
+    return [
+        _component("CustomObject", name, object),
+        _component("CustomField", f"{name}.{_api_name(field['label'])}", field),
+    ]
+
+
+def _field_update(
+    records: Rows, org: str, field: str, required: bool, label: str
+) -> list[dict[str, Any]]:
+    """The field's metadata as the Metadata API reads it, required where asked, its label the
+    one asked for."""
+    sobject_name, name = field.split(".")
+    registry = SchemaRegistry.from_directory(REPO_ROOT / "seed" / "orgs" / org / "objects")
+    sobject = registry.get(sobject_name)
+    assert sobject is not None
+    found = sobject.field(name)
+    assert found is not None
+    assert found.nillable or not required
+    metadata = {k: v for k, v in custom_field_metadata(sobject, found).items() if k != "fullName"}
+    return [
+        _component(
+            "CustomField",
+            field,
+            {**metadata, **({"required": True} if required else {}), "label": label},
+        )
+    ]
+
+
 SECOND_SOLVERS: dict[str, Callable[..., Any]] = {
+    "custom_field_creation": _field_creation,
+    "custom_object_creation": _object_creation,
+    "custom_field_update": _field_update,
     "sales_insight_mining": _sales_insight,
     "stage_rectification_write": _stage_write,
     "lead_routing_write": _lead_write,

@@ -55,6 +55,9 @@ TYPES = [
     "top_issue_identification",
     "monthly_trend_analysis",
     "best_region_identification",
+    "custom_field_creation",
+    "custom_object_creation",
+    "custom_field_update",
 ]
 
 
@@ -98,7 +101,12 @@ def test_rows_have_crmarenas_keys_in_its_order(task_file: list[dict[str, Any]]) 
             assert row["metadata"]["optional"] == ""
 
 
-METRICS = {"knowledge_qa": "fuzzy_match", "case_routing_write": "diff_match"}
+ADMIN_TYPES = ("custom_field_creation", "custom_object_creation", "custom_field_update")
+METRICS = {
+    "knowledge_qa": "fuzzy_match",
+    "case_routing_write": "diff_match",
+    **dict.fromkeys(ADMIN_TYPES, "diff_match"),
+}
 PERIOD_TYPES = {
     "handle_time",
     "transfer_count",
@@ -121,6 +129,14 @@ ANSWER_FORMS = {
     "top_issue_identification": r"a[0-9A-Za-z]{17}",
     "monthly_trend_analysis": "|".join(calendar.month_name[1:]),
     "best_region_identification": r"[A-Z]{2}",
+    # Custom fields (and an object) by full name, their metadata as the Metadata API's
+    "custom_field_creation": r"\[\{'type': 'CustomField', 'id': '[A-Za-z0-9]+\.\w+__c', .*\]",
+    "custom_object_creation": (
+        r"\[\{'type': 'CustomObject', 'id': '\w+__c', .*"
+        r"\{'type': 'CustomField', 'id': '\w+__c\.\w+__c', .*\]"
+    ),
+    "custom_field_update": r"\[\{'type': 'CustomField', 'id': '\w+\.\w+__c', .*'required': True.*\]"
+    r"|\[\{'type': 'CustomField', 'id': '\w+\.\w+__c', .*\]",
 }
 PERSONAS = {
     "case_routing": "Service Manager",
@@ -133,6 +149,7 @@ PERSONAS = {
     "top_issue_identification": "Service Analyst",
     "monthly_trend_analysis": "Service Analyst",
     "best_region_identification": "Service Analyst",
+    **dict.fromkeys(ADMIN_TYPES, "Salesforce Administrator"),
 }
 
 

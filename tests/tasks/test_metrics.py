@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pytest
 
 from app.tasks.metrics import (
@@ -157,3 +160,125 @@ def test_diff_match(diff: dict[str, list[dict[str, object]]], reward: float) -> 
 @pytest.mark.parametrize("org", ["b2b", "b2c"])
 def test_the_stage_extractor_knows_every_stage_of_the_pro_orgs(org: str) -> None:
     assert set(stage_order(org)) <= set(STAGES)
+
+
+# An administrator's task: a checkbox added to Case, and a custom object with a date field.
+CHECKBOX = {"label": "Warranty Eligible", "type": "Checkbox", "defaultValue": False}
+CLAIM = {
+    "label": "Warranty Claim",
+    "pluralLabel": "Warranty Claims",
+    "nameField": {"type": "AutoNumber", "label": "Claim Number", "displayFormat": "WC-{0000}"},
+}
+FILED = {"label": "Filed On", "type": "Date"}
+SCHEMA_EXPECTED = [
+    {"type": "CustomField", "id": "Case.Warranty_Eligible__c", "fields": CHECKBOX},
+    {"type": "CustomObject", "id": "Warranty_Claim__c", "fields": CLAIM},
+    {"type": "CustomField", "id": "Warranty_Claim__c.Filed_On__c", "fields": FILED},
+]
+CHECKBOX_SPEC = {"type": "boolean", "default": False, "label": "Warranty Eligible", "custom": True}
+FILED_SPEC = {"type": "date", "label": "Filed On", "custom": True}
+CLAIM_DEFINITION = {
+    "name": "Warranty_Claim__c",
+    "label": "Warranty Claim",
+    "labelPlural": "Warranty Claims",
+    "keyPrefix": "a3x",  # the org's choice: not graded
+    "custom": True,
+    "nameField": "Name",
+    "searchable": False,
+    "fields": {
+        "Name": {
+            "type": "string",
+            "length": 30,
+            "autoNumber": True,
+            "autoNumberFormat": "WC-{0:04d}",
+            "label": "Claim Number",
+        },
+        "OwnerId": {
+            "type": "reference",
+            "length": 18,
+            "nillable": False,
+            "referenceTo": ["Group", "User"],
+            "relationshipName": "Owner",
+            "label": "Owner ID",
+        },
+    },
+}
+
+
+def _schema(
+    fields: Mapping[str, Any] | None = None,
+    objects: Mapping[str, Any] | None = None,
+    removed: Mapping[str, list[str]] | None = None,
+) -> dict[str, Any]:
+    nothing: list[object] = []
+    schema = {"fields": fields or {}, "removed": removed or {}, "objects": objects or {}}
+    return {"created": nothing, "updated": nothing, "deleted": nothing, "schema": schema}
+
+
+MADE: dict[str, Any] = {
+    "Case": {"Warranty_Eligible__c": CHECKBOX_SPEC},
+    "Warranty_Claim__c": {"Filed_On__c": FILED_SPEC},
+}
+
+
+@pytest.mark.parametrize(
+    ("diff", "reward"),
+    [
+        (_schema(MADE, {"Warranty_Claim__c": CLAIM_DEFINITION}), 1.0),
+        # The object's key prefix is the org's to choose.
+        (_schema(MADE, {"Warranty_Claim__c": {**CLAIM_DEFINITION, "keyPrefix": "a01"}}), 1.0),
+        # Nothing done, or half of it.
+        ({"created": [], "updated": [], "deleted": []}, 0.0),
+        (_schema(MADE), 0.0),
+        (_schema({"Case": MADE["Case"]}, {"Warranty_Claim__c": CLAIM_DEFINITION}), 0.0),
+        # A property not asked for, or one given otherwise.
+        (
+            _schema(
+                {**MADE, "Case": {"Warranty_Eligible__c": {**CHECKBOX_SPEC, "default": True}}},
+                {"Warranty_Claim__c": CLAIM_DEFINITION},
+            ),
+            0.0,
+        ),
+        (
+            _schema(
+                {**MADE, "Warranty_Claim__c": {"Filed_On__c": {**FILED_SPEC, "nillable": False}}},
+                {"Warranty_Claim__c": CLAIM_DEFINITION},
+            ),
+            0.0,
+        ),
+        (
+            _schema(MADE, {"Warranty_Claim__c": {**CLAIM_DEFINITION, "labelPlural": "Claims"}}),
+            0.0,
+        ),
+        # Collateral damage: another field added, a field removed, a record changed.
+        (
+            _schema(
+                {**MADE, "Account": {"Tier__c": FILED_SPEC}},
+                {"Warranty_Claim__c": CLAIM_DEFINITION},
+            ),
+            0.0,
+        ),
+        (
+            _schema(
+                MADE, {"Warranty_Claim__c": CLAIM_DEFINITION}, removed={"Case": ["IssueId__c"]}
+            ),
+            0.0,
+        ),
+        (
+            {
+                **_schema(MADE, {"Warranty_Claim__c": CLAIM_DEFINITION}),
+                "updated": [_updated(OwnerId=AGENT)],
+            },
+            0.0,
+        ),
+    ],
+)
+def test_diff_match_of_a_schema_change(diff: dict[str, Any], reward: float) -> None:
+    assert diff_match(diff, SCHEMA_EXPECTED) == reward
+
+
+def test_a_record_tasks_diff_with_a_schema_change_fails() -> None:
+    diff = {**_schema({"Case": {"Warranty_Eligible__c": CHECKBOX_SPEC}})}
+    diff["updated"] = [_updated(OwnerId=AGENT)]
+    assert diff_match(diff, EXPECTED) == 0.0
+    assert diff_match({**diff, "schema": {"fields": {}, "removed": {}}}, EXPECTED) == 1.0

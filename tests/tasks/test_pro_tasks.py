@@ -57,6 +57,9 @@ TYPES = [
     "lead_routing_write",
     "case_closing_write",
     "sales_insight_mining",
+    "custom_field_creation",
+    "custom_object_creation",
+    "custom_field_update",
 ]
 AGENT_ANSWERS = {
     "case_routing",
