@@ -62,8 +62,9 @@ def test_an_episode_gives_the_task_without_its_answer_and_a_clock_at_its_today(
     assert made["metadata"] == task["metadata"]
     assert made["task"] == {key: value for key, value in task.items() if key != "answer"}
     # A read task's tools: the queries and the answer, no write.
-    assert [tool["name"] for tool in made["tools"]] == ["soql_query", "sosl_search", "respond"]
-    assert made["tools"] == [tool for tool in TOOLS if tool["name"] != "update_record"]
+    read_tools = ["soql_query", "sosl_search", "respond"]
+    assert [tool["name"] for tool in made["tools"]] == read_tools
+    assert made["tools"] == [tool for tool in TOOLS if tool["name"] in read_tools]
     assert made["instance_url"] == task_base_url
     assert made["username"].endswith(".ep-shape")
     # The episode's user logs in with the password given here, and only here.

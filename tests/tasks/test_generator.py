@@ -18,6 +18,7 @@ from app.config import REPO_ROOT
 from app.metadata.registry import SchemaRegistry
 from app.seeding.pipeline import build_rows
 from app.storage.tables import TableSet
+from app.tasks import admin
 from app.tasks.generator import (
     draw_drafts,
     generate_tasks,
@@ -37,6 +38,7 @@ from app.tasks.model import (
     TaskType,
     single_extreme,
 )
+from app.tasks.registry import TASK_TYPES
 from app.tasks.source import org_database
 from tests.conftest import TEST_SEED
 from tests.tasks.second_solvers import SECOND_SOLVERS, Rows
@@ -181,6 +183,23 @@ def test_the_org_generated_from_its_seed_gives_the_same_bytes(engine: Engine) ->
             fresh.engine, fresh.tables, org="original", seed=TEST_SEED, per_type=PER_TYPE
         )
     assert task_file_text(here) == task_file_text(there)
+
+
+def test_the_administrators_types_leave_the_other_types_tasks_byte_identical(
+    engine: Engine, task_file: list[dict[str, Any]]
+) -> None:
+    """Appended last, the administrator's types change no byte of the tasks drawn before them:
+    the task file without them is the task file with them, cut where they begin."""
+    for kind in admin.TASK_TYPES:
+        TASK_TYPES.remove(kind)
+    try:
+        rows = generate_tasks(engine, TABLES, org="original", seed=TEST_SEED, per_type=PER_TYPE)
+    finally:
+        for kind in admin.TASK_TYPES:
+            TASK_TYPES.add(kind)
+    before = [row for row in task_file if row["task"] not in ADMIN_TYPES]
+    assert task_file[: len(before)] == before
+    assert task_file_text(rows) == json.dumps(before, indent=2, ensure_ascii=False) + "\n"
 
 
 def test_another_seed_draws_other_tasks(engine: Engine) -> None:

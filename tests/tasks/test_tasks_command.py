@@ -35,9 +35,9 @@ def test_generate_writes_the_task_file_from_the_org_or_its_database(
     tmp_path: Path, seeded_template: str
 ) -> None:
     said = generate(tmp_path / "fresh.json")
-    assert said == f"Wrote 20 tasks of 10 types to {tmp_path / 'fresh.json'}"
+    assert said == f"Wrote 26 tasks of 13 types to {tmp_path / 'fresh.json'}"
     rows = json.loads((tmp_path / "fresh.json").read_text(encoding="utf-8"))
-    assert [row["idx"] for row in rows] == list(range(20))
+    assert [row["idx"] for row in rows] == list(range(26))
     generate(tmp_path / "database.json", "--database-url", seeded_template)
     assert (tmp_path / "database.json").read_bytes() == (tmp_path / "fresh.json").read_bytes()
 
@@ -76,11 +76,11 @@ def test_an_imported_org_leaves_out_the_types_whose_answers_were_planted(
     said = generate(tmp_path / "imported.json", "--database-url", url)
     out = tmp_path / "imported.json"
     assert said == (
-        f"Wrote 16 tasks of 8 types to {out} Left out, as the org was imported and their "
+        f"Wrote 22 tasks of 11 types to {out} Left out, as the org was imported and their "
         "answers are ones the generator plants: policy_violation_identification, knowledge_qa"
     )
     rows = json.loads(out.read_text(encoding="utf-8"))
-    assert [row["idx"] for row in rows] == list(range(16))
+    assert [row["idx"] for row in rows] == list(range(22))
 
 
 def test_a_database_of_another_seed_is_refused(tmp_path: Path, seeded_template: str) -> None:
