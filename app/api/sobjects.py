@@ -26,6 +26,7 @@ from app.api.routing import SalesforceJSONResponse, SalesforceRouter, public_bas
 from app.metadata.describe import describe_global, describe_sobject, global_entry
 from app.services import records
 from app.services.json_body import parse_object
+from app.services.records import BLOB_MEDIA_TYPE, is_blob_field
 from app.services.relationships import names_a_record, related
 
 router = SalesforceRouter(prefix="/services/data/{version}/sobjects")
@@ -99,8 +100,12 @@ def retrieve_by_external_id(
     ctx: OrgContextDep,
     conn: ConnectionDep,
     definition: SObjectDep,
-) -> dict[str, Any]:
+) -> Any:
     fields = records.field_list(request.query_params.get("fields"))
+    if names_a_record(definition, field) and is_blob_field(definition, value):
+        # /sobjects/StaticResource/081.../Body: the bytes, not JSON ("sObject Blob Get")
+        content = records.get_blob(conn, ctx, definition, field, value)
+        return Response(content, media_type=BLOB_MEDIA_TYPE)
     if names_a_record(definition, field):  # /sobjects/Account/001.../Contacts
         cursors = app_state(request).cursors
         return related(conn, ctx, cursors, definition, field, value, fields)

@@ -20,6 +20,7 @@ SOAP_TYPES = {
     FieldType.JUNCTIONIDLIST: "tns:ID",
     FieldType.LOCATION: "urn:location",
     FieldType.ADDRESS: "urn:address",
+    FieldType.BASE64: "xsd:base64Binary",
 }
 # Long text can't be filtered, grouped or sorted on in Salesforce.
 

@@ -299,6 +299,7 @@ def load_object(raw: dict[str, Any], properties: dict[str, Any] | None = None) -
         updateable=bool(raw.get("updateable", True)),
         deletable=bool(raw.get("deletable", True)),
         key_field=str(raw.get("keyField", "Id")),
+        metadata_component=bool(raw.get("metadataComponent", False)),
         compound_name=(
             CompoundName(parts=tuple(compound["parts"]), always=bool(compound["always"]))
             if compound

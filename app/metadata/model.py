@@ -32,6 +32,9 @@ class FieldType(StrEnum):
     # A standard address: a compound of street, city, state, postal code, country, latitude,
     # longitude and geocode accuracy (`BillingStreet`, ... for `BillingAddress`).
     ADDRESS = "address"
+    # Binary content (a static resource's Body): stored as its base64 text, read on its own
+    # URL (`.../sobjects/{T}/{id}/{Field}`), which records and query rows give as its value.
+    BASE64 = "base64"
 
 
 TEXT_TYPES = frozenset(
@@ -65,10 +68,12 @@ LONG_TEXT_LENGTH = 255
 # false, and a junction id list (an e-mail's ToIds) empty, when left out.
 NEVER_REQUIRED_TYPES = frozenset({FieldType.BOOLEAN, FieldType.JUNCTIONIDLIST})
 # What describe says no query may ORDER BY or GROUP BY, whatever its length.
-UNSORTABLE_TYPES = frozenset({FieldType.MULTIPICKLIST, *COMPOUND_TYPES})
+UNSORTABLE_TYPES = frozenset({FieldType.MULTIPICKLIST, FieldType.BASE64, *COMPOUND_TYPES})
 # What no aggregate function takes, COUNT() of the field included (Salesforce's table of field
 # types in aggregate functions: boolean and time are "No" in every column).
-UNAGGREGATABLE_TYPES = frozenset({FieldType.BOOLEAN, FieldType.TIME, FieldType.ADDRESS})
+UNAGGREGATABLE_TYPES = frozenset(
+    {FieldType.BOOLEAN, FieldType.TIME, FieldType.ADDRESS, FieldType.BASE64}
+)
 # A datetime is grouped through a date function (CALENDAR_MONTH(CreatedDate)), never itself:
 # every datetime of the recorded describes is groupable false.
 UNGROUPABLE_TYPES = frozenset(
@@ -78,6 +83,7 @@ UNGROUPABLE_TYPES = frozenset(
         FieldType.CURRENCY,
         FieldType.PERCENT,
         FieldType.MULTIPICKLIST,
+        FieldType.BASE64,
         *COMPOUND_TYPES,
     }
 )
@@ -141,7 +147,7 @@ class FieldDef:
     def filterable(self) -> bool:
         if self.declared_filterable is not None:
             return self.declared_filterable
-        return not self.is_long_text
+        return not self.is_long_text and self.type is not FieldType.BASE64
 
     @property
     def sortable(self) -> bool:
@@ -227,6 +233,10 @@ class SObjectDef:
     # The field that names a record in its URL, that lookups to it hold and that orders its
     # rows last: Id, or a Tooling entity's DurableId (every EntityDefinition's Id is the same).
     key_field: str = "Id"
+    # An object whose records are the org's metadata, not its data (StaticResource): seeding
+    # writes none of them, and the org's content hash leaves them out; the Tooling API reads
+    # and writes them too, as the sandbox's records.
+    metadata_component: bool = False
     _by_lower_name: dict[str, FieldDef] = field(default_factory=dict, compare=False, repr=False)
     _compounds: list[FieldDef] = field(default_factory=list, init=False, compare=False, repr=False)
 

@@ -181,6 +181,7 @@ _CONVERTERS: dict[FieldType, Converter] = {
     FieldType.JUNCTIONIDLIST: to_id_list,
     FieldType.LOCATION: from_components,
     FieldType.ADDRESS: from_components,
+    FieldType.BASE64: to_text,  # a dump holds a blob's base64 text
 }
 
 

@@ -78,7 +78,8 @@ def _canonical(value: Any) -> Any:
 def content_hash(registry: SchemaRegistry, rows: Rows) -> str:
     digest = hashlib.sha256()
     for sobject in registry:
-        if sobject.name not in rows:
+        # An org's metadata (its static resources) is no part of its data's hash.
+        if sobject.name not in rows or sobject.metadata_component:
             continue
         digest.update(f"#{sobject.name}\n".encode())
         names = [field.name for field in sobject.fields]

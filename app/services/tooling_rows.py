@@ -65,6 +65,7 @@ _DATA_TYPES: dict[FieldType, Callable[[FieldDef, SchemaRegistry], str]] = {
     FieldType.JUNCTIONIDLIST: lambda field, registry: "Junction ID List",
     FieldType.LOCATION: lambda field, registry: "Geolocation",
     FieldType.ADDRESS: lambda field, registry: "Address",
+    FieldType.BASE64: lambda field, registry: "Blob",
 }
 # A formula's DataType names what it returns: Formula (Text), Formula (Number)...
 _FORMULA_KINDS = {
@@ -91,6 +92,7 @@ _VALUE_TYPES = {
     FieldType.LOCATION: "location",
     FieldType.ADDRESS: "address",
     FieldType.JUNCTIONIDLIST: "list",
+    FieldType.BASE64: "base64",
 }
 
 

@@ -6,6 +6,8 @@ value's type, then value rules (length, picklist, email, ids), then references t
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 from collections.abc import Callable
@@ -43,6 +45,7 @@ _TYPE_NAMES = {
     FieldType.DATE: "date",
     FieldType.DATETIME: "datetime",
     FieldType.TIME: "time",
+    FieldType.BASE64: "base64",
 }
 
 
@@ -128,6 +131,20 @@ def _as_datetime(value: Any) -> Any:
     return parsed
 
 
+_BASE64_SPACE = re.compile(r"\s+")
+
+
+def _as_base64(value: Any) -> str:
+    """Base64 text (line breaks allowed, as MIME writes it), kept in its canonical form."""
+    if not isinstance(value, str):
+        raise _Unreadable
+    try:
+        content = base64.b64decode(_BASE64_SPACE.sub("", value), validate=True)
+    except (binascii.Error, ValueError):
+        raise _Unreadable from None
+    return base64.b64encode(content).decode("ascii")
+
+
 # How a JSON value becomes the value of a field of each type that is neither text nor an id;
 # any other type (datetime, time) takes a datetime.
 _COERCIONS: dict[FieldType, Callable[[Any], Any]] = {
@@ -138,6 +155,7 @@ _COERCIONS: dict[FieldType, Callable[[Any], Any]] = {
     FieldType.PERCENT: _as_number,
     FieldType.JUNCTIONIDLIST: _as_id_list,
     FieldType.DATE: _as_date,
+    FieldType.BASE64: _as_base64,
 }
 
 

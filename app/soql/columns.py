@@ -38,6 +38,7 @@ APEX_TYPES = {
     FieldType.TIME: "Time",
     FieldType.LOCATION: "Location",
     FieldType.ADDRESS: "Address",
+    FieldType.BASE64: "Blob",
 }
 _UNALIASED = re.compile(r"expr\d+")
 NUMBER_APEX_TYPES = frozenset({"Integer", "Decimal", "Double", "Long"})

@@ -111,6 +111,8 @@ class _Column:
     key: str
     convert: Callable[[Any], Any]
     index: int
+    # A base64 field: its value is the URL its content is read at, under its record's.
+    blob: bool = False
 
 
 _Planned = _Column | TypeOfColumns | ChildQuery
@@ -137,7 +139,8 @@ def _record_plan(compiled: CompiledQuery, zone: str) -> list[_Planned]:
             key = (*key, hop.name.lower())
             hops.append((hop, compiled.parent_id_index[key]))
         key_name = item.alias or item.path.field.name
-        plan.append(_Column(tuple(hops), key_name, _converter(item, zone), slot))
+        blob = item.transform is None and item.path.field.type is FieldType.BASE64
+        plan.append(_Column(tuple(hops), key_name, _converter(item, zone), slot, blob))
     return plan
 
 
@@ -203,8 +206,13 @@ def _shape(
             container = container[hop.name]
             if container is None:
                 break
-        if container is not None:
-            container[planned.key] = planned.convert(row[planned.index])
+        if container is None:
+            continue
+        value = row[planned.index]
+        if planned.blob and value is not None:
+            container[planned.key] = f"{container['attributes']['url']}/{planned.key}"
+        else:
+            container[planned.key] = planned.convert(value)
     return record
 
 

@@ -75,6 +75,8 @@ _TYPES: dict[FieldType, TypeEngine[Any]] = {
     FieldType.JUNCTIONIDLIST: IdList(),
     FieldType.LOCATION: CompoundValue(),
     FieldType.ADDRESS: CompoundValue(),
+    # The base64 text, compared as it is (its letter case is its content).
+    FieldType.BASE64: Text(),
 }
 
 

@@ -34,8 +34,10 @@ def test_describe_global_lists_the_objects_and_the_standard_ones(api: TestClient
     assert body["maxBatchSize"] == 200
     names = [entry["name"] for entry in body["sobjects"]]
     # CRMArena's 16 objects and the standard objects every org has, whatever it holds.
-    assert len(names) == 26
-    standard = {"Organization", "Group", "Profile", "UserRole", "RecordType", "Campaign"}
+    assert len(names) == 27
+    standard = {
+        "Organization", "Group", "Profile", "UserRole", "RecordType", "Campaign", "StaticResource",
+    }  # fmt: skip
     assert standard | {"Opportunity", "Lead", "Task", "Event"} <= set(names)
     account = next(e for e in body["sobjects"] if e["name"] == "Account")
     assert account["keyPrefix"] == "001"

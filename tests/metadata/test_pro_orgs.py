@@ -40,7 +40,9 @@ PRO_OBJECTS = [
     "User", "UserTerritory2Association", "VoiceCallTranscript__c",
 ]  # fmt: skip
 # The standard objects every org has, which the Pro orgs define none of themselves.
-STANDARD_ONLY = ["Campaign", "Group", "Organization", "Profile", "RecordType", "UserRole"]
+STANDARD_ONLY = [
+    "Campaign", "Group", "Organization", "Profile", "RecordType", "StaticResource", "UserRole",
+]  # fmt: skip
 OBJECTS = sorted(PRO_OBJECTS + STANDARD_ONLY)
 
 # Key prefixes, the same in both orgs. Issue__c (a03) and VoiceCallTranscript__c (a05) were
@@ -54,7 +56,7 @@ KEY_PREFIXES = {
     "QuoteLineItem": "0QL", "Contract": "800", "VoiceCallTranscript__c": "a05", "Task": "00T",
     "Event": "00U", "Territory2": "0MI", "UserTerritory2Association": "0R0", "Lead": "00Q",
     "Campaign": "701", "Group": "00G", "Organization": "00D", "Profile": "00e",
-    "RecordType": "012", "UserRole": "00E",
+    "RecordType": "012", "UserRole": "00E", "StaticResource": "081",
 }  # fmt: skip
 
 # Lookup targets that are not queryable objects of the org (as in the original org): the field

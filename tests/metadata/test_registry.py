@@ -13,8 +13,8 @@ def test_the_original_org_has_its_16_objects_and_the_standard_ones() -> None:
         "Account", "Campaign", "Case", "CaseHistory__c", "Contact", "EmailMessage", "Event",
         "Group", "Issue__c", "Knowledge__kav", "Lead", "LiveChatTranscript", "Opportunity",
         "Order", "OrderItem", "Organization", "Pricebook2", "PricebookEntry", "Product2",
-        "ProductCategory", "ProductCategoryProduct", "Profile", "RecordType", "Task", "User",
-        "UserRole",
+        "ProductCategory", "ProductCategoryProduct", "Profile", "RecordType", "StaticResource",
+        "Task", "User", "UserRole",
     ]  # fmt: skip
 
 
@@ -94,4 +94,5 @@ def test_objects_sosl_leaves_out_are_not_searchable() -> None:
         "Profile",
         "UserRole",
         "RecordType",
+        "StaticResource",
     }

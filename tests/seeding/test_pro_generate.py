@@ -82,8 +82,8 @@ def test_counts_are_the_published_ones(org: str, records: Records) -> None:
     assert published == {"b2b": 29101, "b2c": 54569}[org]
 
 
-# Standard objects the Pro orgs hold no records of.
-EMPTY_STANDARD_OBJECTS = {"Campaign", "Group", "RecordType", "UserRole"}
+# Standard objects the Pro orgs hold no records of (a static resource is metadata, never seeded).
+EMPTY_STANDARD_OBJECTS = {"Campaign", "Group", "RecordType", "UserRole", "StaticResource"}
 
 
 def test_every_object_of_the_org_is_generated(
