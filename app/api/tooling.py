@@ -1,26 +1,36 @@
-"""The Tooling API's reads: /tooling/query, /tooling/sobjects, an object's basic information,
-describe and records. What it does not build (its writes, Apex) answers the error that names
-it, from `planned`."""
+"""The Tooling API: /tooling/query, /tooling/sobjects, an object's basic information, describe
+and records; and the metadata objects' records (StaticResource), the sandbox's own, created
+(from JSON or multipart/form-data), updated, deleted and their content read. What it does not
+build (the other objects' writes, Apex) answers the error that names it, from `planned`."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Response
 from starlette.convertors import StringConvertor, register_url_convertor
 
-from app.api.deps import JsonBodyDep, OrgContextDep, app_state
-from app.api.openapi import parameter, query_parameters
-from app.api.routing import SalesforceJSONResponse, SalesforceRouter, public_base_url
-from app.errors import FeatureNotSupported
+from app.api.deps import ConnectionDep, OrgContextDep, app_state
+from app.api.openapi import CREATED, NO_CONTENT, parameter, query_parameters
+from app.api.record_bodies import RecordBodyDep, record_of
+from app.api.routing import (
+    RecordIdConvertor,
+    SalesforceJSONResponse,
+    SalesforceRouter,
+    public_base_url,
+)
+from app.errors import FeatureNotSupported, NotFound
 from app.metadata.describe import describe_global, describe_sobject, global_entry
 from app.metadata.model import SObjectDef
 from app.metadata.tooling import tooling_registry
+from app.services import records
 from app.services.query import batch_size_from
-from app.services.records import field_list, resolve_sobject
+from app.services.records import BLOB_MEDIA_TYPE, field_list, resolve_sobject
 from app.services.tooling import (
     get_tooling_record,
     run_tooling_query,
+    stored_context,
+    stored_sobject,
     tooling_context,
     tooling_query_columns,
     tooling_query_more,
@@ -43,6 +53,7 @@ class UnbuiltToolingConvertor(StringConvertor):
 
     regex = (
         "(?!(?:(?:query|queryAll)(?:/[^/]+)?|sobjects(?:/[^/]+){0,2}"
+        f"|sobjects/[^/]+/{RecordIdConvertor.regex}/[^/]+"
         "|executeAnonymous|runTestsSynchronous|runTestsAsynchronous|completions)$).+"
     )
 
@@ -59,12 +70,23 @@ def get_tooling_sobject(ctx: OrgContextDep, sobject: str) -> SObjectDef:
 ToolingSObjectDep = Annotated[SObjectDef, Depends(get_tooling_sobject)]
 
 
-def _query(request: Request, ctx: OrgContextDep, all_rows: bool) -> SalesforceJSONResponse:
+def _stored(ctx: OrgContextDep, definition: SObjectDef) -> SObjectDef:
+    """The sandbox's object a write names, or the 501 the Tooling objects' writes answer."""
+    stored = stored_sobject(ctx, definition)
+    if stored is None:
+        raise FeatureNotSupported(WRITES)
+    return stored
+
+
+def _query(
+    request: Request, ctx: OrgContextDep, conn: ConnectionDep, all_rows: bool
+) -> SalesforceJSONResponse:
     text = request.query_params.get("q")
     if request.query_params.get("columns", "").lower() == "true":
         return SalesforceJSONResponse(tooling_query_columns(ctx, text, include_deleted=all_rows))
     return SalesforceJSONResponse(
         run_tooling_query(
+            conn,
             ctx,
             app_state(request).cursors,
             text,
@@ -75,13 +97,13 @@ def _query(request: Request, ctx: OrgContextDep, all_rows: bool) -> SalesforceJS
 
 
 @router.get("/query", openapi_extra=SOQL)
-def query(request: Request, ctx: OrgContextDep) -> SalesforceJSONResponse:
-    return _query(request, ctx, all_rows=False)
+def query(request: Request, ctx: OrgContextDep, conn: ConnectionDep) -> SalesforceJSONResponse:
+    return _query(request, ctx, conn, all_rows=False)
 
 
 @router.get("/queryAll", openapi_extra=SOQL)
-def query_all(request: Request, ctx: OrgContextDep) -> SalesforceJSONResponse:
-    return _query(request, ctx, all_rows=True)
+def query_all(request: Request, ctx: OrgContextDep, conn: ConnectionDep) -> SalesforceJSONResponse:
+    return _query(request, ctx, conn, all_rows=True)
 
 
 @router.get("/query/{locator}")
@@ -109,26 +131,72 @@ def get_describe(
     return describe_sobject(definition, base, public_base_url(request))
 
 
+@router.post("/sobjects/{sobject}", status_code=201, responses={201: CREATED})
+def create(
+    raw: RecordBodyDep, ctx: OrgContextDep, conn: ConnectionDep, definition: ToolingSObjectDep
+) -> SalesforceJSONResponse:
+    # The body's media type and size are checked first, then the object, as for any sObject.
+    stored = _stored(ctx, definition)
+    record_id = records.create_record(conn, ctx, stored, record_of(raw, stored))
+    return SalesforceJSONResponse(
+        {"id": record_id, "success": True, "errors": []},
+        status_code=201,
+        headers={"Location": stored_context(ctx).record_url(stored, record_id)},
+    )
+
+
 @router.get("/sobjects/{sobject}/{record_id:record}")
 def retrieve(
-    record_id: str, request: Request, ctx: OrgContextDep, definition: ToolingSObjectDep
+    record_id: str,
+    request: Request,
+    ctx: OrgContextDep,
+    conn: ConnectionDep,
+    definition: ToolingSObjectDep,
 ) -> dict[str, Any]:
     fields = field_list(request.query_params.get("fields"))
+    stored = stored_sobject(ctx, definition)
+    if stored is not None:
+        return records.get_record(conn, stored_context(ctx), stored, record_id, fields)
     return get_tooling_record(ctx, definition, record_id, fields)
 
 
-def _write(raw: JsonBodyDep, ctx: OrgContextDep, definition: ToolingSObjectDep) -> None:
-    # The body's media type and size are checked first, then the object, as for any sObject.
-    del raw, ctx, definition
-    raise FeatureNotSupported(WRITES)
+@router.get("/sobjects/{sobject}/{record_id:record}/{blob_field}")
+def get_blob(
+    record_id: str,
+    blob_field: str,
+    ctx: OrgContextDep,
+    conn: ConnectionDep,
+    definition: ToolingSObjectDep,
+) -> Response:
+    """A base64 field's content ("sObject Blob Get"), as the bytes it holds."""
+    stored = stored_sobject(ctx, definition)
+    if stored is None:
+        raise NotFound()
+    content = records.get_blob(conn, ctx, stored, record_id, blob_field)
+    return Response(content, media_type=BLOB_MEDIA_TYPE)
 
 
-def _delete(ctx: OrgContextDep, definition: ToolingSObjectDep) -> None:
-    del ctx, definition  # authenticated, and the object known, first
-    raise FeatureNotSupported(WRITES)
+@router.patch(
+    "/sobjects/{sobject}/{record_id:record}", status_code=204, responses={204: NO_CONTENT}
+)
+def update(
+    record_id: str,
+    raw: RecordBodyDep,
+    ctx: OrgContextDep,
+    conn: ConnectionDep,
+    definition: ToolingSObjectDep,
+) -> Response:
+    stored = _stored(ctx, definition)
+    records.update_record(conn, ctx, stored, record_id, record_of(raw, stored))
+    return Response(status_code=204)
 
 
-# Declared, so that the document's methods are the ones these paths answer (501 for now).
-router.add_api_route("/sobjects/{sobject}", _write, methods=["POST"])
-router.add_api_route("/sobjects/{sobject}/{record_id:record}", _write, methods=["PATCH"])
-router.add_api_route("/sobjects/{sobject}/{record_id:record}", _delete, methods=["DELETE"])
+@router.delete(
+    "/sobjects/{sobject}/{record_id:record}", status_code=204, responses={204: NO_CONTENT}
+)
+def delete(
+    record_id: str, ctx: OrgContextDep, conn: ConnectionDep, definition: ToolingSObjectDep
+) -> Response:
+    stored = _stored(ctx, definition)
+    records.delete_record(conn, ctx, stored, record_id)
+    return Response(status_code=204)

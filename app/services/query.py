@@ -8,7 +8,7 @@ cursor lives, whatever is written in between.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Select
@@ -159,11 +159,19 @@ def run_query(
     return result
 
 
-def query_more(ctx: OrgContext, cursors: CursorStore, locator: str) -> dict[str, Any]:
+def query_more(
+    ctx: OrgContext,
+    cursors: CursorStore,
+    locator: str,
+    context_for: Callable[[str], OrgContext] | None = None,
+) -> dict[str, Any]:
     """The batch a `nextRecordsUrl` locator names, children included, as read when the query
-    ran."""
+    ran; `context_for` gives the context a query's text was run in, where that depends on it
+    (the Tooling API's)."""
     batch = cursors.take(locator, ctx.sandbox_id)
     opened = batch.query
+    if context_for is not None:
+        ctx = context_for(opened.query)
     compiled = prepare(
         ctx.registry,
         ctx.tables,

@@ -156,7 +156,24 @@ def check_virtual_entity_rules(query: ast.Query) -> None:
         raise _refuse(REIFIED_FILTER_REQUIRED)
 
 
+def stored_sobject(ctx: OrgContext, sobject: SObjectDef) -> SObjectDef | None:
+    """The org's own object behind a Tooling object whose records are the sandbox's
+    (StaticResource); None for one whose rows are computed."""
+    return ctx.registry.get(sobject.name) if sobject.metadata_component else None
+
+
+def stored_context(ctx: OrgContext) -> OrgContext:
+    """`ctx` reading the sandbox's own records, their URLs under /tooling."""
+    return replace(ctx, base_path=ctx.base_path + TOOLING_PATH)
+
+
+def _queries_stored(ctx: OrgContext, query: ast.Query) -> bool:
+    queried = tooling_registry().get(query.sobject)
+    return queried is not None and stored_sobject(ctx, queried) is not None
+
+
 def run_tooling_query(
+    conn: Connection,
     ctx: OrgContext,
     cursors: CursorStore,
     text: str | None,
@@ -164,9 +181,20 @@ def run_tooling_query(
     include_deleted: bool,
     batch_size: int,
 ) -> dict[str, Any]:
-    """`/tooling/query`: the first batch, its locator under /tooling/query."""
+    """`/tooling/query`: the first batch, its locator under /tooling/query. A query of a
+    metadata object reads the sandbox's records through `conn`."""
     text = checked_text(text)
-    check_virtual_entity_rules(parse(text))
+    query = parse(text)
+    check_virtual_entity_rules(query)
+    if _queries_stored(ctx, query):
+        return run_query(
+            conn,
+            stored_context(ctx),
+            cursors,
+            text,
+            include_deleted=include_deleted,
+            batch_size=batch_size,
+        )
     tooling = tooling_context(ctx)
     with tooling_connection(ctx) as connection:
         return run_query(
@@ -184,12 +212,17 @@ def tooling_query_columns(
 ) -> dict[str, Any]:
     """`/tooling/query?columns=true`: the query's columns, checked as running it would be."""
     text = checked_text(text)
-    check_virtual_entity_rules(parse(text))
-    return query_columns(tooling_context(ctx), text, include_deleted=include_deleted)
+    query = parse(text)
+    check_virtual_entity_rules(query)
+    queried = stored_context(ctx) if _queries_stored(ctx, query) else tooling_context(ctx)
+    return query_columns(queried, text, include_deleted=include_deleted)
 
 
 def tooling_query_more(ctx: OrgContext, cursors: CursorStore, locator: str) -> dict[str, Any]:
-    return query_more(tooling_context(ctx), cursors, locator)
+    def context_for(text: str) -> OrgContext:
+        return stored_context(ctx) if _queries_stored(ctx, parse(text)) else tooling_context(ctx)
+
+    return query_more(tooling_context(ctx), cursors, locator, context_for)
 
 
 def get_tooling_record(

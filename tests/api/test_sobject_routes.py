@@ -25,6 +25,7 @@ VALUES = {
     "record_type_id": make_id("012", 1),
     "view_id": make_id("00B", 1),
     "name": "UserAlt",
+    "blob_field": "Body",
 }
 _PARAMETER = re.compile(r"{(\w+)(?::\w+)?}")
 
@@ -50,7 +51,7 @@ def routes(client: TestClient) -> list[tuple[str, str]]:
 
 
 def test_the_routes_are_the_ones_expected(routes: list[tuple[str, str]]) -> None:
-    assert len(routes) == 32  # 26 of the REST API's, 6 of the Tooling API's
+    assert len(routes) == 33  # 26 of the REST API's, 7 of the Tooling API's
     assert ("GET", "/services/data/{version}/sobjects/{sobject}/{record_id:record}") in routes
     assert ("POST", "/services/data/{version}/composite/tree/{sobject}") in routes
     assert ("GET", "/services/data/{version}/sobjects/{sobject}/listviews/{view_id}") in routes

@@ -244,6 +244,7 @@ def test_global_describe_and_describe(api: TestClient) -> None:
         "CustomObject",
         "EntityDefinition",
         "FieldDefinition",
+        "StaticResource",
     }
     entity = next(o for o in listed["sobjects"] if o["name"] == "EntityDefinition")
     assert entity["urls"]["describe"] == f"{T}/sobjects/EntityDefinition/describe"
