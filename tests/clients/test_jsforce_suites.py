@@ -22,7 +22,7 @@ SUITES = {
     "quick-action": 6,
     "schema": 1,
     "sobject": 28,
-    "tooling": 4,
+    "tooling": 8,
 }
 
 
