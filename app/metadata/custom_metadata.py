@@ -165,6 +165,7 @@ def custom_object_metadata(sobject: SObjectDef) -> Metadata:
         {
             "fullName": sobject.name,
             "deploymentStatus": "Deployed" if custom else None,
+            "enableSearch": sobject.searchable if custom else None,
             "fields": fields or None,
             "label": sobject.label if custom else None,
             "nameField": _name_field(sobject) if custom else None,

@@ -445,7 +445,7 @@ def object_definition(metadata: Mapping[str, Any], key_prefix: str) -> dict[str,
         "keyPrefix": key_prefix,
         "custom": True,
         "nameField": "Name",
-        # Not in the search index a template builds (SOSL finds none of its records).
-        "searchable": False,
+        # SOSL finds its records where the metadata allows search (Setup's "Allow Search").
+        "searchable": _flag(metadata, "enableSearch"),
         "fields": {"Name": _name_field(metadata), "OwnerId": dict(OWNER_FIELD)},
     }

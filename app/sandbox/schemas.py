@@ -18,7 +18,7 @@ from app.metadata.categories import DataCategories
 from app.metadata.loader import load_definitions, org_definitions
 from app.metadata.registry import SchemaRegistry
 from app.metadata.schema_changes import SchemaChanges
-from app.storage.schema_ddl import add_field_columns, create_object_table
+from app.storage.schema_ddl import add_field_columns, create_object_table, reindex_search
 from app.storage.tables import TableSet
 
 # Changed schemas kept built (each its own tables, hence its own compiled statements): a
@@ -106,7 +106,8 @@ def changed_tables(schema: Schema, base: Schema) -> list[str]:
 
 def store_schema(conn: Connection, base: Schema, target: Schema) -> None:
     """Give `target`'s changes to its org's schema (`base`) their storage in the sandbox: the
-    tables of the objects it creates, the columns of the fields it adds to the others."""
+    tables of the objects it creates, the columns of the fields it adds to the others, and
+    the search indexes over the text fields it adds or removes."""
     changes = parse_changes(target.changes)
     for sobject in changes.objects:
         create_object_table(conn, target.tables[sobject])
@@ -115,3 +116,4 @@ def store_schema(conn: Connection, base: Schema, target: Schema) -> None:
         field = None if definition is None else definition.field(name)
         if field is not None and sobject not in changes.objects and sobject in base.tables:
             add_field_columns(conn, base.tables[sobject], target.tables[sobject], field)
+    reindex_search(conn, base.tables, target.tables)

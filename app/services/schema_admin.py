@@ -34,7 +34,12 @@ from app.sandbox.lifecycle import Sandboxes
 from app.sandbox.model import Sandbox
 from app.sandbox.schemas import Schema, changes_text, parse_changes
 from app.storage.database import write_transaction
-from app.storage.schema_ddl import add_field_columns, create_object_table, rename_object_table
+from app.storage.schema_ddl import (
+    add_field_columns,
+    create_object_table,
+    reindex_search,
+    rename_object_table,
+)
 
 # Attempts at recording a change while other changes to the same sandbox keep coming first.
 MAX_ATTEMPTS = 20
@@ -187,7 +192,8 @@ PLANNERS: dict[str, Planner] = {
 
 
 def _store(sandbox: Sandbox, before: Schema, after: Schema, plan: _Plan) -> None:
-    """The tables and columns the plan's change needs, under the sandbox's write lock."""
+    """The tables, columns and search indexes the plan's change needs, under the sandbox's
+    write lock."""
     with write_transaction(sandbox.engine) as conn:
         if plan.renamed is not None:
             old, new = plan.renamed
@@ -200,6 +206,7 @@ def _store(sandbox: Sandbox, before: Schema, after: Schema, plan: _Plan) -> None
             field = None if definition is None else definition.field(name)
             if field is not None and sobject in before.tables:  # else made with its table
                 add_field_columns(conn, before.tables[sobject], after.tables[sobject], field)
+        reindex_search(conn, before.tables, after.tables)
 
 
 PlanFor = Callable[[Schema, SchemaChanges, Schema], _Plan]
@@ -221,8 +228,7 @@ def _commit(
             plan = plan_for(before, parse_changes(before_text), base)
             after_text = changes_text(plan.after)
             after = sandboxes.schema_for(sandbox.org, after_text)
-            if plan.stored or plan.renamed:
-                _store(sandbox, before, after, plan)
+            _store(sandbox, before, after, plan)
             if sandboxes.commit_schema(sandbox, before_text, after_text):
                 return SaveResult(full_name, created=plan.created)
     except MetadataError as error:

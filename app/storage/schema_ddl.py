@@ -20,7 +20,8 @@ from app.metadata.model import FieldDef
 from app.storage.backends import backend_for
 from app.storage.journal import SEQUENCES, log_sequence
 from app.storage.overlay import ensure_local, overlay_of
-from app.storage.tables import key_column_name
+from app.storage.search_index import search_spec
+from app.storage.tables import TableSet, key_column_name
 
 
 def add_field_columns(conn: Connection, before: Table, after: Table, field: FieldDef) -> None:
@@ -44,6 +45,26 @@ def add_field_columns(conn: Connection, before: Table, after: Table, field: Fiel
         emptied[field.name] = field.default
     if emptied:
         conn.execute(update(after).values(emptied))
+
+
+def reindex_search(conn: Connection, before: TableSet, after: TableSet) -> None:
+    """Where a schema change changed the fields an object's search covers (a text field added
+    or removed): its search index made again over them, on the sandbox's copy of its table,
+    so SOSL finds words in a new field and none in a removed one."""
+    backend = backend_for(conn.dialect.name)
+    for sobject in before.registry:
+        gone = search_spec(sobject) if after.registry.get(sobject.name) is None else None
+        if gone is not None:  # a custom object deleted or renamed: its index with it
+            backend.replace_search_index(conn, gone, None)
+    for sobject in after.registry:
+        previous = before.registry.get(sobject.name)
+        old = None if previous is None else search_spec(previous)
+        new = search_spec(sobject)
+        if old == new:
+            continue
+        if previous is not None:
+            ensure_local(conn, before[sobject.name])
+        backend.replace_search_index(conn, old, new)
 
 
 def drop_changed_copies(conn: Connection, names: list[str]) -> None:

@@ -106,6 +106,7 @@ def test_read_metadata_of_a_custom_object_and_field(client: TestClient, session_
     assert as_dict(issue) == {
         "fullName": "Issue__c",
         "deploymentStatus": "Deployed",
+        "enableSearch": "true",
         "label": "Issue",
         "nameField": {"label": "Issue Name", "type": "Text"},
         "pluralLabel": "Issues",

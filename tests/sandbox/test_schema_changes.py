@@ -411,6 +411,66 @@ def test_a_component_nested_too_deep_is_a_client_fault(client: TestClient) -> No
     assert b"<faultcode>soapenv:Client</faultcode>" in response.content
 
 
+def found_by_search(sf: TestClient, sosl: str) -> list[str]:
+    response = sf.get(f"{API}/search", params={"q": sosl})
+    assert response.status_code == 200, response.text
+    return [record["attributes"]["type"] for record in response.json()["searchRecords"]]
+
+
+SEARCHABLE = (
+    '<metadata xsi:type="CustomObject"><fullName>Site_Visit__c</fullName>'
+    "<label>Site Visit</label><pluralLabel>Site Visits</pluralLabel>"
+    "<nameField><type>Text</type><label>Site Visit Name</label></nameField>"
+    "<enableSearch>true</enableSearch>"
+    "<deploymentStatus>Deployed</deploymentStatus><sharingModel>ReadWrite</sharingModel>"
+    "</metadata>"
+)
+
+
+def test_sosl_searches_a_new_text_field_and_a_searchable_new_object(client: TestClient) -> None:
+    """A text field added is searched at once (its object's index is made again over it, in
+    this sandbox's copy of the table only); taken away, its words are found no more. A new
+    object is searched when its metadata allows search, as Setup's "Allow Search"."""
+    token, sf = new_sandbox(client, "search-a")
+    _, other = new_sandbox(client, "search-b")
+    motto = field_xml("Account.Motto__c", "Motto", "Text", length=80)
+    assert create_fields(client, token, motto, SEARCHABLE, WARRANTY) == [
+        {"fullName": "Account.Motto__c", "success": "true"},
+        {"fullName": "Site_Visit__c", "success": "true"},
+        {"fullName": "Warranty_Claim__c", "success": "true"},
+    ]
+    made = sf.post(f"{API}/sobjects/Account", json={"Name": "Plain Co", "Motto__c": "zanzibari"})
+    assert made.status_code == 201, made.text
+    visit = sf.post(f"{API}/sobjects/Site_Visit__c", json={"Name": "zanzibari visit"})
+    assert visit.status_code == 201, visit.text
+    everywhere = "FIND {zanzibari} IN ALL FIELDS"
+    assert sorted(found_by_search(sf, everywhere)) == ["Account", "Site_Visit__c"]
+    assert found_by_search(sf, f"{everywhere} RETURNING Account(Motto__c)") == ["Account"]
+    assert found_by_search(sf, "FIND {zanzibari} IN NAME FIELDS RETURNING Account") == []
+    refused = sf.get(f"{API}/search", params={"q": f"{everywhere} RETURNING Warranty_Claim__c"})
+    assert refused.status_code == 400
+    assert refused.json()[0]["errorCode"] == "INVALID_TYPE"
+    assert found_by_search(other, everywhere) == []
+    # Words elsewhere in the object are still found, the index whole.
+    assert "Account" in found_by_search(sf, "FIND {Plain} IN ALL FIELDS RETURNING Account")
+    seeded = sf.get(f"{API}/query", params={"q": "SELECT Name FROM Account LIMIT 1"})
+    word = seeded.json()["records"][0]["Name"].split()[0]
+    assert "Account" in found_by_search(sf, f"FIND {{{word}}} IN ALL FIELDS RETURNING Account")
+
+    deleted = soap(
+        client,
+        token,
+        f'<deleteMetadata xmlns="{M}"><type>CustomField</type>'
+        "<fullNames>Account.Motto__c</fullNames></deleteMetadata>",
+    )
+    assert results(deleted) == [{"fullName": "Account.Motto__c", "success": "true"}]
+    assert found_by_search(sf, everywhere) == ["Site_Visit__c"]
+    assert sf.post(f"{API}/sobjects/Account", json={"Name": "Still Writable"}).status_code == 201
+    assert client.post(f"{CONTROL}/search-a/reset").status_code == 200
+    assert found_by_search(sf, "FIND {Writable} IN ALL FIELDS RETURNING Account") == []
+    assert "Account" in found_by_search(sf, f"FIND {{{word}}} IN ALL FIELDS RETURNING Account")
+
+
 def test_delete_and_upsert(client: TestClient) -> None:
     token, sf = new_sandbox(client, "schema-delete")
     create_fields(client, token, RISK)

@@ -629,6 +629,24 @@ class PostgresBackend:
     def rebuild_search_index(self, conn: Connection, spec: SearchSpec) -> None:
         """Nothing: the index is of the rows' values, not of their addresses."""
 
+    def replace_search_index(
+        self, conn: Connection, old: SearchSpec | None, new: SearchSpec | None
+    ) -> None:
+        if old is not None:
+            # The copy of a template's table has its index under a name of its own (LIKE ...
+            # INCLUDING ALL): each tsvector index on the table, in this schema only.
+            statement = (
+                "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+                " AND tablename = :t AND indexdef LIKE '%to_tsvector%'"
+            )
+            schema = conn.exec_driver_sql("SELECT current_schema()").scalar_one()
+            for name in conn.execute(text(statement), {"t": old.table}).scalars():
+                conn.exec_driver_sql(
+                    f"DROP INDEX IF EXISTS {_quote(conn, schema)}.{_quote(conn, name)}"
+                )
+        if new is not None:
+            self.create_search_index(conn, new)
+
     def search_index_exists(self, conn: Connection, specs: Sequence[SearchSpec]) -> bool:
         indexes = table("pg_indexes", column("indexname"), column("schemaname"))
         wanted = [_index_name(spec) for spec in specs]

@@ -588,6 +588,19 @@ class SqliteBackend:
         fts = _quote(conn, _fts_name(spec))
         conn.execute(text(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')"))
 
+    def replace_search_index(
+        self, conn: Connection, old: SearchSpec | None, new: SearchSpec | None
+    ) -> None:
+        if old is not None:
+            # `main` only (the sandbox's own file): never its template's, attached beside it.
+            fts = _fts_name(old)
+            for trigger in (f"{fts}_ai", f"{fts}_ad", f"{fts}_au"):
+                conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS main.{_quote(conn, trigger)}")
+            conn.exec_driver_sql(f"DROP TABLE IF EXISTS main.{_quote(conn, fts)}")
+        if new is not None:
+            self.create_search_index(conn, new)
+        schema_changed(conn)
+
     def search_index_exists(self, conn: Connection, specs: Sequence[SearchSpec]) -> bool:
         master = table("sqlite_master", column("name"), column("type"))
         wanted = [_fts_name(spec) for spec in specs]
