@@ -21,6 +21,7 @@ from openenv.core.sync_client import SyncEnvClient
 from app.agents.environment import EpisodeObservation
 from app.agents.openenv_client import LocalforceEnvClient
 from app.tasks.reference_agent import solve
+from app.tasks.tools import METADATA_TOOLS
 from examples.admin_key import admin_key
 
 Env = SyncEnvClient[Any, Any, Any]  # the client's observations: of reset, and of each tool
@@ -50,6 +51,19 @@ class StepApi:
 
     def sobjects(self) -> set[str]:
         return {sobject["name"] for sobject in self.call("describe_global")["sobjects"]}
+
+    def read_metadata(self, metadata_type: str, full_names: list[str]) -> list[Any]:
+        found = self.call("read_metadata", metadata_type=metadata_type, full_names=full_names)
+        records: list[Any] = found["records"]
+        return records
+
+    def change_metadata(
+        self, operation: str, metadata_type: str, components: list[dict[str, Any]]
+    ) -> list[Any]:
+        tool = METADATA_TOOLS[operation]
+        found = self.call(tool, metadata_type=metadata_type, components=components)
+        results: list[Any] = found["results"]
+        return results
 
 
 def play(env: Env, **reset: Any) -> float:

@@ -14,8 +14,10 @@ ANSWER = "submit_answer"
 READ_ONLY: frozenset[str] = frozenset({READS, ANSWER})
 # A write task of CRMArena's: it changes fields of records that exist.
 UPDATES: frozenset[str] = READ_ONLY | {"update_record"}
+# The Metadata API's calls that change the schema, by the tool that makes each.
+METADATA_TOOLS = {"createMetadata": "create_metadata", "updateMetadata": "update_metadata"}
 # An administrator's task: it creates or changes custom objects and fields (the Metadata API).
-SCHEMA_CHANGES: frozenset[str] = READ_ONLY | {"create_metadata", "update_metadata"}
+SCHEMA_CHANGES: frozenset[str] = READ_ONLY | set(METADATA_TOOLS.values())
 # A write task of a row no task type declares (its own `task` name): every write.
 ANY_WRITE: frozenset[str] = UPDATES | SCHEMA_CHANGES | {"create_record", "delete_record"}
 

@@ -29,7 +29,7 @@ from tests.conftest import ADMIN_HEADERS, TEST_ADMIN_KEY
 pytestmark = pytest.mark.asyncio
 
 FIRST_CASE = "SELECT Id, Subject FROM Case ORDER BY Id LIMIT 1"
-WRITES = {"create_record", "update_record", "delete_record"}
+WRITES = {"create_record", "update_record", "delete_record", "create_metadata", "update_metadata"}
 # A read task's episode lists every tool but the writes; a write task's, the update too.
 READ_TASK_TOOLS = (TOOLS | CRMARENA_TOOLS) - WRITES
 WRITE_TASK = "case_routing_write"

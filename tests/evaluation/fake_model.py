@@ -40,6 +40,7 @@ from app.evaluation.judging import KIND_WORDS
 from app.tasks.judge import QUESTION
 from app.tasks.metrics import EXTRACTORS, privacy_rejection
 from app.tasks.reference_agent import solve
+from app.tasks.tools import METADATA_TOOLS
 
 SLOW_SECONDS = 3.0  # longer than the tests' client timeout
 HUGE_CHARS = 2_000_000
@@ -94,10 +95,25 @@ class ReplayApi:
     def sobjects(self) -> set[str]:
         return {sobject["name"] for sobject in self._call("describe_global", {})["sobjects"]}
 
+    def read_metadata(self, metadata_type: str, full_names: list[str]) -> list[Any]:
+        arguments = {"metadata_type": metadata_type, "full_names": full_names}
+        records: list[Any] = self._call("read_metadata", arguments)["records"]
+        return records
+
+    def change_metadata(
+        self, operation: str, metadata_type: str, components: list[dict[str, Any]]
+    ) -> list[Any]:
+        arguments = {"metadata_type": metadata_type, "components": components}
+        results: list[Any] = self._call(METADATA_TOOLS[operation], arguments)["results"]
+        return results
+
 
 # The tools the reference script calls (ReplayApi); a conversation's other calls (a faulty
 # model's) are not the script's.
-REPLAYED = {"soql_query", "update_record", "describe", "describe_global"}
+REPLAYED = {
+    "soql_query", "update_record", "describe", "describe_global", "read_metadata",
+    *METADATA_TOOLS.values(),
+}  # fmt: skip
 
 
 class Record(dict[str, Any]):
