@@ -17,6 +17,7 @@ from app.api.soap import XSI_NS, UnexpectedElement, client_fault, local_name
 from app.api.soap_calls import Call, Operation, SoapApi, soap_endpoint
 from app.api.threads import run_in_request_thread
 from app.errors import FeatureNotSupported, SalesforceError
+from app.metadata import metadata_wire
 from app.metadata.metadata_wire import NAMESPACE, metadata_xml
 from app.services.metadata_components import describe_metadata, list_components, read_components
 from app.services.schema_admin import (
@@ -74,23 +75,13 @@ async def read_metadata_call(call: Call) -> Response:
     return call.respond(f"<result>{written}</result>")
 
 
-def element_values(element: Element, depth: int = 0) -> Any:
-    """A request's element as data: its text, or its children by name (a list where a name
-    repeats). No component nests deeper than MAX_DEPTH: a request that does is refused."""
-    children = list(element)
-    if not children:
-        return (element.text or "").strip()
-    if depth >= MAX_DEPTH:
-        raise UnexpectedElement(children[0])
-    found: dict[str, Any] = {}
-    for child in children:
-        name, value = local_name(child), element_values(child, depth + 1)
-        if name in found:
-            previous = found[name]
-            found[name] = [*previous, value] if isinstance(previous, list) else [previous, value]
-        else:
-            found[name] = value
-    return found
+def element_values(element: Element) -> Any:
+    """A request's element as data (its text, or its children by name). No component nests
+    deeper than MAX_DEPTH: a request that does is refused."""
+    try:
+        return metadata_wire.element_values(element, MAX_DEPTH)
+    except metadata_wire.NestedTooDeep as error:
+        raise UnexpectedElement(error.element) from None
 
 
 def _component_type(element: Element) -> str:

@@ -87,17 +87,27 @@ def _local(element: Element) -> str:
     return element.tag.rsplit("}", 1)[-1]
 
 
-def _values(element: Element) -> Any:
+class NestedTooDeep(ValueError):
+    """An element nested deeper than its reader takes: `element` is the first too deep."""
+
+    def __init__(self, element: Element) -> None:
+        super().__init__(_local(element))
+        self.element = element
+
+
+def element_values(element: Element, max_depth: int | None = None, depth: int = 0) -> Any:
     """An element as data: None where nil, its text, or its children by name (a list where a
-    name repeats)."""
+    name repeats); nested deeper than `max_depth`, NestedTooDeep."""
     if element.get(f"{{{XSI_NS}}}nil") == "true":
         return None
     children = list(element)
     if not children:
         return (element.text or "").strip()
+    if max_depth is not None and depth >= max_depth:
+        raise NestedTooDeep(children[0])
     found: dict[str, Any] = {}
     for child in children:
-        name, value = _local(child), _values(child)
+        name, value = _local(child), element_values(child, max_depth, depth + 1)
         if name in found:
             previous = found[name]
             found[name] = [*previous, value] if isinstance(previous, list) else [previous, value]
@@ -117,7 +127,7 @@ def results(response: bytes | str) -> list[Any]:
         parts = {_local(child): (child.text or "").strip() for child in answer}
         code = parts.get("faultcode", "").rpartition(":")[2]
         raise MetadataFault(code, parts.get("faultstring", ""))
-    return [_values(child) for child in answer if _local(child) == "result"]
+    return [element_values(child) for child in answer if _local(child) == "result"]
 
 
 def read_records(found: Sequence[Any]) -> list[Any]:
