@@ -104,6 +104,10 @@ class TimedHttpProtocol(HttpToolsProtocol):
         self._read_deadline = None
         if self.flow.read_paused:  # the app has not taken the body yet: the wait is ours
             self._arm(READ_TIMEOUTS.body_seconds)
+        elif not self.transport.is_closing() and unread_bytes(self.transport) > 0:
+            # The bytes have arrived and wait for this loop to read them (a turn held up under
+            # load runs its due timers first): the wait is ours, as at the keep-alive timeout.
+            self._arm(READ_TIMEOUTS.header_seconds)
         elif not self.transport.is_closing():
             self.transport.close()
 

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from app.serving import KEEP_ALIVE_SECONDS, TimedHttpProtocol
+from app.serving import KEEP_ALIVE_SECONDS, READ_TIMEOUTS, TimedHttpProtocol, set_read_timeouts
 from tests.databases import DatabaseFactory
 from tests.processes import deployment, running
 from tests.servers import free_port
@@ -117,6 +117,42 @@ def test_a_request_that_arrives_as_the_keep_alive_time_runs_out_is_answered() ->
                 answer = _read_answer(sock)
         finally:
             loop.call_soon_threadsafe(holder.close)
+    assert answer.startswith(ANSWER), answer
+    assert answer.endswith(b"\r\n\r\npong")
+
+
+def test_a_request_that_arrives_as_the_header_time_runs_out_is_answered() -> None:
+    """A new connection's request is sent while the server's event loop is held up past the
+    header timeout: when the loop moves on, the timeout is due before the loop reads the
+    request. The connection answers it (closing it then sent the client a reset, or nothing:
+    "Server disconnected without sending a response", under load)."""
+    header_seconds, body_seconds = READ_TIMEOUTS.header_seconds, READ_TIMEOUTS.body_seconds
+    set_read_timeouts(1.0, body_seconds)
+    try:
+        with (
+            _pong_server(keep_alive_seconds=5) as (port, loops),
+            socket.create_connection(("127.0.0.1", port), timeout=10) as warm,
+        ):
+            warm.sendall(REQUEST)  # the first request: the test learns the server's loop
+            assert _read_answer(warm).startswith(ANSWER)
+            loop = loops[0]
+            holder_port = free_port()
+            holding = loop.create_server(_HoldsTheLoop, "127.0.0.1", holder_port)
+            holder = asyncio.run_coroutine_threadsafe(holding, loop).result(timeout=10)
+            try:
+                with (
+                    socket.create_connection(("127.0.0.1", port), timeout=10) as sock,
+                    socket.create_connection(("127.0.0.1", holder_port)) as hold,
+                ):
+                    time.sleep(0.2)  # the connection is made: its header timer runs
+                    hold.sendall(b"x")  # the loop sleeps through the header time...
+                    time.sleep(0.5)
+                    sock.sendall(REQUEST)  # ...and the request goes in meanwhile
+                    answer = _read_answer(sock)
+            finally:
+                loop.call_soon_threadsafe(holder.close)
+    finally:
+        set_read_timeouts(header_seconds, body_seconds)
     assert answer.startswith(ANSWER), answer
     assert answer.endswith(b"\r\n\r\npong")
 
